@@ -1,0 +1,172 @@
+// How fast kernelindex documents are built and written: N runs of the distillation kernel on one
+// H200 (the shape of a real sweep), each built into {run, protocol, environment, workload,
+// implementation} and written as json (one file a run) and as jsonl (one file). The protocol,
+// environment and implementation documents are built once, as a rank builds them once per run; the
+// workload and run documents and the workload digest are made for every run, as in a sweep.
+//
+//   bench_kernelindex_documents [--count N] [--dir FOLDER] [--format json|jsonl]   prints docs/s
+//   bench_kernelindex_documents --example                    prints one object (docs/kernelindex.md)
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/digest.h"
+#include "kernelindex/document_writer.h"
+#include "kernelindex/kernelindex.h"
+#include "measure/measurement.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ks::HostInfo h200_host() {
+  ks::HostInfo host;
+  host.hostname = "gpu-node-017";
+  host.cpu_vendor = "intel";
+  host.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
+  host.cpu_cores = 112;
+  host.architecture = "x86_64";
+  host.os = "Ubuntu 24.04.2 LTS";
+  host.mpi_version = "Open MPI v4.1.6, package: Debian OpenMPI, ident: 4.1.6, repo rev: v4.1.6, Sep 30, 2023";
+  return host;
+}
+
+ks::GpuInfo h200_gpu() {
+  ks::GpuInfo gpu;
+  gpu.index = 0;
+  gpu.name = "NVIDIA H200";
+  gpu.uuid = "GPU-3b1f9c2e-8d4a-4f6b-9e21-7c5d0a8b6f13";
+  gpu.pci_bus_id = "0000:18:00.0";
+  gpu.architecture = "sm_90";
+  gpu.memory_bytes = 150754820096;
+  gpu.multiprocessors = 132;
+  gpu.driver_version = "580.159.03";
+  gpu.cuda_driver_version = "13.0";
+  gpu.cuda_runtime_version = "13.0";
+  gpu.cublas_version = "13.0.0";
+  gpu.nccl_version = "2.27.7";
+  return gpu;
+}
+
+// The BenchmarkProtocol content of the default do_bench protocol on a GPU, field by field.
+ks::Json do_bench_protocol() {
+  const ks::Protocol p{.timer = "cuda_events", .flush_bytes = 256 << 20};
+  return {{"name", p.name},         {"timer", p.timer},           {"warmup_ms", p.warmup_ms},
+          {"rep_ms", p.rep_ms},     {"max_repeat", p.max_repeat}, {"flush_bytes", p.flush_bytes},
+          {"quantiles", p.quantiles}, {"quantile_method", p.quantile_method},
+          {"primary_statistic", p.primary_statistic}};
+}
+
+ks::Json distill_params(std::int64_t tokens) {
+  return {{"tokens", tokens}, {"hidden", 4096},         {"vocab", 128256},          {"dtype", "bf16"},
+          {"beta", 0.5},      {"temperature", 1.0},     {"weight_hard_loss", 0.5},  {"weight_soft_loss", 0.5},
+          {"chunk_size", 1024}, {"ignore_index", -100}, {"bias", false}};
+}
+
+ks::RunRecord distill_record(std::int64_t i, const ks::Json& params) {
+  ks::RunRecord r;
+  r.point_id = ks::sha256_hex(ks::canonical_json(params));
+  r.kernel = "distill_cosine";
+  r.implementation = "fused";
+  r.mode = i % 2 ? "forward" : "full";
+  r.params_json = ks::canonical_json(params);
+  r.status = "passed";
+  r.rank = static_cast<std::int32_t>(i % 2);
+  r.host = "gpu-node-017";
+  r.gpu_uuid = "GPU-3b1f9c2e-8d4a-4f6b-9e21-7c5d0a8b6f13";
+  const int ms = static_cast<int>(i % 1000);
+  r.started_at = fmt::format("2026-11-30T12:{:02}:{:02}.{:03}Z", (i / 60000) % 60, (i / 1000) % 60, ms);
+  r.ended_at = fmt::format("2026-11-30T12:{:02}:{:02}.{:03}Z", (i / 60000) % 60, (i / 1000) % 60, ms);
+  r.n_warmup = 2;
+  r.n_repeat = 7;
+  r.stats = {.median_ns = 14654464, .p20_ns = 14633984, .p80_ns = 14680064, .mean_ns = 14657210.5,
+             .min_ns = 14620672, .max_ns = 14712832, .stddev_ns = 27113.9};
+  r.flops = 3.2283e12;
+  r.bytes = 3.22e9;
+  r.tflops = r.flops / r.stats.median_ns / 1e3;
+  r.gbps = r.bytes / r.stats.median_ns;
+  r.device_peak_bytes = 4563402752;
+  return r;
+}
+
+struct Fixed {
+  ks::CitedDocuments cited;
+  std::string protocol_digest, environment_digest, implementation_digest;
+  std::string hardware;
+};
+
+Fixed fixed_documents() {
+  Fixed f;
+  const auto host = h200_host();
+  const auto gpu = h200_gpu();
+  f.cited.protocol = ks::protocol_document(do_bench_protocol());
+  f.cited.environment = ks::environment_document(host, gpu);
+  f.cited.implementation = ks::implementation_document("distill_cosine", "fused", "cuda", ks::implementation_libraries("cuda", gpu));
+  f.protocol_digest = ks::document_digest(f.cited.protocol);
+  f.environment_digest = ks::document_digest(f.cited.environment);
+  f.implementation_digest = ks::document_digest(f.cited.implementation);
+  f.hardware = ks::hardware_slug(host, gpu);
+  return f;
+}
+
+// One run's BenchmarkRun (fixed.cited.workload becomes its workload), built as the sweep builds it.
+ks::Json build_run(Fixed& fixed, std::int64_t i) {
+  const ks::Json params = distill_params(256 + 8 * (i / 2));
+  fixed.cited.workload = ks::workload_document("distill_cosine", "Chunked distillation cosine loss", params);
+  ks::RunRecord record = distill_record(i, params);
+  record.protocol_digest = fixed.protocol_digest;
+  record.environment_digest = fixed.environment_digest;
+  record.implementation_digest = fixed.implementation_digest;
+  record.workload_digest = ks::document_digest(fixed.cited.workload);
+  const ks::RunContext context{"Chunked distillation cosine loss", fixed.hardware, ks::workload_slug(params)};
+  return ks::benchmark_run_document(record, context);
+}
+
+double documents_per_second(const std::filesystem::path& dir, const std::string& format, std::int64_t count) {
+  std::filesystem::remove_all(dir);
+  Fixed fixed = fixed_documents();
+  const auto start = Clock::now();
+  {
+    ks::DocumentWriter writer(dir, format);
+    for (std::int64_t i = 0; i < count; ++i) writer.write(ks::kernelindex_object(build_run(fixed, i), fixed.cited));
+    writer.flush();
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::filesystem::remove_all(dir);
+  return static_cast<double>(count) / seconds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t count = 20000;
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "ks_bench_kernelindex";
+  std::vector<std::string> formats{"jsonl", "json"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--example") {
+      Fixed fixed = fixed_documents();
+      const ks::Json run = build_run(fixed, 0);
+      std::puts(ks::kernelindex_object(run, fixed.cited).dump(2).c_str());
+      return 0;
+    }
+    if (arg == "--count" && i + 1 < argc) count = std::stoll(argv[++i]);
+    else if (arg == "--dir" && i + 1 < argc) dir = argv[++i];
+    else if (arg == "--format" && i + 1 < argc) formats = {argv[++i]};
+    else {
+      std::fprintf(stderr, "usage: %s [--count N] [--dir FOLDER] [--format json|jsonl] | --example\n", argv[0]);
+      return 2;
+    }
+  }
+  fmt::print("kernelindex documents: {} runs of distill_cosine on an H200 (built and written)\n", count);
+  for (const std::string& format : formats) {
+    const double rate = documents_per_second(dir / format, format, count);
+    fmt::print("  {:<5}  {:>9.0f} docs/s  ({:.1f} us/doc)\n", format, rate, 1e6 / rate);
+  }
+  return 0;
+}

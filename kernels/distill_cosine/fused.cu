@@ -1,0 +1,372 @@
+// distill_cosine `fused`: chunked over tokens so memory stays flat in BT. Per chunk: s = Xs·Wsᵀ (+bs)
+// and t = Xt·Wtᵀ (+bt) with cuBLASLt (bf16 in, fp32 accumulation, bf16 out, bias in the epilogue);
+// one row kernel that reads each row of s and t for the row statistics, adds the row's loss to a
+// device accumulator and writes dL/ds in place of s; then dXs = dZ·Ws and dWs (+)= dZᵀ·Xs with
+// cuBLASLt. No host synchronisation inside a pass.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "kernels/distill_cosine/cuda_rows.h"
+#include "kernels/distill_cosine/cuda_support.h"
+
+namespace ks::distill {
+
+
+std::int64_t fused_chunk_size(const Params& p) {
+  // auto: 1024 tokens, Liger's default; see bench/results/distill_cosine_notes.md for the timings.
+  const std::int64_t chunk = p.chunk_size > 0 ? p.chunk_size : 1024;
+  return std::min(chunk, p.tokens);
+}
+
+namespace cuda {
+namespace {
+
+constexpr int kRowThreads = 256;
+constexpr unsigned kClusterBlocks = 8;  // the portable maximum cluster size
+constexpr std::size_t kClusterSharedLimit = 200u << 10;
+
+// Row kernel, any GPU: one block per row; pass 1 reads s and t for the statistics, pass 2 reads them
+// again and writes dL/ds over s. VEC elements per 16-byte access (1 when V is not a multiple of VEC).
+template <typename T, int VEC>
+__global__ void __launch_bounds__(kRowThreads) row_two_pass(T* s, const T* t, const std::int64_t* targets,
+                                                            std::int64_t vocab, LossScales scales, bool with_grad,
+                                                            double* loss) {
+  using P = Pack<T, VEC>;
+  const std::int64_t row = blockIdx.x;
+  P* s_row = reinterpret_cast<P*>(s + row * vocab);
+  const P* t_row = reinterpret_cast<const P*>(t + row * vocab);
+  const std::int64_t packs = vocab / VEC;
+  RowStats stats = empty_stats();
+  for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) accumulate(stats, s_row[i], t_row[i]);
+  stats = block_combine(stats);
+
+  __shared__ RowTerms terms;
+  const std::int64_t target = targets[row];
+  const bool labelled = target != scales.ignore_index;
+  if (threadIdx.x == 0) {
+    const float s_target = labelled ? to_float(s[row * vocab + target]) : 0.0f;
+    terms = row_terms(stats, s_target, labelled, scales);
+    atomicAdd(loss, terms.loss);
+  }
+  __syncthreads();
+  if (!with_grad) return;
+  const RowTerms k = terms;
+  for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) {
+    const P sp = s_row[i], tp = t_row[i];
+    P out;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      float g = logit_gradient(k, to_float(sp.v[e]), to_float(tp.v[e]));
+      if (i * VEC + e == target) g += k.onehot;
+      out.v[e] = from_float<T>(g);
+    }
+    s_row[i] = out;
+  }
+}
+
+// Row kernel for sm_90: a cluster of kClusterBlocks blocks per row, each holding one segment of s and
+// t in shared memory, so the row is read from memory once. The blocks exchange their partial
+// statistics through distributed shared memory; every block combines them in the same order, so all
+// use identical row terms.
+template <typename T, int VEC>
+__global__ void __launch_bounds__(kRowThreads) row_cluster(T* s, const T* t, const std::int64_t* targets,
+                                                           std::int64_t vocab, std::int64_t segment,
+                                                           LossScales scales, bool with_grad, double* loss) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  using P = Pack<T, VEC>;
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank();
+  const std::int64_t row = blockIdx.y;
+  const std::int64_t begin = std::min<std::int64_t>(rank * segment, vocab);
+  const std::int64_t end = std::min<std::int64_t>(begin + segment, vocab);
+  const std::int64_t packs = (end - begin) / VEC;
+  extern __shared__ __align__(16) unsigned char shared[];
+  P* s_seg = reinterpret_cast<P*>(shared);
+  P* t_seg = s_seg + segment / VEC;
+  P* s_row = reinterpret_cast<P*>(s + row * vocab + begin);
+  const P* t_row = reinterpret_cast<const P*>(t + row * vocab + begin);
+
+  RowStats stats = empty_stats();
+#pragma unroll 4
+  for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) {
+    const P sp = s_row[i], tp = t_row[i];
+    s_seg[i] = sp;
+    t_seg[i] = tp;
+    accumulate(stats, sp, tp);
+  }
+  stats = block_combine(stats);
+
+  __shared__ RowStats partial;
+  __shared__ float partial_target;  // s[target] in the block that holds it, else 0
+  __shared__ RowTerms terms;
+  const std::int64_t target = targets[row];
+  const bool labelled = target != scales.ignore_index;
+  if (threadIdx.x == 0) {
+    partial = stats;
+    const bool mine = labelled && target >= begin && target < end;
+    partial_target = mine ? to_float(s[row * vocab + target]) : 0.0f;
+  }
+  cluster.sync();
+  if (threadIdx.x == 0) {
+    RowStats all = empty_stats();
+    float s_target = 0;
+    for (unsigned r = 0; r < cluster.num_blocks(); ++r) {
+      all = combine(all, *cluster.map_shared_rank(&partial, r));
+      s_target += *cluster.map_shared_rank(&partial_target, r);
+    }
+    terms = row_terms(all, s_target, labelled, scales);
+    if (rank == 0) atomicAdd(loss, terms.loss);
+  }
+  // No block may leave while another still reads its partials; this also publishes `terms`.
+  cluster.sync();
+  if (!with_grad) return;
+  const RowTerms k = terms;
+  for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) {
+    const P sp = s_seg[i], tp = t_seg[i];
+    P out;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      float g = logit_gradient(k, to_float(sp.v[e]), to_float(tp.v[e]));
+      if (begin + i * VEC + e == target) g += k.onehot;
+      out.v[e] = from_float<T>(g);
+    }
+    s_row[i] = out;
+  }
+#else
+  (void)s, (void)t, (void)targets, (void)vocab, (void)segment, (void)scales, (void)with_grad, (void)loss;
+#endif
+}
+
+// The four products of one chunk of `rows` tokens.
+struct ChunkProducts {
+  std::unique_ptr<Matmul> student, teacher, grad_x, grad_w;
+};
+
+template <typename T>
+class FusedInstance final : public DistillInstance {
+ public:
+  FusedInstance(const Params& p, const FusedOptions& options) : DistillInstance(p), chunk_(fused_chunk_size(p)) {
+    const std::size_t logits = static_cast<std::size_t>(chunk_ * p.vocab);
+    s_ = memory_.allocate<T>(logits, "student logits of a chunk (then dL/ds)");
+    t_ = memory_.allocate<T>(logits, "teacher logits of a chunk");
+    scales_.hard = p.weight_hard_loss / divisor_;
+    scales_.soft = p.weight_soft_loss * p.beta / divisor_;
+    scales_.temperature = p.temperature;
+    scales_.ignore_index = p.ignore_index;
+    vec_ = p.vocab % (16 / sizeof(T)) == 0 ? static_cast<int>(16 / sizeof(T)) : 1;
+    products_[chunk_] = make_products(chunk_);
+    if (p.tokens % chunk_ != 0) products_[p.tokens % chunk_] = make_products(p.tokens % chunk_);
+    row_kernel_ = choose_row_kernel(options.row_kernel);
+  }
+
+ protected:
+  const char* name() const override { return "fused"; }
+  std::unique_ptr<Instance> make_counterpart() const override { return make_naive_instance(params_); }
+
+  void forward(bool with_grad) override {
+    const Params& p = params_;
+    const std::int64_t hs = p.student_hidden();
+    KS_CUDA(cudaMemsetAsync(loss_, 0, sizeof(double), stream_));
+    if (with_grad && grad_bs_) KS_CUDA(cudaMemsetAsync(grad_bs_, 0, sizeof(float) * p.vocab, stream_));
+    const auto* xs = static_cast<const T*>(in_.xs);
+    const auto* xt = static_cast<const T*>(in_.xt);
+    for (std::int64_t first = 0; first < p.tokens; first += chunk_) {
+      const std::int64_t rows = std::min(chunk_, p.tokens - first);
+      const ChunkProducts& g = *products_.at(rows);
+      g.student->run(in_.ws, xs + first * hs, s_, 0.0f, in_.bs, workspace_, stream_);
+      g.teacher->run(in_.wt, xt + first * p.hidden, t_, 0.0f, in_.bt, workspace_, stream_);
+      launch_rows(rows, in_.targets + first, with_grad);
+      if (!with_grad) continue;
+      if (grad_bs_) add_column_sums(s_, data_type(p), rows, p.vocab, grad_bs_, stream_);
+      g.grad_x->run(in_.ws, s_, static_cast<T*>(grad_xs_) + first * hs, 0.0f, nullptr, workspace_, stream_);
+      g.grad_w->run(xs + first * hs, s_, grad_ws_, first == 0 ? 0.0f : 1.0f, nullptr, workspace_, stream_);
+    }
+  }
+
+ private:
+  std::unique_ptr<ChunkProducts> make_products(std::int64_t rows) const {
+    const Params& p = params_;
+    const std::int64_t hs = p.student_hidden();
+    const cudaDataType_t type = data_type(p);
+    const auto es = static_cast<std::int64_t>(sizeof(T));
+    // Chunks start at multiples of chunk_ rows of Xs, Xt and dXs.
+    const std::uint32_t alignment = std::min(alignment_of(chunk_ * hs * es), alignment_of(chunk_ * p.hidden * es));
+    auto products = std::make_unique<ChunkProducts>();
+    // Column-major view: row-major s (rows×V) is sᵀ (V×rows) = Ws(as hs×V)ᵀ · Xs(as hs×rows).
+    products->student = std::make_unique<Matmul>(
+        lt_, MatmulShape{true, false, p.vocab, rows, hs, hs, hs, p.vocab, type, type, p.bias, alignment});
+    products->teacher = std::make_unique<Matmul>(
+        lt_, MatmulShape{true, false, p.vocab, rows, p.hidden, p.hidden, p.hidden, p.vocab, type, type, p.bias,
+                         alignment});
+    // dXsᵀ (hs×rows) = Ws(as hs×V) · dZᵀ(as V×rows)
+    products->grad_x = std::make_unique<Matmul>(
+        lt_, MatmulShape{false, false, hs, rows, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
+    // dWsᵀ (hs×V) = Xs(as hs×rows) · dZ(as V×rows)ᵀ
+    products->grad_w = std::make_unique<Matmul>(
+        lt_, MatmulShape{false, true, hs, p.vocab, rows, hs, p.vocab, hs, type, type, false, alignment});
+    return products;
+  }
+
+  std::int64_t cluster_segment() const {
+    const std::int64_t per_block = (params_.vocab + kClusterBlocks - 1) / kClusterBlocks;
+    return (per_block + vec_ - 1) / vec_ * vec_;
+  }
+  std::size_t cluster_shared_bytes() const { return 2 * static_cast<std::size_t>(cluster_segment()) * sizeof(T); }
+
+  template <int VEC>
+  bool cluster_launchable() const {
+    const std::size_t shared = cluster_shared_bytes();
+    if (shared > kClusterSharedLimit || chunk_ > 65535) return false;
+    if (cudaFuncSetAttribute(row_cluster<T, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(shared)) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    cudaLaunchConfig_t config = cluster_config(1, shared);
+    cudaLaunchAttribute attribute = cluster_attribute();
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int clusters = 0;
+    const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, row_cluster<T, VEC>, &config);
+    if (status != cudaSuccess) cudaGetLastError();
+    return status == cudaSuccess && clusters > 0;
+  }
+
+  RowKernel choose_row_kernel(RowKernel wanted) const {
+    int device = 0, major = 0;
+    KS_CUDA(cudaGetDevice(&device));
+    KS_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    const bool possible = major >= 9 && (vec_ == 1 ? cluster_launchable<1>() : cluster_launchable<16 / sizeof(T)>());
+    if (wanted == RowKernel::cluster && !possible)
+      throw std::runtime_error(concat("distill_cosine: the cluster row kernel needs sm_90 and ", cluster_shared_bytes(),
+                                      " bytes of shared memory per block (vocab ", params_.vocab, ")"));
+    if (wanted == RowKernel::automatic) return possible ? RowKernel::cluster : RowKernel::two_pass;
+    return wanted;
+  }
+
+  cudaLaunchConfig_t cluster_config(std::int64_t rows, std::size_t shared) const {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(kClusterBlocks, static_cast<unsigned>(rows), 1);
+    config.blockDim = dim3(kRowThreads, 1, 1);
+    config.dynamicSmemBytes = shared;
+    config.stream = stream_;
+    return config;
+  }
+  static cudaLaunchAttribute cluster_attribute() {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = kClusterBlocks;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    return attribute;
+  }
+
+  template <int VEC>
+  void launch_rows_as(std::int64_t rows, const std::int64_t* targets, bool with_grad) {
+    if (row_kernel_ == RowKernel::cluster) {
+      cudaLaunchConfig_t config = cluster_config(rows, cluster_shared_bytes());
+      cudaLaunchAttribute attribute = cluster_attribute();
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      KS_CUDA(cudaLaunchKernelEx(&config, row_cluster<T, VEC>, s_, static_cast<const T*>(t_), targets,
+                                 params_.vocab, cluster_segment(), scales_, with_grad, loss_));
+    } else {
+      row_two_pass<T, VEC><<<static_cast<unsigned>(rows), kRowThreads, 0, stream_>>>(
+          s_, t_, targets, params_.vocab, scales_, with_grad, loss_);
+      KS_CUDA_LAUNCHED();
+    }
+  }
+
+  void launch_rows(std::int64_t rows, const std::int64_t* targets, bool with_grad) {
+    if (vec_ == 1)
+      launch_rows_as<1>(rows, targets, with_grad);
+    else
+      launch_rows_as<16 / sizeof(T)>(rows, targets, with_grad);
+  }
+
+  std::int64_t chunk_;
+  T* s_ = nullptr;
+  T* t_ = nullptr;
+  LossScales scales_;
+  int vec_ = 1;
+  RowKernel row_kernel_ = RowKernel::two_pass;
+  std::map<std::int64_t, std::unique_ptr<ChunkProducts>> products_;
+};
+
+// The floor: the four products of a full pass, unchunked (M = BT), on the same inputs.
+template <typename T>
+class GemmFloorInstance final : public Instance {
+ public:
+  explicit GemmFloorInstance(const Params& p) : p_(p) {
+    KS_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    KS_CUBLAS(cublasLtCreate(&lt_));
+    in_ = generate_inputs(p, memory_, stream_);
+    const std::int64_t hs = p.student_hidden();
+    const std::size_t logits = static_cast<std::size_t>(p.tokens * p.vocab);
+    s_ = memory_.allocate<T>(logits, "student logits");
+    t_ = memory_.allocate<T>(logits, "teacher logits");
+    grad_xs_ = memory_.allocate<T>(static_cast<std::size_t>(p.tokens * hs), "grad of Xs");
+    grad_ws_ = memory_.allocate<T>(static_cast<std::size_t>(p.vocab * hs), "grad of Ws");
+    workspace_ = memory_.allocate<char>(kWorkspaceBytes, "cuBLASLt workspace");
+    const cudaDataType_t type = data_type(p);
+    const std::uint32_t alignment = 256;
+    student_ = std::make_unique<Matmul>(
+        lt_, MatmulShape{true, false, p.vocab, p.tokens, hs, hs, hs, p.vocab, type, type, false, alignment});
+    teacher_ = std::make_unique<Matmul>(lt_, MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden,
+                                                         p.hidden, p.vocab, type, type, false, alignment});
+    grad_x_ = std::make_unique<Matmul>(
+        lt_, MatmulShape{false, false, hs, p.tokens, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
+    grad_w_ = std::make_unique<Matmul>(
+        lt_, MatmulShape{false, true, hs, p.vocab, p.tokens, hs, p.vocab, hs, type, type, false, alignment});
+    KS_CUDA(cudaStreamSynchronize(stream_));
+  }
+  ~GemmFloorInstance() override {
+    cudaStreamSynchronize(stream_);
+    cublasLtDestroy(lt_);
+    cudaStreamDestroy(stream_);
+  }
+
+  void run(const std::string&) override {
+    student_->run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
+    teacher_->run(in_.wt, in_.xt, t_, 0.0f, nullptr, workspace_, stream_);
+    // The student logits stand in for dL/ds: same shape and dtype, and not zeros.
+    grad_x_->run(in_.ws, s_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
+    grad_w_->run(in_.xs, s_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
+  }
+  double flops(const std::string&) const override { return distill::flops(p_, "full"); }
+  double bytes(const std::string&) const override { return distill::bytes(p_, "full"); }
+  std::size_t device_bytes() const override { return memory_.total_bytes(); }
+  CheckResult check(const std::string&) override { return {true, "the GEMM floor computes no loss"}; }
+  void* stream() const override { return stream_; }
+
+ private:
+  Params p_;
+  cudaStream_t stream_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
+  DeviceMemory memory_;
+  DeviceInputs in_;
+  T *s_ = nullptr, *t_ = nullptr, *grad_xs_ = nullptr, *grad_ws_ = nullptr;
+  void* workspace_ = nullptr;
+  std::unique_ptr<Matmul> student_, teacher_, grad_x_, grad_w_;
+};
+
+}  // namespace
+}  // namespace cuda
+
+std::unique_ptr<Instance> make_fused_instance(const Params& p, const FusedOptions& options) {
+  if (p.dtype == "bf16") return std::make_unique<cuda::FusedInstance<__nv_bfloat16>>(p, options);
+  return std::make_unique<cuda::FusedInstance<float>>(p, options);
+}
+
+std::unique_ptr<Instance> make_fused_instance(const Params& p) { return make_fused_instance(p, FusedOptions{}); }
+
+std::unique_ptr<Instance> make_gemm_floor_instance(const Params& p) {
+  if (p.dtype == "bf16") return std::make_unique<cuda::GemmFloorInstance<__nv_bfloat16>>(p);
+  return std::make_unique<cuda::GemmFloorInstance<float>>(p);
+}
+
+}  // namespace ks::distill

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what kernelsweep needs on Debian 12 from Debian's packages, skipping what is there.
+# CUDA is not a Debian package: when /usr/local/cuda/bin/nvcc exists the CUDA implementations are
+# built too (KERNELSWEEP_CUDA=AUTO), otherwise kernelsweep builds and runs on the CPU alone.
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config git
+          libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libyaml-cpp-dev nlohmann-json3-dev
+          libcli11-dev libssl-dev libgtest-dev libfmt-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,94 @@
+#include "cli/cli.h"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "build_info.h"
+#include "cli/commands.h"
+#include "cluster/worker.h"
+#include "kernels/kernel.h"
+
+namespace ks::cli {
+namespace {
+
+void add_plan_options(CLI::App& command, PlanArguments& args) {
+  command.add_option("sweep_file", args.sweep_file, "the sweep file (YAML)")->required();
+  command.add_option("--max-points", args.max_points, "refuse plans larger than this, before expanding them")
+      ->capture_default_str();
+  command.add_option("--shard", args.shard, "keep shard i of N (\"i/N\", 0 <= i < N): a stable part of the plan");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kernelsweep: benchmark GPU kernels over parameter grids, on any number of ranks"};
+  app.set_version_flag("--version", fmt::format("kernelsweep {} (git {})", build::version, build::git_commit));
+  app.require_subcommand(1);
+
+  std::string validate_file;
+  auto* validate = app.add_subcommand("validate", "check a sweep file; print \"ok: N points\" or its first error");
+  validate->add_option("sweep_file", validate_file, "the sweep file (YAML)")->required();
+
+  PlanArguments plan_args;
+  auto* plan = app.add_subcommand("plan", "print the points a sweep file expands to");
+  add_plan_options(*plan, plan_args);
+  plan->add_flag("--json", plan_args.json, "print the points as a JSON array");
+
+  bool kernels_json = false;
+  auto* kernels = app.add_subcommand("kernels", "list the kernels: parameters, modes, implementations");
+  kernels->add_flag("--json", kernels_json, "print as JSON");
+
+  RunArguments run_args;
+  auto* run = app.add_subcommand("run", "measure every point of a sweep (under mpirun or srun: across all ranks)");
+  add_plan_options(*run, run_args.plan);
+  run->add_option("--output-dir", run_args.output_directory, "where results go (default: the sweep file's output.directory)");
+  run->add_option("--results-file", run_args.results_file, "the HDF5 results file (default: output.results_file)");
+  run->add_option("--kernelindex-format", run_args.kernelindex_format, "json (a file per run) or jsonl (one file)")
+      ->check(CLI::IsMember({"json", "jsonl"}));
+  run->add_flag("--resume", run_args.resume, "reopen the results file and measure only the points not yet passed");
+  run->add_flag("--overwrite", run_args.overwrite, "replace an existing results file");
+  run->add_option("--schedule", run_args.schedule, "dynamic (ranks take work as they free up) or static (round robin)")
+      ->check(CLI::IsMember({"dynamic", "static"}))->capture_default_str();
+  run->add_option("--check", run_args.check, "self-check against the reference: none, first (first mode of each shape), all")
+      ->check(CLI::IsMember({"none", "first", "all"}))->capture_default_str();
+  run->add_flag("--allow-shared-gpu", run_args.allow_shared_gpu, "allow more ranks than GPUs on a node");
+  run->add_option("--progress-interval", run_args.progress_interval_s, "seconds between progress lines in a log")
+      ->capture_default_str();
+
+  WorkerArguments worker_args;
+  auto* worker = app.add_subcommand("worker", "internal: the process that owns a rank's GPU");
+  worker->group("");  // hidden from --help
+  worker->add_option("--in-fd", worker_args.in_fd);
+  worker->add_option("--out-fd", worker_args.out_fd);
+  worker->add_option("--local-rank", worker_args.local_rank);
+
+  std::string status_file;
+  bool status_json = false;
+  auto* status = app.add_subcommand("status", "what a results file holds: counts by status, points still missing");
+  status->add_option("results_file", status_file, "the HDF5 results file")->required();
+  status->add_flag("--json", status_json, "print as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  try {
+    if (*validate) return validate_command(validate_file);
+    if (*plan) return plan_command(plan_args);
+    if (*kernels) return kernels_command(kernels_json);
+    if (*run) return run_command(run_args, &argc, &argv);
+    if (*worker) return run_worker(worker_args, Registry::global());
+    if (*status) return status_command(status_file, status_json);
+  } catch (const std::exception& e) {
+    std::cerr << "kernelsweep: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitBadInput;
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,124 @@
+#include "cli/run_outputs.h"
+
+#include "common/canonical_json.h"
+#include "common/clock.h"
+#include "kernels/kernel.h"
+#include "measure/do_bench.h"
+
+namespace ks::cli {
+namespace {
+
+constexpr std::size_t kBatchRecords = 64;
+constexpr auto kBatchInterval = std::chrono::seconds(2);
+
+Backend backend_of(const RunRecord& r) {
+  const KernelSpec* kernel = Registry::global().find(r.kernel);
+  const ImplementationSpec* implementation = kernel ? kernel->implementation(r.implementation) : nullptr;
+  return implementation ? implementation->backend : Backend::cpu;
+}
+
+std::string title_of(const std::string& kernel_name) {
+  const KernelSpec* kernel = Registry::global().find(kernel_name);
+  return kernel && !kernel->title.empty() ? kernel->title : kernel_name;
+}
+
+}  // namespace
+
+RunOutputs::RunOutputs(ResultsFile file, DocumentWriter writer, const ProtocolSpec& protocol, std::size_t points,
+                       double progress_interval_s)
+    : file_(std::move(file)), writer_(std::move(writer)), protocol_spec_(protocol),
+      progress_(points, progress_interval_s), last_write_(std::chrono::steady_clock::now()) {}
+
+void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
+  ranks_ = ranks;
+  for (const RankIdentity& r : ranks) {
+    file_.put_rank({r.rank, r.host.hostname, r.gpu.index, r.gpu.uuid, r.gpu.pci_bus_id, r.gpu.name});
+    const Cited& env = environment_of(r.rank);
+    file_.put_environment(env.digest, canonical_json(env.document));
+  }
+  file_.flush();
+}
+
+const RunOutputs::Cited& RunOutputs::environment_of(int rank) {
+  // Points no rank could run (skipped before dispatch) are described by rank 0's environment.
+  const RankIdentity& r = ranks_.at(rank >= 0 && rank < static_cast<int>(ranks_.size()) ? rank : 0);
+  auto it = environments_.find(r.rank);
+  if (it == environments_.end()) {
+    Json doc = environment_document(r.host, r.gpu);
+    it = environments_.emplace(r.rank, Cited{doc, document_digest(doc)}).first;
+  }
+  return it->second;
+}
+
+const RunOutputs::Cited& RunOutputs::protocol_for(const RunRecord& record, const nlohmann::json& protocol) {
+  // A point that was never timed (crashed, timeout, skipped) cites the protocol it would have used.
+  const Json resolved = protocol.is_null() ? protocol_to_json(resolve_protocol(protocol_spec_, backend_of(record)))
+                                           : protocol;
+  const std::string key = canonical_json(resolved);
+  auto it = protocols_.find(key);
+  if (it == protocols_.end()) {
+    Json doc = protocol_document(resolved);
+    it = protocols_.emplace(key, Cited{doc, document_digest(doc)}).first;
+    file_.put_protocol(it->second.digest, canonical_json(doc));
+  }
+  return it->second;
+}
+
+const RunOutputs::Cited& RunOutputs::implementation_for(const RunRecord& record, const RankIdentity& rank) {
+  const std::string key = record.kernel + "/" + record.implementation + "/" + std::to_string(rank.rank);
+  auto it = implementations_.find(key);
+  if (it == implementations_.end()) {
+    const std::string backend = to_string(backend_of(record));
+    Json doc = implementation_document(record.kernel, record.implementation, backend,
+                                       implementation_libraries(backend, rank.gpu));
+    it = implementations_.emplace(key, Cited{doc, document_digest(doc)}).first;
+  }
+  return it->second;
+}
+
+void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol) {
+  const RankIdentity& rank = ranks_.at(record.rank >= 0 && record.rank < static_cast<int>(ranks_.size()) ? record.rank : 0);
+  const Json params = Json::parse(record.params_json);
+  const std::string title = title_of(record.kernel);
+  const Cited& protocol_doc = protocol_for(record, protocol);
+  const Cited& environment_doc = environment_of(record.rank);
+  const Cited& implementation_doc = implementation_for(record, rank);
+  const Json workload = workload_document(record.kernel, title, params);
+  record.protocol_digest = protocol_doc.digest;
+  record.environment_digest = environment_doc.digest;
+  record.workload_digest = document_digest(workload);
+  record.implementation_digest = implementation_doc.digest;
+
+  const RunContext context{title, hardware_slug(rank.host, rank.gpu), workload_slug(params)};
+  writer_.write(kernelindex_object(benchmark_run_document(record, context),
+                                   {protocol_doc.document, environment_doc.document, workload, implementation_doc.document}));
+  progress_.add(record);
+  if (record.status != "passed" && record.status != "skipped") ++not_passed_;
+  batch_.push_back(std::move(record));
+  if (batch_.size() >= kBatchRecords) write_batch();
+}
+
+void RunOutputs::write_batch() {
+  if (!batch_.empty()) file_.append(batch_);
+  file_.flush();
+  writer_.flush();
+  batch_.clear();
+  last_write_ = std::chrono::steady_clock::now();
+}
+
+void RunOutputs::on_tick() {
+  if (!batch_.empty() && std::chrono::steady_clock::now() - last_write_ >= kBatchInterval) write_batch();
+  progress_.tick();
+}
+
+std::size_t RunOutputs::finish() {
+  write_batch();
+  const std::string path = file_.path().string();
+  file_.finish(iso_utc_now());
+  progress_.finish();
+  std::fprintf(stderr, "\nresults:     %s\ndocuments:   %s (%zu, format %s)\n", path.c_str(),
+               writer_.directory().c_str(), writer_.written(), writer_.format().c_str());
+  return not_passed_;
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,43 @@
+#pragma once
+// The MPI world of a run: ranks, the ranks that share a node, and the few collective steps taken
+// before and after the sweep loop (never inside it, so one slow rank never stalls the others).
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+namespace ks {
+
+class MpiWorld {
+ public:
+  MpiWorld(int* argc, char*** argv);
+  ~MpiWorld();
+  MpiWorld(const MpiWorld&) = delete;
+  MpiWorld& operator=(const MpiWorld&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }  // rank among the ranks of this node
+  int local_size() const { return local_size_; }
+  MPI_Comm node() const { return node_; }
+
+  // Every rank's string, on rank 0 (empty elsewhere).
+  std::vector<std::string> gather_to_root(const std::string& mine) const;
+  // Every node-local rank's string, on each of them.
+  std::vector<std::string> allgather_node(const std::string& mine) const;
+  // Rank 0's string, on every rank.
+  std::string broadcast_from_root(const std::string& root_value) const;
+  // True on every rank when `ok` is true on every rank.
+  bool all(bool ok) const;
+  void barrier() const;
+  // Ends the job from any rank (an MPI rank that returns alone would hang the others).
+  [[noreturn]] void abort(int code) const;
+
+  static std::string library_version();
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  MPI_Comm node_ = MPI_COMM_NULL;
+};
+
+}  // namespace ks

@@ -1,0 +1,359 @@
+#include "cluster/sweep_runner.h"
+
+#include <algorithm>
+#include <list>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cluster/worker_process.h"
+#include "common/canonical_json.h"
+#include "common/clock.h"
+#include "common/digest.h"
+#include "kernels/kernel.h"
+
+namespace ks {
+namespace {
+
+using Json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr int kTagRequest = 101;  // rank -> 0: give me work
+constexpr int kTagAssign = 102;   // 0 -> rank: group indices (none: no more work)
+constexpr int kTagResult = 103;   // rank -> 0: one record
+
+bool needs_gpu(const Point& point) {
+  const KernelSpec* kernel = Registry::global().find(point.kernel);
+  const ImplementationSpec* implementation = kernel ? kernel->implementation(point.implementation) : nullptr;
+  return implementation && implementation->backend == Backend::cuda;
+}
+
+MeasureRequest make_request(const Plan& plan, std::size_t index, const ProtocolSpec& protocol, CheckPolicy check) {
+  const Point& point = plan.points[index];
+  const bool first_of_shape = index == 0 || plan.points[index - 1].shape_key() != point.shape_key();
+  return {point, protocol,
+          check == CheckPolicy::every_mode || (check == CheckPolicy::first_mode && first_of_shape)};
+}
+
+RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me) {
+  RunRecord rec;
+  rec.point_id = point.id;
+  rec.kernel = point.kernel;
+  rec.implementation = point.implementation;
+  rec.mode = point.mode;
+  rec.params_json = canonical_json(point.params);
+  rec.status = r.status;
+  rec.message = r.message;
+  rec.rank = me.rank;
+  rec.host = me.host.hostname;
+  if (needs_gpu(point)) rec.gpu_uuid = me.gpu.uuid;
+  rec.started_at = r.started_at;
+  rec.ended_at = r.ended_at;
+  rec.n_warmup = r.timing.n_warmup;
+  rec.n_repeat = r.timing.n_repeat;
+  rec.stats = r.stats;
+  rec.flops = r.flops;
+  rec.bytes = r.bytes;
+  if (r.stats.median_ns > 0) {
+    rec.tflops = r.flops / r.stats.median_ns / 1e3;  // FLOP per ns = GFLOP/s
+    rec.gbps = r.bytes / r.stats.median_ns;          // bytes per ns = GB/s
+  }
+  rec.device_peak_bytes = r.device_peak_bytes;
+  rec.samples_ns = r.timing.samples_ns;
+  return rec;
+}
+
+RunRecord skipped_record(const Point& point, const std::string& reason) {
+  MeasureResult r;
+  r.status = "skipped";
+  r.message = reason;
+  r.started_at = r.ended_at = iso_utc_now();
+  RankIdentity nobody;
+  return make_record(point, r, nobody);
+}
+
+std::vector<std::size_t> points_of(const Plan& plan, const std::vector<std::size_t>& groups) {
+  std::vector<std::size_t> out;
+  for (std::size_t g : groups)
+    for (std::size_t i = plan.groups[g].first; i < plan.groups[g].last; ++i) out.push_back(i);
+  return out;
+}
+
+// Result messages in flight from a rank to rank 0; their buffers live until MPI is done with them.
+class PendingSends {
+ public:
+  void send(std::string bytes, int tag) {
+    auto& item = items_.emplace_back(std::move(bytes), MPI_REQUEST_NULL);
+    MPI_Isend(item.first.data(), static_cast<int>(item.first.size()), MPI_CHAR, 0, tag, MPI_COMM_WORLD, &item.second);
+  }
+  void progress() {
+    for (auto it = items_.begin(); it != items_.end();) {
+      int done = 0;
+      MPI_Test(&it->second, &done, MPI_STATUS_IGNORE);
+      it = done ? items_.erase(it) : std::next(it);
+    }
+  }
+  void wait_all() {
+    while (!items_.empty()) {
+      progress();
+      if (!items_.empty()) std::this_thread::sleep_for(50us);
+    }
+  }
+
+ private:
+  std::list<std::pair<std::string, MPI_Request>> items_;
+};
+
+std::string encode_result(const RunRecord& record, const Json& protocol) {
+  return Json{{"record", to_json(record)}, {"protocol", protocol}}.dump();
+}
+
+class Sweep {
+ public:
+  Sweep(const MpiWorld& world, const Plan& plan, const ProtocolSpec& protocol, const RunOptions& options)
+      : world_(world), plan_(plan), protocol_(protocol), options_(options),
+        worker_(options.executable, world.local_rank()) {}
+
+  std::vector<RankIdentity> introduce();
+  void run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink);
+  void run_other();
+  void stop_worker() { worker_.stop(); }
+
+ private:
+  void check_plan_is_shared() const;
+  void check_gpus_not_shared() const;
+  void serve_requests(WorkQueue& queue, ResultSink& sink);
+  std::vector<std::size_t> receive_assignment(PendingSends& sends);
+  MeasureResult measure_other(std::size_t index, PendingSends& sends);
+
+  const MpiWorld& world_;
+  const Plan& plan_;
+  const ProtocolSpec& protocol_;
+  const RunOptions& options_;
+  WorkerProcess worker_;
+  RankIdentity me_;
+  std::size_t received_ = 0;
+  int ranks_finished_ = 0;
+};
+
+void Sweep::check_plan_is_shared() const {
+  std::string ids;
+  for (const Point& p : plan_.points) ids += p.id;
+  const std::string mine = sha256_hex(ids);
+  const std::string roots = world_.broadcast_from_root(mine);
+  if (!world_.all(mine == roots))
+    throw RunError("the ranks planned different sweeps (is the sweep file the same on every node?)");
+}
+
+void Sweep::check_gpus_not_shared() const {
+  const auto uuids = world_.allgather_node(me_.gpu.uuid);
+  std::string problem;
+  for (int other = 0; other < static_cast<int>(uuids.size()); ++other)
+    if (other != world_.local_rank() && !me_.gpu.uuid.empty() && uuids[other] == me_.gpu.uuid && problem.empty())
+      problem = fmt::format("ranks share GPU {} on host {} ({} ranks on the node, {} GPUs visible to each): "
+                            "start one rank per GPU, or pass --allow-shared-gpu",
+                            me_.gpu.uuid, me_.host.hostname, world_.local_size(), me_.gpu_count);
+  if (options_.allow_shared_gpu) problem.clear();
+  const auto problems = world_.gather_to_root(problem);
+  const bool ok = world_.all(problem.empty());
+  if (ok) return;
+  std::string first;
+  for (const auto& p : problems)
+    if (!p.empty()) { first = p; break; }
+  throw RunError(first.empty() ? "ranks share a GPU" : first);
+}
+
+std::vector<RankIdentity> Sweep::introduce() {
+  check_plan_is_shared();
+  const Json hello = worker_.ensure_started();
+  me_.rank = world_.rank();
+  me_.local_rank = world_.local_rank();
+  me_.gpu_count = hello.at("gpu_count").get<int>();
+  me_.host = host_info_from_json(hello.at("host"));
+  me_.host.mpi_version = MpiWorld::library_version();
+  me_.gpu = gpu_info_from_json(hello.at("gpu"));
+  me_.problem = hello.value("problem", "");
+  check_gpus_not_shared();
+  std::vector<RankIdentity> ranks;
+  for (const auto& text : world_.gather_to_root(to_json(me_).dump()))
+    ranks.push_back(rank_identity_from_json(Json::parse(text)));
+  return ranks;
+}
+
+void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
+  for (;;) {
+    int waiting = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
+    if (!waiting) return;
+    if (status.MPI_TAG == kTagRequest) {
+      MPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      const auto groups = queue.next(status.MPI_SOURCE);
+      const std::vector<std::int64_t> payload(groups.begin(), groups.end());
+      MPI_Send(payload.data(), static_cast<int>(payload.size()), MPI_INT64_T, status.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD);
+      if (groups.empty()) ++ranks_finished_;
+    } else if (status.MPI_TAG == kTagResult) {
+      int length = 0;
+      MPI_Get_count(&status, MPI_CHAR, &length);
+      std::string bytes(static_cast<std::size_t>(length), '\0');
+      MPI_Recv(bytes.data(), length, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      const Json message = Json::parse(bytes);
+      sink.on_record(run_record_from_json(message.at("record")), message.at("protocol"));
+      ++received_;
+    } else {
+      throw std::logic_error(fmt::format("rank 0 got a message with unknown tag {}", status.MPI_TAG));
+    }
+  }
+}
+
+void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink) {
+  std::vector<bool> group_needs_gpu(plan_.groups.size());
+  for (std::size_t g = 0; g < plan_.groups.size(); ++g) group_needs_gpu[g] = needs_gpu(plan_.points[plan_.groups[g].first]);
+  std::vector<bool> rank_has_gpu;
+  for (const auto& r : ranks) rank_has_gpu.push_back(r.gpu_count > 0);
+  WorkQueue queue(todo, group_needs_gpu, rank_has_gpu, options_.schedule);
+
+  const std::size_t expected = points_of(plan_, todo).size();
+  for (std::size_t index : points_of(plan_, queue.take_unrunnable())) {
+    sink.on_record(skipped_record(plan_.points[index], "no rank of this run has a GPU"), Json());
+    ++received_;
+  }
+  const int others = world_.size() - 1;
+  const auto poll_slice = others > 0 ? std::chrono::microseconds(200) : std::chrono::microseconds(50'000);
+  std::deque<std::size_t> mine;
+  std::size_t current = 0;
+  bool exhausted = false;
+  while (received_ < expected || ranks_finished_ < others) {
+    if (!worker_.busy()) {
+      if (mine.empty() && !exhausted) {
+        const auto points = points_of(plan_, queue.next(0));
+        mine.assign(points.begin(), points.end());
+        exhausted = points.empty();
+      }
+      if (!mine.empty()) {
+        current = mine.front();
+        mine.pop_front();
+        worker_.begin(make_request(plan_, current, protocol_, options_.check));
+      }
+    }
+    if (worker_.busy()) {
+      if (auto result = worker_.poll(poll_slice)) {
+        sink.on_record(make_record(plan_.points[current], *result, me_), result->protocol);
+        ++received_;
+      }
+    } else {
+      std::this_thread::sleep_for(100us);
+    }
+    serve_requests(queue, sink);
+    sink.on_tick();
+  }
+}
+
+std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
+  MPI_Send(nullptr, 0, MPI_BYTE, 0, kTagRequest, MPI_COMM_WORLD);
+  MPI_Status status;
+  for (int arrived = 0;;) {
+    MPI_Iprobe(0, kTagAssign, MPI_COMM_WORLD, &arrived, &status);
+    if (arrived) break;
+    sends.progress();
+    std::this_thread::sleep_for(50us);  // a blocking receive would spin a core the workers need
+  }
+  int count = 0;
+  MPI_Get_count(&status, MPI_INT64_T, &count);
+  std::vector<std::int64_t> groups(static_cast<std::size_t>(count));
+  MPI_Recv(groups.data(), count, MPI_INT64_T, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return {groups.begin(), groups.end()};
+}
+
+MeasureResult Sweep::measure_other(std::size_t index, PendingSends& sends) {
+  worker_.begin(make_request(plan_, index, protocol_, options_.check));
+  for (;;) {
+    if (auto result = worker_.poll(1ms)) return *result;
+    sends.progress();  // large results need this side's help to move (rendezvous)
+  }
+}
+
+void Sweep::run_other() {
+  PendingSends sends;
+  for (;;) {
+    const auto groups = receive_assignment(sends);
+    if (groups.empty()) break;
+    for (std::size_t index : points_of(plan_, groups)) {
+      const MeasureResult result = measure_other(index, sends);
+      sends.send(encode_result(make_record(plan_.points[index], result, me_), result.protocol), kTagResult);
+    }
+  }
+  sends.wait_all();
+}
+
+}  // namespace
+
+void run_sweep(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
+               const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink) {
+  Sweep sweep(world, plan, protocol, options);
+  const auto ranks = sweep.introduce();
+  if (world.rank() == 0) {
+    sink->on_start(ranks);
+    sweep.run_root(todo, ranks, *sink);
+  } else {
+    sweep.run_other();
+  }
+  sweep.stop_worker();
+}
+
+Json to_json(const RankIdentity& r) {
+  return {{"rank", r.rank}, {"local_rank", r.local_rank}, {"gpu_count", r.gpu_count},
+          {"host", to_json(r.host)}, {"gpu", to_json(r.gpu)}, {"problem", r.problem}};
+}
+
+RankIdentity rank_identity_from_json(const Json& j) {
+  RankIdentity r;
+  r.rank = j.at("rank").get<int>();
+  r.local_rank = j.at("local_rank").get<int>();
+  r.gpu_count = j.at("gpu_count").get<int>();
+  r.host = host_info_from_json(j.at("host"));
+  r.gpu = gpu_info_from_json(j.at("gpu"));
+  r.problem = j.at("problem").get<std::string>();
+  return r;
+}
+
+Json to_json(const RunRecord& r) {
+  const Statistics& s = r.stats;
+  return {{"point_id", r.point_id}, {"kernel", r.kernel}, {"implementation", r.implementation}, {"mode", r.mode},
+          {"params_json", r.params_json}, {"status", r.status}, {"message", r.message}, {"rank", r.rank},
+          {"host", r.host}, {"gpu_uuid", r.gpu_uuid}, {"started_at", r.started_at}, {"ended_at", r.ended_at},
+          {"n_warmup", r.n_warmup}, {"n_repeat", r.n_repeat},
+          {"stats", {s.median_ns, s.p20_ns, s.p80_ns, s.mean_ns, s.min_ns, s.max_ns, s.stddev_ns}},
+          {"flops", r.flops}, {"bytes", r.bytes}, {"tflops", r.tflops}, {"gbps", r.gbps},
+          {"device_peak_bytes", r.device_peak_bytes}, {"samples_ns", r.samples_ns}};
+}
+
+RunRecord run_record_from_json(const Json& j) {
+  RunRecord r;
+  r.point_id = j.at("point_id").get<std::string>();
+  r.kernel = j.at("kernel").get<std::string>();
+  r.implementation = j.at("implementation").get<std::string>();
+  r.mode = j.at("mode").get<std::string>();
+  r.params_json = j.at("params_json").get<std::string>();
+  r.status = j.at("status").get<std::string>();
+  r.message = j.at("message").get<std::string>();
+  r.rank = j.at("rank").get<std::int32_t>();
+  r.host = j.at("host").get<std::string>();
+  r.gpu_uuid = j.at("gpu_uuid").get<std::string>();
+  r.started_at = j.at("started_at").get<std::string>();
+  r.ended_at = j.at("ended_at").get<std::string>();
+  r.n_warmup = j.at("n_warmup").get<std::int64_t>();
+  r.n_repeat = j.at("n_repeat").get<std::int64_t>();
+  const auto s = j.at("stats").get<std::vector<double>>();
+  r.stats = {s.at(0), s.at(1), s.at(2), s.at(3), s.at(4), s.at(5), s.at(6)};
+  r.flops = j.at("flops").get<double>();
+  r.bytes = j.at("bytes").get<double>();
+  r.tflops = j.at("tflops").get<double>();
+  r.gbps = j.at("gbps").get<double>();
+  r.device_peak_bytes = j.at("device_peak_bytes").get<std::uint64_t>();
+  r.samples_ns = j.at("samples_ns").get<std::vector<double>>();
+  return r;
+}
+
+}  // namespace ks

@@ -1,0 +1,64 @@
+#pragma once
+// The sweep loop across the MPI world. Every rank drives one worker process; rank 0 also keeps the
+// work queue and receives every result as it is made (non-blocking sends, no collectives inside the
+// loop), passing each to a ResultSink (the store, the documents and the progress line).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/mpi_world.h"
+#include "cluster/work_queue.h"
+#include "config/sweep_spec.h"
+#include "env/environment.h"
+#include "plan/point.h"
+#include "store/run_record.h"
+
+namespace ks {
+
+// Who a rank is: its host and, through its worker, its GPU.
+struct RankIdentity {
+  int rank = 0;
+  int local_rank = 0;
+  int gpu_count = 0;  // GPUs the worker sees (0: this rank runs cpu implementations only)
+  HostInfo host;
+  GpuInfo gpu;
+  std::string problem;  // why the GPU could not be used, if it could not
+};
+nlohmann::json to_json(const RankIdentity& r);
+RankIdentity rank_identity_from_json(const nlohmann::json& j);
+
+class ResultSink {
+ public:
+  virtual ~ResultSink() = default;
+  virtual void on_start(const std::vector<RankIdentity>& ranks) = 0;
+  // `protocol` is the resolved protocol the point was timed with (null when it was not timed).
+  virtual void on_record(RunRecord record, const nlohmann::json& protocol) = 0;
+  // Called often from rank 0's loop: time-based flushing and progress.
+  virtual void on_tick() = 0;
+};
+
+enum class CheckPolicy { none, first_mode, every_mode };
+
+struct RunOptions {
+  Schedule schedule = Schedule::dynamic;
+  bool allow_shared_gpu = false;
+  CheckPolicy check = CheckPolicy::first_mode;
+  std::string executable;  // the kernelsweep binary that runs as `worker`
+};
+
+class RunError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Measures the groups `todo` (indices into plan.groups) across the world; `sink` is used on rank 0
+// only. Throws RunError on a setup problem that every rank agrees on (shared GPUs, plan mismatch).
+void run_sweep(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
+               const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink);
+
+// RunRecord <-> JSON, as records travel from a rank to rank 0.
+nlohmann::json to_json(const RunRecord& record);
+RunRecord run_record_from_json(const nlohmann::json& j);
+
+}  // namespace ks

@@ -1,0 +1,17 @@
+#pragma once
+// The worker process: `kernelsweep worker`. It owns its rank's GPU (the MPI rank never initialises
+// CUDA), keeps the instance of the last shape so that the modes of one shape share a setup, and
+// answers measure requests until told to stop or its pipe closes.
+#include "kernels/kernel.h"
+
+namespace ks {
+
+struct WorkerArguments {
+  int in_fd = 3;
+  int out_fd = 4;
+  int local_rank = 0;  // picks the GPU: local rank modulo the visible GPUs
+};
+
+int run_worker(const WorkerArguments& args, const Registry& registry);
+
+}  // namespace ks

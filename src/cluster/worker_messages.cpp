@@ -1,0 +1,73 @@
+#include "cluster/worker_messages.h"
+
+namespace ks {
+
+Json to_json(const ProtocolSpec& s) {
+  Json j = {{"name", s.name}, {"warmup_ms", s.warmup_ms}, {"rep_ms", s.rep_ms},
+            {"max_repeat", s.max_repeat}, {"quantiles", s.quantiles}};
+  if (s.flush_bytes) j["flush_bytes"] = *s.flush_bytes;
+  return j;
+}
+
+ProtocolSpec protocol_spec_from_json(const Json& j) {
+  ProtocolSpec s;
+  s.name = j.at("name").get<std::string>();
+  s.warmup_ms = j.at("warmup_ms").get<double>();
+  s.rep_ms = j.at("rep_ms").get<double>();
+  s.max_repeat = j.at("max_repeat").get<std::int64_t>();
+  s.quantiles = j.at("quantiles").get<std::vector<double>>();
+  if (j.contains("flush_bytes")) s.flush_bytes = j["flush_bytes"].get<std::int64_t>();
+  return s;
+}
+
+std::string encode(const MeasureRequest& r) {
+  const Json point = {{"kernel", r.point.kernel}, {"implementation", r.point.implementation},
+                      {"mode", r.point.mode}, {"params", r.point.params}};
+  return Json{{"type", "measure"}, {"point", point}, {"protocol", to_json(r.protocol)}, {"check", r.check}}.dump();
+}
+
+MeasureRequest decode_request(const Json& j) {
+  MeasureRequest r;
+  const Json& p = j.at("point");
+  r.point.kernel = p.at("kernel").get<std::string>();
+  r.point.implementation = p.at("implementation").get<std::string>();
+  r.point.mode = p.at("mode").get<std::string>();
+  r.point.params = p.at("params");
+  r.protocol = protocol_spec_from_json(j.at("protocol"));
+  r.check = j.at("check").get<bool>();
+  return r;
+}
+
+std::string encode(const MeasureResult& r) {
+  const Statistics& s = r.stats;
+  Json j = {{"type", "result"}, {"status", r.status}, {"message", r.message},
+            {"started_at", r.started_at}, {"ended_at", r.ended_at},
+            {"n_warmup", r.timing.n_warmup}, {"n_repeat", r.timing.n_repeat},
+            {"estimate_ms", r.timing.estimate_ms}, {"samples_ns", r.timing.samples_ns},
+            {"stats", {s.median_ns, s.p20_ns, s.p80_ns, s.mean_ns, s.min_ns, s.max_ns, s.stddev_ns}},
+            {"flops", r.flops}, {"bytes", r.bytes}, {"device_peak_bytes", r.device_peak_bytes},
+            {"protocol", r.protocol}, {"worker_exits", r.worker_exits}};
+  return j.dump();
+}
+
+MeasureResult decode_result(const Json& j) {
+  MeasureResult r;
+  r.status = j.at("status").get<std::string>();
+  r.message = j.at("message").get<std::string>();
+  r.started_at = j.at("started_at").get<std::string>();
+  r.ended_at = j.at("ended_at").get<std::string>();
+  r.timing.n_warmup = j.at("n_warmup").get<std::int64_t>();
+  r.timing.n_repeat = j.at("n_repeat").get<std::int64_t>();
+  r.timing.estimate_ms = j.at("estimate_ms").get<double>();
+  r.timing.samples_ns = j.at("samples_ns").get<std::vector<double>>();
+  const auto s = j.at("stats").get<std::vector<double>>();
+  r.stats = {s.at(0), s.at(1), s.at(2), s.at(3), s.at(4), s.at(5), s.at(6)};
+  r.flops = j.at("flops").get<double>();
+  r.bytes = j.at("bytes").get<double>();
+  r.device_peak_bytes = j.at("device_peak_bytes").get<std::uint64_t>();
+  r.protocol = j.at("protocol");
+  r.worker_exits = j.at("worker_exits").get<bool>();
+  return r;
+}
+
+}  // namespace ks

@@ -1,0 +1,59 @@
+#pragma once
+// The rank's side of its worker: starts `kernelsweep worker` with fork+exec, hands it one point at a
+// time and watches it. A worker that dies yields `crashed`, one that overruns the point's timeout is
+// killed and yields `timeout`; either way the next point gets a fresh worker.
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/pipe_channel.h"
+#include "cluster/worker_messages.h"
+
+namespace ks {
+
+class WorkerProcess {
+ public:
+  WorkerProcess(std::string executable, int local_rank);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Starts the worker if none is running and returns its hello message.
+  const nlohmann::json& ensure_started();
+  bool busy() const { return busy_; }
+  int read_fd() const { return channel_.read_fd(); }
+
+  // Sends a point; the result is collected with poll().
+  void begin(const MeasureRequest& request);
+  // Waits up to `wait` for the point in flight; nullopt while it is still running. Crashes and
+  // timeouts come back as results with those statuses.
+  std::optional<MeasureResult> poll(std::chrono::microseconds wait);
+  // begin + poll until done.
+  MeasureResult measure(const MeasureRequest& request);
+
+  void stop();
+
+ private:
+  void spawn();
+  MeasureResult lost_worker(const std::string& status, const std::string& message);
+  std::string reap();  // waits for the child and says how it ended
+
+  std::string executable_;
+  int local_rank_;
+  pid_t pid_ = -1;
+  PipeChannel channel_;
+  nlohmann::json hello_;
+  bool busy_ = false;
+  std::chrono::steady_clock::time_point deadline_;
+  double timeout_s_ = 0;
+  std::string started_at_;
+};
+
+// The path of the running executable (/proc/self/exe): workers are the same binary.
+std::string current_executable();
+
+}  // namespace ks

@@ -1,0 +1,321 @@
+#include "config/parse.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include "config/param_values.h"
+#include "config/suggest.h"
+#include "config/yaml_field.h"
+
+namespace ks {
+namespace {
+
+using config::Field;
+using config::MapEntry;
+using config::MapFields;
+
+const std::vector<std::string> kTopKeys{"name", "protocol", "kernels", "output"};
+const std::vector<std::string> kProtocolKeys{"name", "warmup_ms", "rep_ms", "max_repeat", "flush_bytes", "quantiles"};
+const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes", "timeout_s", "grid",
+                                           "fixed",  "zip",             "include", "exclude"};
+const std::vector<std::string> kOutputKeys{"directory", "results_file", "kernelindex_format"};
+const std::vector<std::string> kProtocolNames{"do_bench"};
+const std::vector<std::string> kKernelindexFormats{"json", "jsonl"};
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// --- scalars with constraints -------------------------------------------------------------------
+
+double positive_number(const Field& field) {
+  const double value = field.number();
+  if (value <= 0) field.fail(fmt::format("must be > 0, got {}", value));
+  return value;
+}
+
+double non_negative_number(const Field& field) {
+  const double value = field.number();
+  if (value < 0) field.fail(fmt::format("must be >= 0, got {}", value));
+  return value;
+}
+
+std::int64_t integer_at_least(const Field& field, std::int64_t least) {
+  const std::int64_t value = field.integer();
+  if (value < least) field.fail(fmt::format("must be >= {}, got {}", least, value));
+  return value;
+}
+
+std::string non_empty_string(const Field& field) {
+  std::string value = field.string();
+  if (value.empty()) field.fail("must not be empty");
+  return value;
+}
+
+std::string one_of(const Field& field, const std::vector<std::string>& choices, const std::string& noun) {
+  std::string value = field.string();
+  if (!contains(choices, value)) field.fail(config::unknown_name(noun, value, choices));
+  return value;
+}
+
+// The sweep's name ends up in file names (NAME.h5), so it keeps to characters every file system takes.
+std::string sweep_name(const Field& field) {
+  std::string value = non_empty_string(field);
+  const bool portable = std::all_of(value.begin(), value.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+  });
+  if (!portable) field.fail(fmt::format("'{}' is not a valid name: use only letters, digits, '_', '.' and '-'", value));
+  return value;
+}
+
+// --- protocol and output --------------------------------------------------------------------------
+
+std::vector<double> quantiles(const Field& field) {
+  std::vector<double> out;
+  for (const Field& element : field.elements()) {
+    const double q = element.number();
+    if (q < 0 || q > 1) element.fail(fmt::format("a quantile lies in [0, 1], got {}", q));
+    out.push_back(q);
+  }
+  return out;
+}
+
+ProtocolSpec read_protocol(const Field& field) {
+  const MapFields map(field, kProtocolKeys);
+  ProtocolSpec protocol;
+  if (const MapEntry* e = map.find("name")) protocol.name = one_of(e->value, kProtocolNames, "protocol");
+  if (const MapEntry* e = map.find("warmup_ms")) protocol.warmup_ms = non_negative_number(e->value);
+  if (const MapEntry* e = map.find("rep_ms")) protocol.rep_ms = positive_number(e->value);
+  if (const MapEntry* e = map.find("max_repeat")) protocol.max_repeat = integer_at_least(e->value, 1);
+  if (const MapEntry* e = map.find("flush_bytes")) protocol.flush_bytes = integer_at_least(e->value, 0);
+  if (const MapEntry* e = map.find("quantiles")) protocol.quantiles = quantiles(e->value);
+  return protocol;
+}
+
+OutputSpec read_output(const Field& field) {
+  const MapFields map(field, kOutputKeys);
+  OutputSpec output;
+  if (const MapEntry* e = map.find("directory")) output.directory = non_empty_string(e->value);
+  if (const MapEntry* e = map.find("results_file")) output.results_file = non_empty_string(e->value);
+  if (const MapEntry* e = map.find("kernelindex_format"))
+    output.kernelindex_format = one_of(e->value, kKernelindexFormats, "kernelindex_format");
+  return output;
+}
+
+// --- kernel blocks --------------------------------------------------------------------------------
+
+std::vector<std::string> parameter_names(const KernelSpec& kernel) {
+  std::vector<std::string> names;
+  for (const auto& param : kernel.parameters) names.push_back(param.name);
+  return names;
+}
+
+std::vector<std::string> implementation_names(const KernelSpec& kernel) {
+  std::vector<std::string> names;
+  for (const auto& implementation : kernel.implementations) names.push_back(implementation.name);
+  return names;
+}
+
+const KernelSpec& find_kernel(const Field& field, const Registry& registry) {
+  const std::string name = field.string();
+  const KernelSpec* kernel = registry.find(name);
+  if (!kernel) field.fail(config::unknown_name("kernel", name, registry.names()));
+  return *kernel;
+}
+
+// implementations: / modes: a non-empty list of distinct names the kernel has, in the order given.
+std::vector<std::string> chosen_names(const Field& field, const std::vector<std::string>& available,
+                                      const std::string& noun, const std::string& kernel) {
+  std::vector<std::string> chosen;
+  for (const Field& element : field.elements()) {
+    const std::string name = element.string();
+    if (!contains(available, name)) element.fail(config::unknown_name(noun, name, available, kernel));
+    if (contains(chosen, name)) element.fail(fmt::format("{} '{}' is listed twice", noun, name));
+    chosen.push_back(name);
+  }
+  return chosen;
+}
+
+const Axis* find_axis(const KernelBlock& block, const std::string& name) {
+  for (const auto& axis : block.grid)
+    if (axis.name == name) return &axis;
+  return nullptr;
+}
+
+std::vector<std::string> axis_names(const KernelBlock& block) {
+  std::vector<std::string> names;
+  for (const auto& axis : block.grid) names.push_back(axis.name);
+  return names;
+}
+
+void read_grid(const Field& field, const KernelSpec& kernel, KernelBlock& block) {
+  const MapFields grid(field, parameter_names(kernel), "parameter", kernel.name);
+  if (grid.empty()) field.fail("empty grid: give at least one axis, or leave grid out and list points under include");
+  for (const MapEntry& e : grid.entries())
+    block.grid.push_back({e.name, config::axis_values(e.value, *kernel.parameter(e.name)), e.key.where()});
+}
+
+void read_fixed(const Field& field, const KernelSpec& kernel, KernelBlock& block) {
+  const MapFields fixed(field, parameter_names(kernel), "parameter", kernel.name);
+  if (fixed.empty()) field.fail("empty map: leave fixed out when no parameter is fixed");
+  for (const MapEntry& e : fixed.entries()) {
+    if (const Axis* axis = find_axis(block, e.name))
+      e.key.fail(fmt::format("'{}' is also a grid axis (line {}); a parameter is either in grid or fixed", e.name,
+                             axis->where.line));
+    if (e.value.is_list()) e.value.fail("fixed takes one value per parameter; a list of values goes under grid");
+    block.fixed[e.name] = config::parameter_value(e.value, *kernel.parameter(e.name));
+  }
+}
+
+// Each group names grid axes of equal length that advance together; an axis is in one group at most.
+void read_zip(const Field& field, KernelBlock& block) {
+  for (const Field& group_field : field.elements()) {
+    const std::vector<Field> members = group_field.elements();
+    if (members.size() < 2) group_field.fail("a zip group names at least two grid axes");
+    std::vector<std::string> group;
+    for (const Field& member : members) {
+      const std::string name = member.string();
+      const Axis* axis = find_axis(block, name);
+      if (!axis) member.fail(fmt::format("'{}' is not a grid axis{}", name, config::name_hint(name, axis_names(block))));
+      for (std::size_t g = 0; g < block.zip.size(); ++g)
+        if (contains(block.zip[g], name)) member.fail(fmt::format("'{}' is already in zip group {}", name, g));
+      if (contains(group, name)) member.fail(fmt::format("'{}' is listed twice in this zip group", name));
+      const Axis& first = *find_axis(block, group.empty() ? name : group.front());
+      if (axis->values.size() != first.values.size())
+        member.fail(fmt::format("'{}' has {} values but '{}' has {}; zipped axes need equal lengths", name,
+                                axis->values.size(), first.name, first.values.size()));
+      group.push_back(name);
+    }
+    block.zip.push_back(std::move(group));
+  }
+}
+
+void require_parameter(const Field& field, const ParamSpec& param, const Json& given, const KernelBlock& block) {
+  if (param.default_value.is_null() && !given.contains(param.name) && !block.fixed.contains(param.name))
+    field.fail(fmt::format("parameter '{}' has no default: give it here or under fixed", param.name));
+}
+
+void read_include(const Field& field, const KernelSpec& kernel, KernelBlock& block) {
+  for (const Field& entry : field.elements()) {
+    const MapFields point(entry, parameter_names(kernel), "parameter", kernel.name);
+    Json values = Json::object();
+    for (const MapEntry& e : point.entries()) values[e.name] = config::parameter_value(e.value, *kernel.parameter(e.name));
+    for (const auto& param : kernel.parameters) require_parameter(entry, param, values, block);
+    block.include.push_back(std::move(values));
+  }
+}
+
+// One value an exclude rule matches: an implementation or mode of this block, or a parameter value.
+Json exclude_value(const Field& field, const std::string& key, const KernelSpec& kernel, const KernelBlock& block) {
+  if (key == "implementation" || key == "mode") {
+    const std::vector<std::string>& listed = key == "implementation" ? block.implementations : block.modes;
+    const std::string name = field.string();
+    if (!contains(listed, name)) {
+      const bool elsewhere = key == "implementation" ? kernel.implementation(name) != nullptr : kernel.has_mode(name);
+      if (elsewhere) field.fail(fmt::format("{} '{}' is not among this block's {}s", key, name, key));
+      field.fail(config::unknown_name(key, name, listed, kernel.name));
+    }
+    return name;
+  }
+  return config::parameter_value(field, *kernel.parameter(key));
+}
+
+void read_exclude(const Field& field, const KernelSpec& kernel, KernelBlock& block) {
+  std::vector<std::string> keys = parameter_names(kernel);
+  keys.insert(keys.end(), {"implementation", "mode"});
+  for (const Field& rule_field : field.elements()) {
+    const MapFields rule(rule_field, keys, "exclude key", kernel.name);
+    if (rule.empty()) rule_field.fail("an empty rule would exclude every point");
+    Json values = Json::object();
+    for (const MapEntry& e : rule.entries()) {
+      if (!e.value.is_list()) {
+        values[e.name] = exclude_value(e.value, e.name, kernel, block);
+        continue;
+      }
+      Json alternatives = Json::array();
+      for (const Field& element : e.value.elements()) alternatives.push_back(exclude_value(element, e.name, kernel, block));
+      values[e.name] = std::move(alternatives);
+    }
+    block.exclude.push_back(std::move(values));
+  }
+}
+
+KernelBlock read_kernel_block(const Field& field, const Registry& registry) {
+  const MapFields map(field, kKernelKeys);
+  const KernelSpec& kernel = find_kernel(map.require("kernel").value, registry);
+  KernelBlock block;
+  block.kernel = kernel.name;
+  block.where = field.where();
+  const MapEntry* e = map.find("implementations");
+  block.implementations = e ? chosen_names(e->value, implementation_names(kernel), "implementation", kernel.name)
+                            : implementation_names(kernel);
+  e = map.find("modes");
+  block.modes = e ? chosen_names(e->value, kernel.modes, "mode", kernel.name) : kernel.modes;
+  if ((e = map.find("timeout_s"))) block.timeout_s = positive_number(e->value);
+  if ((e = map.find("grid"))) read_grid(e->value, kernel, block);
+  if ((e = map.find("fixed"))) read_fixed(e->value, kernel, block);
+  if (!block.grid.empty())
+    for (const auto& param : kernel.parameters)
+      if (!find_axis(block, param.name)) require_parameter(map.find("grid")->value, param, Json::object(), block);
+  if ((e = map.find("zip"))) read_zip(e->value, block);
+  if ((e = map.find("include"))) read_include(e->value, kernel, block);
+  if ((e = map.find("exclude"))) read_exclude(e->value, kernel, block);
+  if (block.grid.empty() && block.include.empty())
+    field.fail("no points: give grid axes or include entries (fixed alone makes no point)");
+  return block;
+}
+
+// --- the document ---------------------------------------------------------------------------------
+
+YAML::Node load_document(const std::string& text, const std::string& path) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::ParserException& e) {
+    const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    const int column = e.mark.is_null() ? 1 : e.mark.column + 1;
+    throw SweepFileError({path, line, column}, "(yaml)", e.msg);
+  }
+  if (documents.empty()) throw SweepFileError({path, 1, 1}, "(document)", "empty file: expected a map with name and kernels");
+  if (documents.size() > 1) {
+    const YAML::Mark mark = documents[1].Mark();
+    throw SweepFileError({path, mark.is_null() ? 1 : mark.line + 1, mark.is_null() ? 1 : mark.column + 1}, "(document)",
+                         fmt::format("a sweep file holds one YAML document, this one holds {}", documents.size()));
+  }
+  return documents.front();
+}
+
+}  // namespace
+
+SweepSpec parse_sweep_text(const std::string& text, const std::string& path, const Registry& registry) {
+  const YAML::Node root = load_document(text, path);
+  const Field document(path, root, "", root.Mark());
+  const MapFields top(document, kTopKeys);
+  SweepSpec spec;
+  spec.source_path = path;
+  spec.source_text = text;
+  spec.name = sweep_name(top.require("name").value);
+  if (const MapEntry* e = top.find("protocol")) spec.protocol = read_protocol(e->value);
+  for (const Field& block : top.require("kernels").value.elements()) spec.kernels.push_back(read_kernel_block(block, registry));
+  if (const MapEntry* e = top.find("output")) spec.output = read_output(e->value);
+  if (spec.output.results_file.empty()) spec.output.results_file = spec.name + ".h5";
+  return spec;
+}
+
+SweepSpec load_sweep_file(const std::string& path, const Registry& registry) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw SweepFileError({path, 1, 1}, "(file)", fmt::format("cannot open: {}", std::strerror(errno)));
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) throw SweepFileError({path, 1, 1}, "(file)", fmt::format("cannot read: {}", std::strerror(errno)));
+  return parse_sweep_text(text.str(), path, registry);
+}
+
+}  // namespace ks

@@ -1,0 +1,83 @@
+#pragma once
+// SweepSpec: what a sweep file says, checked against the kernel registry, before any point exists.
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ks {
+
+using Json = nlohmann::json;
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;    // 1-based
+  int column = 0;  // 1-based
+};
+
+// Every problem with a sweep file: one line "FILE:LINE:COL: key: what is wrong". The CLI prints
+// what() and exits with code 2.
+class SweepFileError : public std::runtime_error {
+ public:
+  SweepFileError(SourceLocation where, std::string key, std::string problem);
+  const SourceLocation& where() const { return where_; }
+  const std::string& key() const { return key_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  SourceLocation where_;
+  std::string key_;
+  std::string problem_;
+};
+
+// Every parameter of the timing method: two figures are comparable exactly when these match.
+struct ProtocolSpec {
+  std::string name = "do_bench";
+  double warmup_ms = 25;
+  double rep_ms = 100;
+  std::int64_t max_repeat = 10000;
+  // Bytes zeroed before each timed call to flush caches. Unset: 256 MiB on a GPU (Triton's
+  // do_bench), the last-level cache size on the CPU. 0 turns the flush off.
+  std::optional<std::int64_t> flush_bytes;
+  std::vector<double> quantiles{0.5, 0.2, 0.8};
+};
+
+struct Axis {
+  std::string name;
+  std::vector<Json> values;  // in the order written (a range expands in order)
+  SourceLocation where;
+};
+
+struct KernelBlock {
+  std::string kernel;
+  std::vector<std::string> implementations;
+  std::vector<std::string> modes;
+  std::vector<Axis> grid;                       // in file order; the last axis varies fastest
+  Json fixed = Json::object();                  // parameter -> one value
+  std::vector<std::vector<std::string>> zip;    // groups of grid axes that advance together
+  std::vector<Json> include;                    // extra points: objects of parameter -> value
+  std::vector<Json> exclude;                    // rules: objects of key -> value or list of values;
+                                                // keys are parameters, "implementation" or "mode"
+  double timeout_s = 300;
+  SourceLocation where;
+};
+
+struct OutputSpec {
+  std::string directory = "results";            // relative to the working directory
+  std::string results_file;                     // default: NAME.h5 inside directory
+  std::string kernelindex_format = "json";      // json (one file per run) or jsonl (one file)
+};
+
+struct SweepSpec {
+  std::string name;
+  std::string source_path;
+  std::string source_text;  // the file's exact text, stored in the results file
+  ProtocolSpec protocol;
+  std::vector<KernelBlock> kernels;
+  OutputSpec output;
+};
+
+}  // namespace ks

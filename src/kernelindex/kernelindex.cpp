@@ -1,0 +1,336 @@
+#include "kernelindex/kernelindex.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "build_info.h"
+#include "common/canonical_json.h"
+#include "common/digest.h"
+
+namespace ks {
+namespace {
+
+Json document(const char* kind, Json metadata, Json spec) {
+  return {{"apiVersion", kKernelindexApiVersion},
+          {"kind", kind},
+          {"metadata", std::move(metadata)},
+          {"spec", std::move(spec)}};
+}
+
+// The hex part of a digest, first n digits: names use it to tell documents apart.
+std::string digest_head(const std::string& digest, std::size_t n) {
+  const auto colon = digest.find(':');
+  return digest.substr(colon == std::string::npos ? 0 : colon + 1, n);
+}
+
+// "-O3 -march=x   -DNDEBUG " -> "-O3 -march=x -DNDEBUG": CMake joins empty variables with spaces.
+std::string collapse_spaces(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string lowercase_ascii(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Removes every case-insensitive occurrence of `mark` ("(r)", "(tm)") from lowercase text.
+void erase_all(std::string& text, std::string_view mark) {
+  for (auto at = text.find(mark); at != std::string::npos; at = text.find(mark, at)) text.erase(at, mark.size());
+}
+
+// One externalId segment: keeps what the seed keeps (letters, digits, '_', '.', '-'), '-' otherwise.
+std::string id_segment(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (std::isalnum(u) || c == '_' || c == '.' || c == '-') ? static_cast<char>(std::tolower(u)) : '-';
+  }
+  return out;
+}
+
+std::string run_status(const RunRecord& record) {
+  if (record.status == "error") return "failed";  // kernelindex has no "error": the kernel failed
+  for (const char* known : kStatuses)
+    if (record.status == known) return record.status;
+  throw std::invalid_argument(
+      fmt::format("run record {}: unknown status '{}' (expected one of passed, failed, error, crashed, "
+                  "timeout, skipped)",
+                  record.point_id, record.status));
+}
+
+std::string observed_at(const RunRecord& record) {
+  const std::string& when = record.ended_at.empty() ? record.started_at : record.ended_at;
+  if (when.empty()) throw std::invalid_argument(fmt::format("run record {}: neither ended_at nor started_at is set", record.point_id));
+  try {
+    return iso_utc_milliseconds(when);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("run record {}: {}", record.point_id, e.what()));
+  }
+}
+
+bool has_timing(const RunRecord& record) { return record.n_repeat > 0; }
+
+std::int64_t whole_ns(double ns) { return std::llround(ns); }
+
+Json latency_measurement(const char* statistic, double ns) {
+  return {{"metric", "latency"}, {"statistic", statistic}, {"unit", "ns"}, {"value", whole_ns(ns)}};
+}
+
+Json measurements(const RunRecord& record) {
+  Json out = Json::array();
+  if (has_timing(record)) {
+    out.push_back(latency_measurement("p20", record.stats.p20_ns));
+    out.push_back(latency_measurement("p80", record.stats.p80_ns));
+  }
+  if (record.device_peak_bytes > 0)
+    out.push_back({{"metric", "device_memory"}, {"statistic", "peak"}, {"unit", "bytes"}, {"value", record.device_peak_bytes}});
+  return out;
+}
+
+// Non-finite figures have no JSON form; a figure that was not computed is left out.
+void put_finite(Json& object, const char* key, double value) {
+  if (std::isfinite(value)) object[key] = value;
+}
+
+Json native_metrics(const RunRecord& record) {
+  Json metrics = Json::object();
+  if (has_timing(record)) {
+    put_finite(metrics, "median_ns", record.stats.median_ns);
+    put_finite(metrics, "p20_ns", record.stats.p20_ns);
+    put_finite(metrics, "p80_ns", record.stats.p80_ns);
+    put_finite(metrics, "mean_ns", record.stats.mean_ns);
+    put_finite(metrics, "min_ns", record.stats.min_ns);
+    put_finite(metrics, "max_ns", record.stats.max_ns);
+    put_finite(metrics, "stddev_ns", record.stats.stddev_ns);
+    metrics["n_warmup"] = record.n_warmup;
+    metrics["n_repeat"] = record.n_repeat;
+    put_finite(metrics, "flops", record.flops);
+    put_finite(metrics, "bytes", record.bytes);
+    put_finite(metrics, "tflops", record.tflops);
+    put_finite(metrics, "gbps", record.gbps);
+  }
+  if (record.device_peak_bytes > 0) metrics["device_peak_bytes"] = record.device_peak_bytes;
+  return metrics;
+}
+
+std::string external_id(const RunRecord& record, const RunContext& context, const std::string& observed) {
+  return fmt::format("{}/{}/{}/{}/{}/{}", id_segment(record.kernel), id_segment(record.mode),
+                     id_segment(record.implementation), context.hardware_slug, context.workload_slug,
+                     timestamp_slug(observed));
+}
+
+Json source_native(const RunRecord& record, const RunContext& context, const std::string& observed) {
+  Json native = {{"source", "kernelsweep"},
+                 {"benchmark", fmt::format("{}/{}", record.kernel, record.mode)},
+                 {"externalId", external_id(record, context, observed)},
+                 {"metrics", native_metrics(record)},
+                 {"status", record.status},
+                 {"pointId", record.point_id},
+                 {"rank", record.rank},
+                 {"host", record.host}};
+  if (!record.gpu_uuid.empty()) native["gpuUuid"] = record.gpu_uuid;
+  if (!record.started_at.empty()) native["startedAt"] = record.started_at;
+  return native;
+}
+
+Json run_spec(const RunRecord& record, const RunContext& context) {
+  const std::string observed = observed_at(record);
+  Json spec = {{"status", run_status(record)}, {"observedAt", observed}};
+  if (!record.message.empty()) spec["message"] = record.message;
+  if (has_timing(record))
+    spec["timing"] = {{"latencyNs", {{"median", whole_ns(record.stats.median_ns)}}}, {"primaryStatistic", "median"}};
+  spec["measurements"] = measurements(record);
+  spec["sourceNative"] = source_native(record, context, observed);
+  spec["protocolDigest"] = record.protocol_digest;
+  spec["environmentDigest"] = record.environment_digest;
+  spec["workloadDigest"] = record.workload_digest;
+  spec["implementationDigest"] = record.implementation_digest;
+  return spec;
+}
+
+Json labels() { return {{"kernelsweep_version", build::version}, {"kernelsweep_commit", build::git_commit}}; }
+
+}  // namespace
+
+std::string document_digest(const Json& document) {
+  return content_digest({{"apiVersion", document.at("apiVersion")}, {"kind", document.at("kind")}, {"spec", document.at("spec")}});
+}
+
+std::string slugify(std::string_view text) {
+  std::string lower = lowercase_ascii(text);
+  erase_all(lower, "(r)");
+  erase_all(lower, "(tm)");
+  std::string out;
+  for (char c : lower) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (keep) out += c;
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  if (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+std::string metadata_name(std::string_view text) {
+  std::string slug = slugify(text);
+  if (slug.size() <= kMaxMetadataNameLength) return slug;
+  const std::string suffix = sha256_hex(slug).substr(0, 10);
+  std::string head = slug.substr(0, kMaxMetadataNameLength - suffix.size() - 1);
+  while (!head.empty() && head.back() == '-') head.pop_back();
+  return head + "-" + suffix;
+}
+
+std::string workload_slug(const Json& params) {
+  std::vector<std::string> parts;
+  std::vector<std::string> strings;
+  for (const auto& [key, value] : params.items()) {
+    if (value.is_string()) strings.push_back(id_segment(value.get_ref<const std::string&>()));
+    else parts.push_back(id_segment(key + canonical_json(value)));
+  }
+  parts.insert(parts.end(), strings.begin(), strings.end());
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : "-") + part;
+  return out;
+}
+
+std::string hardware_slug(const HostInfo& host, const GpuInfo& gpu) {
+  if (gpu.index >= 0) return slugify(gpu.name);
+  return "cpu-" + slugify(host.cpu_model.empty() ? host.architecture : host.cpu_model);
+}
+
+std::string iso_utc_milliseconds(const std::string& timestamp) {
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, consumed = 0;
+  if (std::sscanf(timestamp.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute, &second, &consumed) != 6)
+    throw std::invalid_argument(fmt::format("'{}' is not an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.fff]Z)", timestamp));
+  std::string_view rest = std::string_view(timestamp).substr(static_cast<std::size_t>(consumed));
+  std::string millis = "000";
+  if (!rest.empty() && rest.front() == '.') {
+    rest.remove_prefix(1);
+    std::size_t digits = 0;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+    for (std::size_t i = 0; i < 3 && i < digits; ++i) millis[i] = rest[i];
+    rest.remove_prefix(digits);
+  }
+  if (rest != "Z" && rest != "+00:00")
+    throw std::invalid_argument(fmt::format("'{}' is not a UTC time (it must end in Z or +00:00)", timestamp));
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{}Z", year, month, day, hour, minute, second, millis);
+}
+
+std::string timestamp_slug(const std::string& timestamp) {
+  const std::string iso = iso_utc_milliseconds(timestamp);  // YYYY-MM-DDTHH:MM:SS.mmmZ
+  return iso.substr(0, 10) + "-" + iso.substr(11, 2) + "-" + iso.substr(14, 2) + "-" + iso.substr(17, 2);
+}
+
+Json protocol_document(const Json& protocol) {
+  Json measurement = protocol.is_object() ? protocol : Json::object();
+  const std::string name = measurement.value("name", "do_bench");
+  const std::string timer = measurement.value("timer", "");
+  measurement["timer"] = timer;
+  measurement["primaryStatistic"] = measurement.value("primary_statistic", measurement.value("primaryStatistic", "median"));
+  Json spec = {
+      {"harness", {{"name", "kernelsweep"}, {"repository", kKernelsweepRepository}, {"version", build::version}}},
+      {"measurement", measurement},
+      {"comparability",
+       {{"family", "kernelsweep_do_bench"},
+        {"notes",
+         "Timed as triton.testing.do_bench times: warm-up and repetition counts from a 5-call estimate, "
+         "a cache flush before every timed call, one start and end mark around each call, quantiles by "
+         "linear interpolation (median primary, p20/p80 spread). Every parameter is in measurement. "
+         "Comparable only within one kernel, workload, implementation and environment."}}}};
+  Json doc = document("BenchmarkProtocol", Json::object(), std::move(spec));
+  const std::string digest = document_digest(doc);
+  doc["metadata"] = {{"name", metadata_name(fmt::format("kernelsweep-{}-{}-{}", name, timer, digest_head(digest, 8)))},
+                     {"title", fmt::format("kernelsweep {} · {}", name, timer.empty() ? "unknown timer" : timer)}};
+  return doc;
+}
+
+Json environment_document(const HostInfo& host, const GpuInfo& gpu) {
+  Json doc = document("ExecutionEnvironment", Json::object(), environment_spec(host, gpu));
+  const std::string digest = document_digest(doc);
+  const std::string machine = gpu.index >= 0 ? gpu.name : host.cpu_model;
+  doc["metadata"] = {{"name", metadata_name(fmt::format("kernelsweep-{}-{}", hardware_slug(host, gpu), digest_head(digest, 8)))},
+                     {"title", fmt::format("kernelsweep host · {}", machine.empty() ? "unknown machine" : machine)}};
+  return doc;
+}
+
+Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params) {
+  const std::string slug = workload_slug(params);
+  return document("Workload",
+                  {{"name", metadata_name(fmt::format("{}-{}", kernel, slug))},
+                   {"title", fmt::format("{} · {}", kernel_title.empty() ? kernel : kernel_title, slug)}},
+                  {{"kernel", kernel}, {"parameters", params}});
+}
+
+Json implementation_document(const std::string& kernel, const std::string& implementation,
+                             const std::string& backend, const Json& libraries) {
+  Json build = {{"compiler", build::compiler}, {"flags", collapse_spaces(build::cxx_flags)}, {"libraries", libraries}};
+  // A cpu implementation does not depend on how the CUDA code was built: keep those facts out of its
+  // digest.
+  if (backend == "cuda") {
+    build["cudaCompiler"] = build::cuda_compiler;
+    build["cudaArchitectures"] = build::cuda_architectures;
+  }
+  return document("Implementation",
+                  {{"name", metadata_name(fmt::format("{}-{}-{}", kernel, implementation, backend))},
+                   {"title", fmt::format("{} · {} ({})", kernel, implementation, backend)}},
+                  {{"kernel", kernel}, {"implementation", implementation}, {"backend", backend}, {"build", build}});
+}
+
+Json implementation_libraries(const std::string& backend, const GpuInfo& gpu) {
+  Json libraries = Json::object();
+  if (backend != "cuda") return libraries;
+  if (!gpu.cuda_runtime_version.empty()) libraries["cudaRuntime"] = gpu.cuda_runtime_version;
+  if (!gpu.cublas_version.empty()) libraries["cublas"] = gpu.cublas_version;
+  if (!gpu.nccl_version.empty()) libraries["nccl"] = gpu.nccl_version;
+  return libraries;
+}
+
+Json benchmark_run_document(const RunRecord& record, const RunContext& context) {
+  Json spec = run_spec(record, context);
+  const std::string& id = spec["sourceNative"]["externalId"].get_ref<const std::string&>();
+  Json metadata = {{"name", metadata_name("kernelsweep-" + id)},
+                   {"title", fmt::format("{} · {} · {}", context.kernel_title.empty() ? record.kernel : context.kernel_title,
+                                         record.implementation, record.mode)},
+                   {"labels", labels()}};
+  return document("BenchmarkRun", std::move(metadata), std::move(spec));
+}
+
+Json kernelindex_object(Json run, const CitedDocuments& cited) {
+  return {{"run", std::move(run)},
+          {"protocol", cited.protocol},
+          {"environment", cited.environment},
+          {"workload", cited.workload},
+          {"implementation", cited.implementation}};
+}
+
+std::vector<std::string> digest_mismatches(const Json& object) {
+  static const std::pair<const char*, const char*> citations[] = {{"protocol", "protocolDigest"},
+                                                                  {"environment", "environmentDigest"},
+                                                                  {"workload", "workloadDigest"},
+                                                                  {"implementation", "implementationDigest"}};
+  std::vector<std::string> problems;
+  const Json& spec = object.at("run").at("spec");
+  for (const auto& [document_key, digest_key] : citations) {
+    const std::string cited = spec.value(digest_key, "");
+    if (!object.contains(document_key)) {
+      problems.push_back(fmt::format("run.spec.{} cites a {} document the object does not carry", digest_key, document_key));
+      continue;
+    }
+    const std::string actual = document_digest(object.at(document_key));
+    if (cited != actual)
+      problems.push_back(fmt::format("run.spec.{} is {}, {} digests to {}", digest_key, cited, document_key, actual));
+  }
+  return problems;
+}
+
+}  // namespace ks

@@ -1,0 +1,98 @@
+#pragma once
+// kernelindex documents (apiVersion kernelindex.dev/v1alpha1): one object per run,
+//   {run: BenchmarkRun, protocol: BenchmarkProtocol, environment: ExecutionEnvironment,
+//    workload: Workload, implementation: Implementation},
+// shaped like the seed document (../shared/seed/000_dd8fd397e3a8b2f1.txt). docs/kernelindex.md
+// describes every field. A run cites the other four by digest: "sha256:" + SHA-256 of the canonical
+// JSON of {apiVersion, kind, spec}, metadata left out, so a title or name can change without
+// changing what a figure is comparable with.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "env/environment.h"
+#include "store/run_record.h"
+
+namespace ks {
+
+using Json = nlohmann::json;
+
+inline constexpr const char* kKernelindexApiVersion = "kernelindex.dev/v1alpha1";
+inline constexpr const char* kKernelsweepRepository = "https://github.com/kernelsweep/kernelsweep";
+inline constexpr std::size_t kMaxMetadataNameLength = 100;
+
+// "sha256:" + hex SHA-256 of canonical_json({apiVersion, kind, spec}) of a document.
+std::string document_digest(const Json& document);
+
+// Lowercase, [a-z0-9-] only: "(R)" and "(TM)" dropped, every other run of characters outside
+// [a-z0-9] becomes one '-', no '-' at either end. "NVIDIA A100-SXM4-80GB" -> "nvidia-a100-sxm4-80gb".
+std::string slugify(std::string_view text);
+
+// slugify(text), at most kMaxMetadataNameLength characters. A longer slug keeps its head and ends in
+// '-' + the first 10 hex digits of the SHA-256 of the whole slug, so names that differ only past the
+// cut stay distinct.
+std::string metadata_name(std::string_view text);
+
+// The parameters as a slug, as in the seed's "hidden4096-tokens1024-vocab128256-bf16": every
+// non-string parameter as name+value (numbers as canonical JSON writes them, booleans true/false) in
+// key order, then every string parameter's value in key order. Characters that would break an
+// externalId ('/', whitespace) become '-'.
+std::string workload_slug(const Json& params);
+
+// "nvidia-h200" (slug of the GPU name) on a GPU rank, "cpu-" + slug of the CPU model on a CPU rank.
+std::string hardware_slug(const HostInfo& host, const GpuInfo& gpu);
+
+// An ISO 8601 UTC time ("2025-06-27T09:21:16Z", "...16.123456Z", "...+00:00") written with
+// milliseconds and Z: "2025-06-27T09:21:16.000Z". Throws std::invalid_argument naming the text.
+std::string iso_utc_milliseconds(const std::string& timestamp);
+// "2025-06-27T09:21:16.000Z" -> "2025-06-27-09-21-16" (the externalId's last segment).
+std::string timestamp_slug(const std::string& timestamp);
+
+// BenchmarkProtocol from ks::protocol_to_json(protocol): the protocol's parameters go into
+// spec.measurement verbatim beside timer and primaryStatistic.
+Json protocol_document(const Json& protocol);
+
+// ExecutionEnvironment whose spec is environment_spec(host, gpu).
+Json environment_document(const HostInfo& host, const GpuInfo& gpu);
+
+// Workload: spec {kernel, parameters}; params is the point's parameter object (defaults filled in).
+Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params);
+
+// Implementation: spec {kernel, implementation, backend, build: {compiler, flags, [cudaCompiler,
+// cudaArchitectures on cuda], libraries}}; build facts from build_info.h, libraries as given
+// ({"cublasLt": "13.0.0", ...}; see implementation_libraries).
+Json implementation_document(const std::string& kernel, const std::string& implementation,
+                             const std::string& backend, const Json& libraries);
+
+// The library versions an implementation of `backend` runs with: {} on cpu; cudaRuntime, cublas and
+// nccl from the worker's GpuInfo on cuda (each only where known).
+Json implementation_libraries(const std::string& backend, const GpuInfo& gpu);
+
+// What a BenchmarkRun needs beyond its RunRecord.
+struct RunContext {
+  std::string kernel_title;   // KernelSpec::title: "Chunked distillation cosine loss"
+  std::string hardware_slug;  // hardware_slug(host, gpu) of the rank that ran it
+  std::string workload_slug;  // workload_slug(point params)
+};
+
+// BenchmarkRun of one record. The four digests are the record's (protocol_digest, ...), which the
+// caller sets from document_digest of the cited documents. Throws std::invalid_argument (naming the
+// point id) for an unknown status or a missing or malformed ended_at/started_at.
+Json benchmark_run_document(const RunRecord& record, const RunContext& context);
+
+// The documents a run cites, complete (apiVersion, kind, metadata, spec).
+struct CitedDocuments {
+  Json protocol, environment, workload, implementation;
+};
+
+// {run, protocol, environment, workload, implementation}: what the DocumentWriter writes.
+Json kernelindex_object(Json run, const CitedDocuments& cited);
+
+// Where a kernelindex object's digests disagree with the documents it carries: one line per
+// mismatch ("run.spec.protocolDigest is sha256:..., protocol digests to sha256:..."); empty if none.
+std::vector<std::string> digest_mismatches(const Json& object);
+
+}  // namespace ks

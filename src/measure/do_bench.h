@@ -1,0 +1,52 @@
+#pragma once
+// The do_bench protocol, as triton.testing.do_bench runs it:
+//   1. one call, synchronise;
+//   2. estimate one call from 5 calls, each preceded by the flush, timed together (flush included);
+//   3. n_warmup = max(1, floor(warmup_ms / estimate)), n_repeat = max(1, floor(rep_ms / estimate)),
+//      n_repeat capped at max_repeat, the estimate guarded against zero;
+//   4. n_warmup calls without flushing;
+//   5. for each repetition: flush, start mark, call, end mark; synchronise once at the end.
+// On a GPU the marks are CUDA events on the instance's stream and the flush a cudaMemsetAsync of a
+// flush_bytes buffer; on the CPU the marks are steady_clock reads and the flush a memset of a buffer
+// the size of the last-level cache.
+#include <string>
+#include <vector>
+
+#include "config/sweep_spec.h"
+#include "kernels/kernel.h"
+#include "measure/measurement.h"
+
+namespace ks {
+
+// Fills the defaults of `spec` for a backend (flush size, timer name).
+Protocol resolve_protocol(const ProtocolSpec& spec, Backend backend);
+
+// The BenchmarkProtocol spec content of a resolved protocol (what its digest covers).
+Json protocol_to_json(const Protocol& protocol);
+
+// Times instance.run(mode) under `protocol`: prepare(mode) once, then the steps above; 1 + 5 +
+// n_warmup + n_repeat calls of run(mode) in all. protocol.timer picks the backend ("steady_clock",
+// or "cuda_events" on the instance's stream(), which needs a build with CUDA). Throws what the
+// instance throws, and std::runtime_error naming the CUDA call that failed.
+Timing do_bench(Instance& instance, const std::string& mode, const Protocol& protocol);
+
+// Step 3 alone: n_warmup and n_repeat from one call's estimated time (the estimate raised to
+// kMinEstimateMs when the timer read less, so a call too short to see never divides by zero).
+// Returns a Timing with estimate_ms as measured and no samples.
+inline constexpr double kMinEstimateMs = 1e-3;
+Timing repetition_counts(double estimate_ms, const Protocol& protocol);
+
+// Quantile of sorted values by linear interpolation between closest ranks (numpy's "linear", the
+// method of torch.quantile too), q in [0, 1]. Throws std::invalid_argument on no values or a bad q.
+double quantile_linear(const std::vector<double>& sorted, double q);
+
+// The aggregates of the samples (any order): median, p20 and p80 by quantile_linear (as Triton's
+// quantiles [0.5, 0.2, 0.8] give them: the median of an even count is interpolated, not the lower
+// middle value of torch.median), mean, min, max, and the SAMPLE standard deviation (divisor n - 1,
+// as torch.std by default and numpy.std(ddof=1); 0 for one sample). Throws on no samples.
+Statistics summarize(const std::vector<double>& samples_ns);
+
+// Size in bytes of the last-level CPU cache (sysfs), or 32 MiB when unknown.
+std::int64_t cpu_last_level_cache_bytes();
+
+}  // namespace ks

@@ -1,0 +1,47 @@
+#pragma once
+// SweepSpec -> Plan: product of the grid axes (zipped axes advance together), include, exclude;
+// deterministic order; shards.
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "config/sweep_spec.h"
+#include "kernels/kernel.h"
+#include "plan/point.h"
+
+namespace ks {
+
+struct PlanOptions {
+  std::uint64_t max_points = 1'000'000;  // refused before expansion when the grid is larger
+  // --shard i/N keeps the groups whose shape key hashes to i modulo N (first 8 bytes of the SHA-256
+  // of shape_key()): stable when the sweep file grows, and the N shards partition the plan exactly.
+  std::size_t shard_index = 0;
+  std::size_t shard_count = 1;
+};
+
+class PlanError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Counts the points a spec would expand to without expanding it (before exclude and deduplication;
+// saturates at UINT64_MAX). A block that lists no implementations or modes counts all of its
+// kernel's, which is why the registry is needed.
+std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& registry = Registry::global());
+
+// Order: kernel blocks in file order; in each, the grid product (grid axes in file order, the last
+// varying fastest; a zip group advances as one axis at the position of the earliest of its axes),
+// then the include entries; for each parameter combination every implementation in listed order,
+// and within it every mode in listed order. Parameters: grid or include values, then fixed, then
+// the kernel's defaults. A block without grid axes contributes only its include entries. Exclude
+// rules apply to every point, include entries too. A repeated point (same id) keeps its first place.
+// Point::index is the position in the returned plan (renumbered in a shard). Throws SweepFileError
+// (unknown kernel, implementation, mode or parameter; missing required parameter; the kernel's
+// validate refusing a combination that keeps a point) and PlanError (too many points, bad shard).
+Plan make_plan(const SweepSpec& spec, const Registry& registry, const PlanOptions& options = {});
+
+// Parses "i/N" (0 <= i < N). Throws PlanError.
+void parse_shard(const std::string& text, PlanOptions& options);
+
+}  // namespace ks

@@ -1,0 +1,42 @@
+#pragma once
+// A point: one (kernel, implementation, mode, parameters) to measure. Its id is the SHA-256 of its
+// canonical JSON, so it is the same on every run and machine.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ks {
+
+using Json = nlohmann::json;
+
+struct Point {
+  std::size_t index = 0;  // position in the plan
+  std::string kernel;
+  std::string implementation;
+  std::string mode;
+  Json params;            // every parameter of the kernel, defaults filled in (an object)
+  double timeout_s = 300;
+  std::string id;         // point_id(*this)
+
+  // {"implementation":…,"kernel":…,"mode":…,"params":{…}}: what the id digests.
+  Json identity() const;
+  // Points of one (kernel, implementation, params) share a setup: the same key for every mode.
+  std::string shape_key() const;
+};
+
+// Lowercase hex SHA-256 of canonical_json(point.identity()).
+std::string point_id(const Point& point);
+
+struct Plan {
+  std::vector<Point> points;
+  // Consecutive points sharing a shape_key (the modes of one shape): the unit the work queue hands
+  // out, as [first, last) index ranges into points.
+  struct Group {
+    std::size_t first = 0, last = 0;
+  };
+  std::vector<Group> groups;
+};
+
+}  // namespace ks

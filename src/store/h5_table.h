@@ -1,0 +1,222 @@
+#pragma once
+// Extendable, chunked 1-D datasets, and compound tables whose rows map to a C++ record.
+//
+// A table is described once, as a list of columns (name + accessor into the record); from that list
+// come the in-memory compound type (one 8-byte slot per column), the packed little-endian file type,
+// and the copying of records into and out of row buffers. Reading with a subset of the columns
+// (partial compound I/O) reads only those fields from the file.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "store/h5.h"
+
+namespace ks::h5 {
+
+// A 1-D dataset with an unlimited maximum size, grown by appending at its end.
+class Extendable1D {
+ public:
+  // Datasets whose elements need a type conversion (compounds with strings) get conversion buffers
+  // of `conversion_buffer_bytes`, allocated once: left to HDF5, every read and write would calloc
+  // fresh ones (1 MiB each by default), and that page-faulting memset dominated small appends.
+  struct Options {
+    std::size_t chunk_cache_bytes = 1u << 20;
+    std::size_t conversion_buffer_bytes = 0;  // 0: HDF5's default (allocated per call)
+  };
+
+  static Extendable1D create(hid_t file, const std::string& name, hid_t file_type, hsize_t chunk_elements,
+                             const Options& options);
+  static Extendable1D open(hid_t file, const std::string& name, const Options& options);
+
+  std::uint64_t size() const { return size_; }
+  const std::string& name() const { return name_; }
+  hid_t id() const { return dataset_.get(); }
+
+  // Writes `count` elements of `memory_type` from `buffer` after the current end.
+  void append(hid_t memory_type, std::uint64_t count, const void* buffer);
+  // Reads elements [first, first + count) into `buffer` as `memory_type`.
+  void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const;
+
+  // Resets whatever lies past the end in the file to the fill value (and drops whole chunks there).
+  // A writer killed after its last flush may have left chunk data past the end that the file's
+  // metadata does not count yet; writing variable-length strings over such data makes HDF5 free
+  // the heap objects it appears to reference, which crashes or corrupts live rows. Reopening for
+  // append calls this first. `margin_chunks`: how many chunks past the end the killed writer may
+  // have touched.
+  void clear_past_end(std::uint64_t margin_chunks);
+
+ private:
+  Extendable1D(Handle dataset, std::string name, std::uint64_t size, std::size_t conversion_buffer_bytes);
+  hid_t transfer_properties() const { return transfer_.valid() ? transfer_.get() : H5P_DEFAULT; }
+
+  Handle dataset_;
+  std::string name_;
+  std::uint64_t size_ = 0;
+  // The buffers live on the heap, so moving the object keeps the pointers in transfer_ valid.
+  std::vector<std::byte> conversion_buffer_, background_buffer_;
+  Handle transfer_;
+};
+
+// One column: its name in the file and where its value lives in the record.
+template <class Record>
+struct Column {
+  using Accessor = std::variant<std::string& (*)(Record&), std::int32_t& (*)(Record&), std::int64_t& (*)(Record&),
+                                std::uint64_t& (*)(Record&), double& (*)(Record&)>;
+  std::string name;
+  Accessor access;
+};
+
+// Column<RECORD>{"name", accessor to RECORD's `member`}; member may be nested (stats.median_ns).
+#define KS_H5_COLUMN(RECORD, NAME, MEMBER) \
+  ::ks::h5::Column<RECORD> { NAME, +[](RECORD& r) -> decltype((r.MEMBER)) { return r.MEMBER; } }
+
+// Every column occupies an 8-byte slot in memory: a char* for strings, the number otherwise.
+inline constexpr std::size_t kSlotBytes = 8;
+
+// The non-template half of CompoundLayout: HDF5 types of the columns.
+hid_t native_type_of(std::size_t variant_index, hid_t string_type);
+hid_t file_type_of(std::size_t variant_index, hid_t string_type);
+Handle compound_type(const std::vector<std::string>& names, const std::vector<hid_t>& member_types,
+                     const std::vector<std::size_t>& offsets, std::size_t total_size);
+
+template <class Record>
+class CompoundLayout {
+ public:
+  explicit CompoundLayout(std::vector<Column<Record>> columns) : columns_(std::move(columns)) { build_types(); }
+
+  // The same record, restricted to `names` (in that order): reads then touch only those fields.
+  CompoundLayout subset(std::initializer_list<std::string_view> names) const {
+    std::vector<Column<Record>> chosen;
+    for (std::string_view name : names) chosen.push_back(column_named(name));
+    return CompoundLayout(std::move(chosen));
+  }
+
+  std::size_t row_bytes() const { return columns_.size() * kSlotBytes; }
+  hid_t memory_type() const { return memory_type_.get(); }
+  hid_t file_type() const { return file_type_.get(); }
+  const std::vector<Column<Record>>& columns() const { return columns_; }
+
+  // Copies the record into its row slots. String slots point into `record`, which must outlive the write.
+  void pack(Record& record, std::byte* row) const {
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      std::byte* slot = row + i * kSlotBytes;
+      std::visit([&](auto access) { store_slot(access(record), slot); }, columns_[i].access);
+    }
+  }
+
+  // Copies the row slots read from the file into the record's fields of this layout.
+  void unpack(const std::byte* row, Record& record) const {
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      const std::byte* slot = row + i * kSlotBytes;
+      std::visit([&](auto access) { load_slot(slot, access(record)); }, columns_[i].access);
+    }
+  }
+
+ private:
+  static void store_slot(const std::string& value, std::byte* slot) {
+    const char* text = value.c_str();
+    std::memcpy(slot, &text, sizeof text);
+  }
+  template <class Number>
+  static void store_slot(const Number& value, std::byte* slot) {
+    std::memcpy(slot, &value, sizeof value);
+  }
+  static void load_slot(const std::byte* slot, std::string& value) {
+    const char* text = nullptr;
+    std::memcpy(&text, slot, sizeof text);
+    value = text != nullptr ? text : "";
+  }
+  template <class Number>
+  static void load_slot(const std::byte* slot, Number& value) {
+    std::memcpy(&value, slot, sizeof value);
+  }
+
+  const Column<Record>& column_named(std::string_view name) const {
+    for (const auto& column : columns_) {
+      if (column.name == name) return column;
+    }
+    throw ResultsFileError("no column named " + std::string(name));
+  }
+
+  void build_types() {
+    string_type_ = string_type();
+    std::vector<std::string> names;
+    std::vector<hid_t> native, file;
+    std::vector<std::size_t> memory_offsets, file_offsets;
+    std::size_t file_size = 0;
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      const std::size_t kind = columns_[i].access.index();
+      names.push_back(columns_[i].name);
+      native.push_back(native_type_of(kind, string_type_.get()));
+      file.push_back(file_type_of(kind, string_type_.get()));
+      memory_offsets.push_back(i * kSlotBytes);
+      file_offsets.push_back(file_size);
+      file_size += H5Tget_size(file.back());
+    }
+    memory_type_ = compound_type(names, native, memory_offsets, row_bytes());
+    file_type_ = compound_type(names, file, file_offsets, file_size);
+  }
+
+  std::vector<Column<Record>> columns_;
+  Handle string_type_, memory_type_, file_type_;
+};
+
+// A compound dataset of Records that grows at its end.
+template <class Record>
+class Table {
+ public:
+  static Table create(hid_t file, const std::string& name, const CompoundLayout<Record>& layout, hsize_t chunk_rows,
+                      const Extendable1D::Options& options) {
+    return Table(Extendable1D::create(file, name, layout.file_type(), chunk_rows, options));
+  }
+  static Table open(hid_t file, const std::string& name, const Extendable1D::Options& options) {
+    return Table(Extendable1D::open(file, name, options));
+  }
+
+  std::uint64_t size() const { return rows_.size(); }
+  void clear_past_end(std::uint64_t margin_chunks) { rows_.clear_past_end(margin_chunks); }
+
+  void append(std::span<Record> records, const CompoundLayout<Record>& layout) {
+    std::vector<std::byte> buffer(records.size() * layout.row_bytes());
+    for (std::size_t i = 0; i < records.size(); ++i) layout.pack(records[i], buffer.data() + i * layout.row_bytes());
+    rows_.append(layout.memory_type(), records.size(), buffer.data());
+  }
+
+  // Rows [first, first + count) with the fields of `layout` filled (the others keep their defaults).
+  std::vector<Record> read(const CompoundLayout<Record>& layout, std::uint64_t first, std::uint64_t count) const {
+    std::vector<Record> records(count);
+    for (std::uint64_t done = 0; done < count; done += kReadBlockRows) {
+      const std::uint64_t block = std::min<std::uint64_t>(kReadBlockRows, count - done);
+      read_block(layout, first + done, std::span<Record>(records.data() + done, block));
+    }
+    return records;
+  }
+  std::vector<Record> read_all(const CompoundLayout<Record>& layout) const { return read(layout, 0, size()); }
+
+ private:
+  // Bounds the row buffer (and HDF5's string allocations) when reading large tables.
+  static constexpr std::uint64_t kReadBlockRows = 4096;
+
+  explicit Table(Extendable1D rows) : rows_(std::move(rows)) {}
+
+  void read_block(const CompoundLayout<Record>& layout, std::uint64_t first, std::span<Record> out) const {
+    std::vector<std::byte> buffer(out.size() * layout.row_bytes());
+    rows_.read(layout.memory_type(), first, out.size(), buffer.data());
+    for (std::size_t i = 0; i < out.size(); ++i) layout.unpack(buffer.data() + i * layout.row_bytes(), out[i]);
+    // The strings HDF5 allocated for this block are copied out: give them back.
+    const hsize_t n = out.size();
+    Handle space = own_dataspace(H5Screate_simple(1, &n, nullptr), "describing the rows read from " + rows_.name());
+    H5Dvlen_reclaim(layout.memory_type(), space.get(), H5P_DEFAULT, buffer.data());
+  }
+
+  Extendable1D rows_;
+};
+
+}  // namespace ks::h5

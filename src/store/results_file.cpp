@@ -1,0 +1,487 @@
+#include "store/results_file.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "store/h5_table.h"
+
+namespace ks {
+
+namespace {
+
+// Chunk sizes: /runs rows are about 370 bytes on disk, so 1024 rows make a ~380 KiB chunk; 64 Ki
+// samples make a 512 KiB chunk. The caches hold a few chunks, so the chunk being filled stays in
+// memory between small appends and is written once per flush.
+constexpr hsize_t kRunsChunkRows = 1024;
+constexpr hsize_t kSamplesChunk = 64 * 1024;
+constexpr hsize_t kSmallTableChunkRows = 16;
+constexpr h5::Extendable1D::Options kRunsOptions{.chunk_cache_bytes = 4u << 20, .conversion_buffer_bytes = 256u << 10};
+constexpr h5::Extendable1D::Options kSamplesOptions{.chunk_cache_bytes = 4u << 20, .conversion_buffer_bytes = 0};
+constexpr h5::Extendable1D::Options kSmallTableOptions{.chunk_cache_bytes = 1u << 20,
+                                                       .conversion_buffer_bytes = 16u << 10};
+
+// How many chunks past the flushed end a killed writer may have written into: rank 0 flushes every
+// 64 results or 2 seconds, far less than 64 chunks of any table.
+constexpr std::uint64_t kCrashMarginChunks = 64;
+
+constexpr const char* kFormatName = "kernelsweep-results";
+
+h5::CompoundLayout<RunRecord> run_layout() {
+  using R = RunRecord;
+  return h5::CompoundLayout<R>({
+      KS_H5_COLUMN(R, "point_id", point_id),
+      KS_H5_COLUMN(R, "kernel", kernel),
+      KS_H5_COLUMN(R, "implementation", implementation),
+      KS_H5_COLUMN(R, "mode", mode),
+      KS_H5_COLUMN(R, "params", params_json),
+      KS_H5_COLUMN(R, "status", status),
+      KS_H5_COLUMN(R, "message", message),
+      KS_H5_COLUMN(R, "rank", rank),
+      KS_H5_COLUMN(R, "host", host),
+      KS_H5_COLUMN(R, "gpu_uuid", gpu_uuid),
+      KS_H5_COLUMN(R, "started_at", started_at),
+      KS_H5_COLUMN(R, "ended_at", ended_at),
+      KS_H5_COLUMN(R, "n_warmup", n_warmup),
+      KS_H5_COLUMN(R, "n_repeat", n_repeat),
+      KS_H5_COLUMN(R, "median_ns", stats.median_ns),
+      KS_H5_COLUMN(R, "p20_ns", stats.p20_ns),
+      KS_H5_COLUMN(R, "p80_ns", stats.p80_ns),
+      KS_H5_COLUMN(R, "mean_ns", stats.mean_ns),
+      KS_H5_COLUMN(R, "min_ns", stats.min_ns),
+      KS_H5_COLUMN(R, "max_ns", stats.max_ns),
+      KS_H5_COLUMN(R, "stddev_ns", stats.stddev_ns),
+      KS_H5_COLUMN(R, "flops", flops),
+      KS_H5_COLUMN(R, "bytes", bytes),
+      KS_H5_COLUMN(R, "tflops", tflops),
+      KS_H5_COLUMN(R, "gbps", gbps),
+      KS_H5_COLUMN(R, "device_peak_bytes", device_peak_bytes),
+      KS_H5_COLUMN(R, "protocol_digest", protocol_digest),
+      KS_H5_COLUMN(R, "environment_digest", environment_digest),
+      KS_H5_COLUMN(R, "workload_digest", workload_digest),
+      KS_H5_COLUMN(R, "implementation_digest", implementation_digest),
+      KS_H5_COLUMN(R, "samples_offset", samples_offset),
+      KS_H5_COLUMN(R, "samples_count", samples_count),
+  });
+}
+
+h5::CompoundLayout<DigestedDocument> document_layout() {
+  using D = DigestedDocument;
+  return h5::CompoundLayout<D>({KS_H5_COLUMN(D, "digest", digest), KS_H5_COLUMN(D, "json", json)});
+}
+
+h5::CompoundLayout<RankInfo> rank_layout() {
+  using K = RankInfo;
+  return h5::CompoundLayout<K>({
+      KS_H5_COLUMN(K, "rank", rank),
+      KS_H5_COLUMN(K, "host", host),
+      KS_H5_COLUMN(K, "gpu_index", gpu_index),
+      KS_H5_COLUMN(K, "gpu_uuid", gpu_uuid),
+      KS_H5_COLUMN(K, "pci_bus_id", pci_bus_id),
+      KS_H5_COLUMN(K, "gpu_name", gpu_name),
+  });
+}
+
+h5::CompoundLayout<SessionInfo> session_layout() {
+  using S = SessionInfo;
+  return h5::CompoundLayout<S>({
+      KS_H5_COLUMN(S, "started_at", started_at),
+      KS_H5_COLUMN(S, "world_size", world_size),
+      KS_H5_COLUMN(S, "host", host),
+      KS_H5_COLUMN(S, "command_line", command_line),
+      KS_H5_COLUMN(S, "kernelsweep_version", kernelsweep_version),
+      KS_H5_COLUMN(S, "git_commit", git_commit),
+  });
+}
+
+SessionInfo first_session(const RunInfo& info) {
+  return {info.started_at, info.world_size, info.host, info.command_line, info.kernelsweep_version,
+          info.git_commit};
+}
+
+bool is_known_status(const std::string& status) {
+  return std::find(std::begin(kStatuses), std::end(kStatuses), status) != std::end(kStatuses);
+}
+
+// Between flushes the writer's metadata stays in memory: HDF5 evicting a dirty entry early (the
+// dataset's new size, a B-tree node, a heap of strings) would put part of an unflushed append on
+// disk, and a writer killed then leaves a file whose /runs counts rows whose strings were never
+// written. With evictions off, metadata reaches the file only in H5Fflush. Automatic resizing must
+// be off for evictions to be off.
+void postpone_metadata_writes(hid_t file) {
+  H5AC_cache_config_t config{};
+  config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  h5::check_status(H5Fget_mdc_config(file, &config), "reading the metadata cache configuration");
+  config.incr_mode = H5C_incr__off;
+  config.flash_incr_mode = H5C_flash_incr__off;
+  config.decr_mode = H5C_decr__off;
+  config.evictions_enabled = false;
+  h5::check_status(H5Fset_mdc_config(file, &config), "turning metadata cache evictions off");
+}
+
+// The file access properties every open uses. The format is capped at HDF5 1.8's: that superblock
+// has no "file is open for writing" flag, which a killed writer would leave set (HDF5 1.10 then
+// refuses to open the file until `h5clear -s`), and 1.8-era readers open the file too.
+h5::Handle file_access(bool file_locking) {
+  h5::Handle fapl = h5::own_property_list(H5Pcreate(H5P_FILE_ACCESS), "making file access properties");
+  h5::check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_EARLIEST, H5F_LIBVER_V18),
+                   "capping the file format at HDF5 1.8");
+  if (!file_locking) {
+    h5::check_status(H5Pset_file_locking(fapl.get(), false, true), "turning file locking off");
+  }
+  return fapl;
+}
+
+void write_root_attributes(hid_t file, const RunInfo& info) {
+  h5::write_string_attribute(file, "format", kFormatName);
+  h5::write_int64_attribute(file, "layout_version", kResultsLayoutVersion);
+  h5::write_string_attribute(file, "sweep_name", info.sweep_name);
+  h5::write_string_attribute(file, "sweep_path", info.sweep_path);
+  h5::write_string_attribute(file, "sweep_text", info.sweep_text);
+  h5::write_int64_attribute(file, "plan_size", info.plan_size);
+  h5::write_string_attribute(file, "kernelsweep_version", info.kernelsweep_version);
+  h5::write_string_attribute(file, "git_commit", info.git_commit);
+  h5::write_string_attribute(file, "started_at", info.started_at);
+  h5::write_string_attribute(file, "ended_at", info.ended_at);
+  h5::write_int64_attribute(file, "world_size", info.world_size);
+  h5::write_string_attribute(file, "host", info.host);
+  h5::write_string_attribute(file, "command_line", info.command_line);
+}
+
+RunInfo read_root_attributes(hid_t file) {
+  if (h5::read_string_attribute(file, "format") != kFormatName) {
+    throw ResultsFileError(std::string("root attribute format is not \"") + kFormatName + "\"");
+  }
+  RunInfo info;
+  info.layout_version = h5::read_int64_attribute(file, "layout_version");
+  info.sweep_name = h5::read_string_attribute(file, "sweep_name");
+  info.sweep_path = h5::read_string_attribute(file, "sweep_path");
+  info.sweep_text = h5::read_string_attribute(file, "sweep_text");
+  info.plan_size = h5::read_int64_attribute(file, "plan_size");
+  info.kernelsweep_version = h5::read_string_attribute(file, "kernelsweep_version");
+  info.git_commit = h5::read_string_attribute(file, "git_commit");
+  info.started_at = h5::read_string_attribute(file, "started_at");
+  info.ended_at = h5::read_string_attribute(file, "ended_at");
+  info.world_size = static_cast<std::int32_t>(h5::read_int64_attribute(file, "world_size"));
+  info.host = h5::read_string_attribute(file, "host");
+  info.command_line = h5::read_string_attribute(file, "command_line");
+  return info;
+}
+
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    lines.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string quoted_line(const std::vector<std::string>& lines, std::size_t index) {
+  if (index >= lines.size()) return "no line";
+  return lines[index].empty() ? "an empty line" : "`" + lines[index] + "`";
+}
+
+}  // namespace
+
+struct ResultsFile::Impl {
+  enum class Mode { Create, Append, ReadOnly };
+
+  Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode)
+      : path(std::move(file_path)), writable(mode != Mode::ReadOnly), file(std::move(file_handle)) {
+    const bool fresh = mode == Mode::Create;
+    runs.emplace(fresh ? h5::Table<RunRecord>::create(id(), "/runs", runs_layout, kRunsChunkRows, kRunsOptions)
+                       : h5::Table<RunRecord>::open(id(), "/runs", kRunsOptions));
+    samples.emplace(fresh ? h5::Extendable1D::create(id(), "/samples", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions)
+                          : h5::Extendable1D::open(id(), "/samples", kSamplesOptions));
+    environments.emplace(small_table(documents_layout, "/environments", fresh));
+    protocols.emplace(small_table(documents_layout, "/protocols", fresh));
+    ranks.emplace(small_table(ranks_layout, "/ranks", fresh));
+    sessions.emplace(small_table(sessions_layout, "/sessions", fresh));
+    if (fresh) h5::write_string_attribute(samples->id(), "units", "ns");
+    if (writable) postpone_metadata_writes(id());
+    if (mode == Mode::Append) clear_past_ends();
+    if (writable) remember_stored_keys();
+  }
+
+  // The file may come from a killed writer: start appending from exactly its flushed state.
+  void clear_past_ends() {
+    runs->clear_past_end(kCrashMarginChunks);
+    samples->clear_past_end(kCrashMarginChunks);
+    environments->clear_past_end(kCrashMarginChunks);
+    protocols->clear_past_end(kCrashMarginChunks);
+    ranks->clear_past_end(kCrashMarginChunks);
+    sessions->clear_past_end(kCrashMarginChunks);
+  }
+
+  hid_t id() const { return file.get(); }
+
+  template <class Record>
+  h5::Table<Record> small_table(const h5::CompoundLayout<Record>& layout,
+                                                           const std::string& name, bool fresh) {
+    return fresh ? h5::Table<Record>::create(id(), name, layout, kSmallTableChunkRows, kSmallTableOptions)
+                 : h5::Table<Record>::open(id(), name, kSmallTableOptions);
+  }
+
+  // The keys that make puts idempotent across sessions: digests and rank rows already stored.
+  void remember_stored_keys() {
+    for (const auto& document : environments->read_all(documents_layout)) environment_digests.insert(document.digest);
+    for (const auto& document : protocols->read_all(documents_layout)) protocol_digests.insert(document.digest);
+    stored_ranks = ranks->read_all(ranks_layout);
+  }
+
+  void require_writable(std::string_view action) const {
+    if (!writable) throw ResultsFileError(std::string("cannot ") + std::string(action) + ": the file was opened read-only");
+    if (!file.valid()) throw ResultsFileError(std::string("cannot ") + std::string(action) + ": the file is closed");
+  }
+
+  void put_document(h5::Table<DigestedDocument>& table, std::set<std::string>& digests, const std::string& digest,
+                    const std::string& json_text) {
+    if (digest.empty()) throw ResultsFileError("a document's digest is empty");
+    if (digests.contains(digest)) return;
+    DigestedDocument document{digest, json_text};
+    table.append(std::span(&document, 1), documents_layout);
+    digests.insert(digest);
+  }
+
+  // Datasets first, then the file: HDF5 keeps a file open while any of its objects is.
+  void close() {
+    runs.reset();
+    samples.reset();
+    environments.reset();
+    protocols.reset();
+    ranks.reset();
+    sessions.reset();
+    if (!file.reset()) h5::fail("closing the file");
+  }
+
+  std::filesystem::path path;
+  bool writable;
+  h5::Handle file;
+  h5::CompoundLayout<RunRecord> runs_layout = run_layout();
+  h5::CompoundLayout<DigestedDocument> documents_layout = document_layout();
+  h5::CompoundLayout<RankInfo> ranks_layout = rank_layout();
+  h5::CompoundLayout<SessionInfo> sessions_layout = session_layout();
+  std::optional<h5::Table<RunRecord>> runs;
+  std::optional<h5::Extendable1D> samples;
+  std::optional<h5::Table<DigestedDocument>> environments, protocols;
+  std::optional<h5::Table<RankInfo>> ranks;
+  std::optional<h5::Table<SessionInfo>> sessions;
+  std::set<std::string> environment_digests, protocol_digests;
+  std::vector<RankInfo> stored_ranks;
+};
+
+namespace {
+
+// Runs `body` with HDF5's stderr printing off, and prefixes any failure with the file and the action.
+template <class Body>
+auto guarded(const std::filesystem::path& path, std::string_view action, Body&& body) -> decltype(body()) {
+  h5::QuietErrors quiet;
+  try {
+    return body();
+  } catch (const ResultsFileError& error) {
+    throw ResultsFileError("results file " + path.string() + ": " + std::string(action) + ": " + error.what());
+  }
+}
+
+}  // namespace
+
+ResultsFile::ResultsFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ResultsFile::ResultsFile(ResultsFile&&) noexcept = default;
+ResultsFile& ResultsFile::operator=(ResultsFile&&) noexcept = default;
+ResultsFile::~ResultsFile() = default;
+
+ResultsFile::Impl& ResultsFile::impl() const {
+  if (!impl_) throw ResultsFileError("the results file was finished (closed) already");
+  return *impl_;
+}
+
+const std::filesystem::path& ResultsFile::path() const { return impl().path; }
+
+ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo& info) {
+  if (std::filesystem::exists(path)) {
+    throw ResultsFileError("refusing to create results file " + path.string() + ": it already exists");
+  }
+  return guarded(path, "creating it", [&] {
+    h5::Handle fapl = file_access(true);
+    // H5F_ACC_EXCL as well: a file that appears between the check above and here is not replaced either.
+    h5::Handle file =
+        h5::own_file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "creating the HDF5 file");
+    write_root_attributes(file.get(), info);
+    auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create);
+    SessionInfo session = first_session(info);
+    impl->sessions->append(std::span(&session, 1), impl->sessions_layout);
+    return ResultsFile(std::move(impl));
+  });
+}
+
+ResultsFile ResultsFile::open_for_append(const std::filesystem::path& path) {
+  return guarded(path, "opening it to append", [&] {
+    h5::Handle fapl = file_access(true);
+    h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file");
+    read_root_attributes(file.get());  // refuses a file that is not ours before touching it
+    h5::write_string_attribute(file.get(), "ended_at", "");
+    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append));
+  });
+}
+
+ResultsFile ResultsFile::open_read_only(const std::filesystem::path& path) {
+  return guarded(path, "opening it to read", [&] {
+    h5::Handle fapl = file_access(false);
+    h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), "opening the HDF5 file");
+    read_root_attributes(file.get());
+    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::ReadOnly));
+  });
+}
+
+void ResultsFile::append(std::vector<RunRecord>& batch) {
+  Impl& self = impl();
+  guarded(self.path, "appending " + std::to_string(batch.size()) + " runs", [&] {
+    self.require_writable("append runs");
+    std::vector<double> samples;
+    for (RunRecord& record : batch) {
+      if (!is_known_status(record.status)) {
+        throw ResultsFileError("point " + record.point_id + " has unknown status \"" + record.status + "\"");
+      }
+      record.samples_offset = self.samples->size() + samples.size();
+      record.samples_count = record.samples_ns.size();
+      samples.insert(samples.end(), record.samples_ns.begin(), record.samples_ns.end());
+    }
+    // Samples before rows: a crash between the two leaves unreferenced samples, never a row
+    // pointing past the end of /samples.
+    self.samples->append(H5T_NATIVE_DOUBLE, samples.size(), samples.data());
+    self.runs->append(std::span(batch), self.runs_layout);
+  });
+}
+
+void ResultsFile::put_environment(const std::string& digest, const std::string& json_text) {
+  Impl& self = impl();
+  guarded(self.path, "storing environment " + digest, [&] {
+    self.require_writable("store an environment");
+    self.put_document(*self.environments, self.environment_digests, digest, json_text);
+  });
+}
+
+void ResultsFile::put_protocol(const std::string& digest, const std::string& json_text) {
+  Impl& self = impl();
+  guarded(self.path, "storing protocol " + digest, [&] {
+    self.require_writable("store a protocol");
+    self.put_document(*self.protocols, self.protocol_digests, digest, json_text);
+  });
+}
+
+void ResultsFile::put_rank(const RankInfo& rank) {
+  Impl& self = impl();
+  guarded(self.path, "storing rank " + std::to_string(rank.rank), [&] {
+    self.require_writable("store a rank");
+    if (std::find(self.stored_ranks.begin(), self.stored_ranks.end(), rank) != self.stored_ranks.end()) return;
+    RankInfo row = rank;
+    self.ranks->append(std::span(&row, 1), self.ranks_layout);
+    self.stored_ranks.push_back(rank);
+  });
+}
+
+void ResultsFile::add_session(const SessionInfo& session) {
+  Impl& self = impl();
+  guarded(self.path, "recording a session", [&] {
+    self.require_writable("record a session");
+    SessionInfo row = session;
+    self.sessions->append(std::span(&row, 1), self.sessions_layout);
+  });
+}
+
+void ResultsFile::flush() {
+  Impl& self = impl();
+  guarded(self.path, "flushing", [&] {
+    self.require_writable("flush");
+    h5::check_status(H5Fflush(self.id(), H5F_SCOPE_GLOBAL), "H5Fflush");
+  });
+}
+
+void ResultsFile::finish(const std::string& ended_at) {
+  Impl& self = impl();
+  guarded(self.path, "finishing", [&] {
+    self.require_writable("finish");
+    h5::write_string_attribute(self.id(), "ended_at", ended_at);
+    self.close();
+  });
+  impl_.reset();
+}
+
+RunInfo ResultsFile::read_info() const {
+  Impl& self = impl();
+  return guarded(self.path, "reading the root attributes", [&] { return read_root_attributes(self.id()); });
+}
+
+std::vector<RunRecord> ResultsFile::read_runs() const {
+  Impl& self = impl();
+  return guarded(self.path, "reading /runs", [&] { return self.runs->read_all(self.runs_layout); });
+}
+
+std::vector<double> ResultsFile::read_samples(std::uint64_t offset, std::uint64_t count) const {
+  Impl& self = impl();
+  return guarded(self.path, "reading /samples", [&] {
+    std::vector<double> values(count);
+    self.samples->read(H5T_NATIVE_DOUBLE, offset, count, values.data());
+    return values;
+  });
+}
+
+std::vector<DigestedDocument> ResultsFile::read_environments() const {
+  Impl& self = impl();
+  return guarded(self.path, "reading /environments", [&] { return self.environments->read_all(self.documents_layout); });
+}
+
+std::vector<DigestedDocument> ResultsFile::read_protocols() const {
+  Impl& self = impl();
+  return guarded(self.path, "reading /protocols", [&] { return self.protocols->read_all(self.documents_layout); });
+}
+
+std::vector<RankInfo> ResultsFile::read_ranks() const {
+  Impl& self = impl();
+  return guarded(self.path, "reading /ranks", [&] { return self.ranks->read_all(self.ranks_layout); });
+}
+
+std::vector<SessionInfo> ResultsFile::read_sessions() const {
+  Impl& self = impl();
+  return guarded(self.path, "reading /sessions", [&] { return self.sessions->read_all(self.sessions_layout); });
+}
+
+std::set<std::string> ResultsFile::passed_point_ids() const {
+  Impl& self = impl();
+  return guarded(self.path, "reading the passed points in /runs", [&] {
+    // Two columns only: partial compound reads skip the other fields (and their strings).
+    std::set<std::string> passed;
+    for (auto& row : self.runs->read_all(self.runs_layout.subset({"point_id", "status"}))) {
+      if (row.status == "passed") passed.insert(std::move(row.point_id));
+    }
+    return passed;
+  });
+}
+
+std::map<std::string, std::string> ResultsFile::latest_status_by_point() const {
+  Impl& self = impl();
+  return guarded(self.path, "reading the statuses in /runs", [&] {
+    const auto layout = self.runs_layout.subset({"point_id", "status"});
+    std::map<std::string, std::string> latest;
+    for (auto& row : self.runs->read_all(layout)) latest[row.point_id] = std::move(row.status);
+    return latest;
+  });
+}
+
+std::uint64_t ResultsFile::run_count() const { return impl().runs->size(); }
+std::uint64_t ResultsFile::sample_count() const { return impl().samples->size(); }
+
+std::string describe_sweep_text_change(std::string_view stored, std::string_view given) {
+  if (stored == given) return "";
+  const std::vector<std::string> old_lines = split_lines(stored), new_lines = split_lines(given);
+  std::size_t first = 0;
+  while (first < old_lines.size() && first < new_lines.size() && old_lines[first] == new_lines[first]) ++first;
+  return "line " + std::to_string(first + 1) + ": the results file's sweep has " + quoted_line(old_lines, first) +
+         ", the sweep file has " + quoted_line(new_lines, first) + " (" + std::to_string(old_lines.size()) +
+         " lines stored, " + std::to_string(new_lines.size()) + " given)";
+}
+
+}  // namespace ks

@@ -1,0 +1,127 @@
+#pragma once
+// The HDF5 results file of one run (docs/hdf5-layout.md describes the layout). Rank 0 alone writes
+// it: the other ranks stream their RunRecords to rank 0, which appends them in batches and flushes.
+//
+// Crash safety: flush() is H5Fflush. The file uses the oldest HDF5 file format (the library's
+// default bounds), whose superblock has no "open for writing" flag, so a writer killed without
+// closing leaves a file that any reader opens as it was at the last flush (tests/unit/store_test.cpp,
+// CrashAfterFlushKeepsFlushedRows). Not thread-safe: one thread of rank 0 uses it.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/h5.h"
+#include "store/run_record.h"
+
+namespace ks {
+
+// Bumped when the layout changes in a way a reader must know; stored as the root attribute layout_version.
+inline constexpr std::int64_t kResultsLayoutVersion = 1;
+
+// The root group's attributes: what was swept, and the session that created the file.
+struct RunInfo {
+  std::string sweep_name;
+  std::string sweep_path;
+  std::string sweep_text;  // the sweep file's exact text: resume compares it, `status` re-plans from it
+  std::int64_t plan_size = 0;
+  std::string kernelsweep_version;
+  std::string git_commit;
+  std::string started_at;  // UTC, ISO 8601 with milliseconds
+  std::string ended_at;    // empty while a session is running, or after one was killed
+  std::int32_t world_size = 1;
+  std::string host;          // rank 0's hostname
+  std::string command_line;  // rank 0's argv, joined by spaces
+  std::int64_t layout_version = kResultsLayoutVersion;  // read back from the file; create() writes the constant
+};
+
+// One row of /sessions: the session that created the file, then one per --resume.
+struct SessionInfo {
+  std::string started_at;
+  std::int32_t world_size = 1;
+  std::string host;
+  std::string command_line;
+  std::string kernelsweep_version;
+  std::string git_commit;
+};
+
+// One row of /ranks: where a rank ran. gpu_index is -1 and the GPU strings empty on a CPU rank.
+struct RankInfo {
+  std::int32_t rank = 0;
+  std::string host;
+  std::int32_t gpu_index = -1;
+  std::string gpu_uuid;
+  std::string pci_bus_id;
+  std::string gpu_name;
+  bool operator==(const RankInfo&) const = default;
+};
+
+// One row of /environments or /protocols: a document's canonical JSON, keyed by its content digest.
+struct DigestedDocument {
+  std::string digest;  // "sha256:…"
+  std::string json;
+};
+
+class ResultsFile {
+ public:
+  // Creates the file and its (empty) tables, writes the root attributes and the first /sessions row.
+  // Throws ResultsFileError when `path` exists: the caller decides between --resume and --overwrite.
+  static ResultsFile create(const std::filesystem::path& path, const RunInfo& info);
+  // Reopens an existing file to append to its tables (--resume). Clears ended_at until finish().
+  static ResultsFile open_for_append(const std::filesystem::path& path);
+  // Opens for reading only (status, reports, tests). Without HDF5 file locking, so it also reads a
+  // file a running sweep is writing, as of that sweep's last flush.
+  static ResultsFile open_read_only(const std::filesystem::path& path);
+
+  ResultsFile(ResultsFile&&) noexcept;
+  ResultsFile& operator=(ResultsFile&&) noexcept;
+  ~ResultsFile();  // closes without setting ended_at (as an interrupted run would leave it)
+
+  const std::filesystem::path& path() const;
+
+  // Appends the records to /runs and their samples_ns to /samples, setting each record's
+  // samples_offset and samples_count. A record's status must be one of kStatuses.
+  void append(std::vector<RunRecord>& batch);
+  // Store the document once per digest; a digest already stored (this session or an earlier one) is skipped.
+  void put_environment(const std::string& digest, const std::string& json_text);
+  void put_protocol(const std::string& digest, const std::string& json_text);
+  // Appends the rank's row unless an identical row is already stored.
+  void put_rank(const RankInfo& rank);
+  // Records a resumed session (create() records the first one from its RunInfo).
+  void add_session(const SessionInfo& session);
+  // Writes everything appended so far to the file: a crash after this loses none of it.
+  void flush();
+  // Sets the root attribute ended_at and closes the file; the object is unusable afterwards.
+  void finish(const std::string& ended_at);
+
+  // Reading works on any open file (also one being appended to).
+  RunInfo read_info() const;
+  std::vector<RunRecord> read_runs() const;  // every row, without samples_ns
+  std::vector<double> read_samples(std::uint64_t offset, std::uint64_t count) const;
+  std::vector<DigestedDocument> read_environments() const;
+  std::vector<DigestedDocument> read_protocols() const;
+  std::vector<RankInfo> read_ranks() const;
+  std::vector<SessionInfo> read_sessions() const;
+  // Points with at least one passed row: --resume skips them.
+  std::set<std::string> passed_point_ids() const;
+  // Each point's latest row's status (rows are in arrival order, so a rerun after --resume wins).
+  std::map<std::string, std::string> latest_status_by_point() const;
+  std::uint64_t run_count() const;
+  std::uint64_t sample_count() const;
+
+ private:
+  struct Impl;
+  explicit ResultsFile(std::unique_ptr<Impl> impl);
+  Impl& impl() const;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Empty when the texts are equal; otherwise what changed, for --resume's refusal, such as
+// "line 7: the results file has `  n: [1, 2]`, the sweep file has `  n: [1, 2, 4]` (2 lines differ)".
+std::string describe_sweep_text_change(std::string_view stored, std::string_view given);
+
+}  // namespace ks

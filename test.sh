@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# ./test.sh: install what is missing, build, and run the whole test suite (ctest).
+# Tests labelled gpu skip themselves where no GPU is present.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/install-deps.sh
+scripts/build.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"

@@ -1,0 +1,254 @@
+// `kernelsweep run` under the real mpirun, on the CPU path: 1, 2 and 4 ranks; crashes, hangs and
+// errors inside points; a job killed part way and resumed; the dynamic queue against static.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernelindex/kernelindex.h"
+#include "store/results_file.h"
+#include "support/cli_runner.h"
+
+namespace ks::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr const char* kQuickProtocol = R"(protocol:
+  warmup_ms: 1
+  rep_ms: 4
+  max_repeat: 100
+  flush_bytes: 0
+)";
+
+std::string sweep_text(const std::string& name, const std::string& kernels) {
+  return fmt::format("name: {}\n{}kernels:\n{}", name, kQuickProtocol, kernels);
+}
+
+// Every rank count must see: each planned point exactly once in /runs, samples where /runs says,
+// one document per run whose digests recompute.
+constexpr const char* kMixedKernels = R"(  - kernel: test_sleep
+    implementations: [cpu, gpu_only]
+    modes: [forward, backward]
+    grid:
+      id: {from: 1, to: 6, step: 1}
+  - kernel: gemm
+    implementations: [cpu]
+    grid:
+      M: [16, 33]
+      N: [8]
+      K: [24]
+      dtype: [fp32, bf16]
+)";
+
+Json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return Json::parse(in);
+}
+
+std::vector<std::string> planned_ids(const fs::path& sweep) {
+  const auto planned = run_shell(fmt::format("{} plan {} --json", KS_TEST_CLI, sweep.string()));
+  EXPECT_EQ(planned.exit_code, 0) << planned.output;
+  std::vector<std::string> ids;
+  for (const auto& p : Json::parse(planned.output)) ids.push_back(p.at("id").get<std::string>());
+  return ids;
+}
+
+class RunOnRanks : public ::testing::TestWithParam<int> {};
+
+TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
+  const int ranks = GetParam();
+  const fs::path dir = fresh_directory(fmt::format("run_on_{}_ranks", ranks));
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, sweep_text("mixed", kMixedKernels));
+  const auto ids = planned_ids(sweep);
+  ASSERT_EQ(ids.size(), 6u * 2 * 2 + 4u);
+
+  const auto run = run_shell(mpirun_test_cli(ranks, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const ResultsFile file = ResultsFile::open_read_only(dir / "mixed.h5");
+  EXPECT_EQ(file.read_info().world_size, ranks);
+  EXPECT_FALSE(file.read_info().ended_at.empty());
+  const auto rows = file.read_runs();
+  std::map<std::string, int> seen;
+  std::set<int> ranks_used;
+  for (const RunRecord& r : rows) {
+    ++seen[r.point_id];
+    ranks_used.insert(r.rank);
+    if (r.implementation == "gpu_only") {
+      EXPECT_EQ(r.status, "skipped") << r.point_id;  // no GPU here
+      EXPECT_NE(r.message.find("GPU"), std::string::npos) << r.message;
+      continue;
+    }
+    EXPECT_EQ(r.status, "passed") << r.point_id << " " << r.message;
+    ASSERT_EQ(r.samples_count, static_cast<std::uint64_t>(r.n_repeat));
+    const auto samples = file.read_samples(r.samples_offset, r.samples_count);
+    EXPECT_DOUBLE_EQ(*std::min_element(samples.begin(), samples.end()), r.stats.min_ns);
+    EXPECT_DOUBLE_EQ(*std::max_element(samples.begin(), samples.end()), r.stats.max_ns);
+    EXPECT_GE(r.stats.median_ns, r.stats.min_ns);
+    EXPECT_FALSE(r.protocol_digest.empty());
+  }
+  EXPECT_EQ(rows.size(), ids.size());
+  for (const auto& id : ids) EXPECT_EQ(seen[id], 1) << id;
+  if (ranks > 1) EXPECT_GT(ranks_used.size(), 1u) << "the work should spread over the ranks";
+
+  std::size_t documents = 0;
+  for (const auto& entry : fs::directory_iterator(dir / "kernelindex")) {
+    const Json object = read_json(entry.path());
+    EXPECT_TRUE(digest_mismatches(object).empty()) << entry.path();
+    EXPECT_EQ(object.at("run").at("apiVersion"), "kernelindex.dev/v1alpha1");
+    ++documents;
+  }
+  EXPECT_EQ(documents, ids.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, RunOnRanks, ::testing::Values(1, 2, 4));
+
+TEST(RunFailures, CrashHangErrorAndFailedCheckCostOnlyTheirPoint) {
+  const fs::path dir = fresh_directory("run_failures");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, sweep_text("failures", R"(  - kernel: test_crash
+    timeout_s: 3
+    grid:
+      action: [none, sigkill, abort, hang, throw, fail_check]
+  - kernel: test_sleep
+    implementations: [cpu]
+    grid:
+      id: {from: 1, to: 4, step: 1}
+)"));
+  const auto run = run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
+  EXPECT_EQ(run.exit_code, 1) << run.output;  // some points did not pass
+
+  std::map<std::string, std::string> status_by_action;
+  std::size_t sleepers_passed = 0;
+  for (const RunRecord& r : ResultsFile::open_read_only(dir / "failures.h5").read_runs()) {
+    const Json params = Json::parse(r.params_json);
+    if (r.kernel == "test_crash") status_by_action[params.at("action")] = r.status + ": " + r.message;
+    else if (r.status == "passed") ++sleepers_passed;
+  }
+  EXPECT_EQ(sleepers_passed, 4u * 2);
+  EXPECT_EQ(status_by_action["none"].rfind("passed", 0), 0u) << status_by_action["none"];
+  EXPECT_EQ(status_by_action["sigkill"].rfind("crashed", 0), 0u) << status_by_action["sigkill"];
+  EXPECT_NE(status_by_action["sigkill"].find("SIGKILL"), std::string::npos) << status_by_action["sigkill"];
+  EXPECT_EQ(status_by_action["abort"].rfind("crashed", 0), 0u) << status_by_action["abort"];
+  EXPECT_EQ(status_by_action["hang"].rfind("timeout", 0), 0u) << status_by_action["hang"];
+  EXPECT_EQ(status_by_action["throw"].rfind("error", 0), 0u) << status_by_action["throw"];
+  EXPECT_NE(status_by_action["throw"].find("thrown on purpose"), std::string::npos);
+  EXPECT_EQ(status_by_action["fail_check"].rfind("failed", 0), 0u) << status_by_action["fail_check"];
+}
+
+TEST(RunResume, KilledJobCompletesWithNoPointMeasuredTwice) {
+  const fs::path dir = fresh_directory("run_resume");
+  const fs::path sweep = dir / "sweep.yaml";
+  // 24 points of ~0.15 s each (setup 100 ms + timing): long enough to kill the job in the middle.
+  write_file(sweep, sweep_text("resume", R"(  - kernel: test_sleep
+    implementations: [cpu]
+    modes: [forward]
+    fixed: {setup_ms: 100}
+    grid:
+      id: {from: 1, to: 24, step: 1}
+)"));
+  const fs::path results = dir / "resume.h5";
+  const std::string command = mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
+  const pid_t job = ::fork();
+  ASSERT_GE(job, 0);
+  if (job == 0) {
+    ::setpgid(0, 0);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    ::execl("/bin/sh", "sh", "-c", (command + " >/dev/null 2>&1").c_str(), nullptr);
+    ::_exit(127);
+  }
+  // Wait until some points are stored (the file is flushed every 2 s), then kill the whole job.
+  std::uint64_t stored = 0;
+  for (int i = 0; i < 600 && stored < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    try {
+      if (fs::exists(results)) stored = ResultsFile::open_read_only(results).run_count();
+    } catch (const std::exception&) {
+      // created but not yet flushed once
+    }
+  }
+  ::kill(-job, SIGKILL);
+  ::waitpid(job, nullptr, 0);
+  run_shell("pkill -KILL -f 'kernelsweep-test worker' || true");
+  ASSERT_GE(stored, 4u) << "the job stored nothing before it was killed";
+  const std::uint64_t before = ResultsFile::open_read_only(results).run_count();
+  ASSERT_LT(before, 24u) << "the job finished before it could be killed; make its points longer";
+
+  const auto again = run_shell(command);
+  EXPECT_EQ(again.exit_code, 2) << "an existing results file must not be replaced silently\n" << again.output;
+  EXPECT_NE(again.output.find("--resume"), std::string::npos) << again.output;
+
+  const auto resumed = run_shell(command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const ResultsFile file = ResultsFile::open_read_only(results);
+  std::map<std::string, int> seen;
+  for (const RunRecord& r : file.read_runs()) {
+    EXPECT_EQ(r.status, "passed");
+    ++seen[r.point_id];
+  }
+  EXPECT_EQ(seen.size(), 24u);
+  for (const auto& [id, count] : seen) EXPECT_EQ(count, 1) << id << " measured twice";
+  EXPECT_EQ(file.read_sessions().size(), 2u);
+
+  const auto status = run_shell(fmt::format("{} status {}", KS_TEST_CLI, results.string()));
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("missing: 0 points"), std::string::npos) << status.output;
+}
+
+TEST(RunResume, RefusesASweepFileThatChanged) {
+  const fs::path dir = fresh_directory("run_resume_changed");
+  const fs::path sweep = dir / "sweep.yaml";
+  const std::string kernels = "  - kernel: noop\n    grid:\n      id: [1, 2]\n";
+  write_file(sweep, sweep_text("changed", kernels));
+  const std::string run = mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
+  ASSERT_EQ(run_shell(run).exit_code, 0);
+  write_file(sweep, sweep_text("changed", "  - kernel: noop\n    grid:\n      id: [1, 2, 3]\n"));
+  const auto refused = run_shell(run + " --resume");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("differs"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("id: [1, 2, 3]"), std::string::npos) << refused.output;
+}
+
+// Points whose setup takes 400 ms and points of 10 ms, alternating: dealt round robin to two ranks,
+// every long point lands on one rank; taken from the dynamic queue, both ranks run long ones.
+std::map<int, int> long_points_per_rank(const std::string& schedule) {
+  const fs::path dir = fresh_directory("balance_" + schedule);
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, sweep_text("balance", R"(  - kernel: test_sleep
+    implementations: [cpu]
+    modes: [forward]
+    zip: [[id, setup_ms]]
+    grid:
+      id: [1, 2, 3, 4, 5, 6, 7, 8]
+      setup_ms: [400, 10, 400, 10, 400, 10, 400, 10]
+)"));
+  const auto run = run_shell(
+      mpirun_test_cli(2, fmt::format("run {} --output-dir {} --schedule {}", sweep.string(), dir.string(), schedule)));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  std::map<int, int> long_points;
+  for (const RunRecord& r : ResultsFile::open_read_only(dir / "balance.h5").read_runs())
+    if (Json::parse(r.params_json).at("setup_ms").get<double>() > 100) ++long_points[r.rank];
+  return long_points;
+}
+
+TEST(RunSchedule, DynamicQueueSpreadsLongPointsWhereStaticDoesNot) {
+  const auto fixed = long_points_per_rank("static");
+  EXPECT_EQ(fixed.size(), 1u) << "round robin deals every long point to one rank";
+  const auto dynamic = long_points_per_rank("dynamic");
+  EXPECT_EQ(dynamic.size(), 2u) << "the free rank should take long points too";
+}
+
+}  // namespace
+}  // namespace ks::testing

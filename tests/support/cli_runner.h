@@ -1,0 +1,24 @@
+#pragma once
+// Running the real kernelsweep binaries (under the real mpirun) from tests.
+#include <filesystem>
+#include <string>
+
+namespace ks::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command, capturing its output; mpirun is allowed to run as root.
+CommandResult run_shell(const std::string& command);
+
+// "mpirun -np N --oversubscribe <kernelsweep-test> ARGS"
+std::string mpirun_test_cli(int ranks, const std::string& args);
+
+// A fresh, empty folder under the build tree for one test.
+std::filesystem::path fresh_directory(const std::string& name);
+
+void write_file(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace ks::testing

@@ -1,0 +1,10 @@
+// kernelsweep with the test kernels registered: what the MPI and CLI tests run.
+#include "cli/cli.h"
+#include "kernels/kernel.h"
+#include "support/test_kernels.h"
+
+int main(int argc, char** argv) {
+  ks::register_builtin_kernels(ks::Registry::global());
+  ks::testing::register_test_kernels(ks::Registry::global());
+  return ks::cli::main(argc, argv);
+}

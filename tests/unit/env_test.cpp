@@ -1,0 +1,152 @@
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "env/environment.h"
+
+namespace {
+
+ks::GpuInfo h200(int index, const std::string& uuid, const std::string& bus) {
+  ks::GpuInfo gpu;
+  gpu.index = index;
+  gpu.name = "NVIDIA H200";
+  gpu.uuid = uuid;
+  gpu.pci_bus_id = bus;
+  gpu.architecture = "sm_90";
+  gpu.memory_bytes = 150754820096;
+  gpu.multiprocessors = 132;
+  gpu.driver_version = "580.159.03";
+  gpu.cuda_driver_version = "13.0";
+  gpu.cuda_runtime_version = "13.0";
+  gpu.cublas_version = "13.0.0";
+  gpu.nccl_version = "2.27.7";
+  return gpu;
+}
+
+ks::HostInfo some_host(const std::string& hostname) {
+  ks::HostInfo host;
+  host.hostname = hostname;
+  host.cpu_vendor = "intel";
+  host.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
+  host.cpu_cores = 112;
+  host.architecture = "x86_64";
+  host.os = "Ubuntu 24.04.2 LTS";
+  host.mpi_version = "Open MPI v4.1.6";
+  return host;
+}
+
+TEST(Environment, HostInfoIsReadFromThisMachine) {
+  const ks::HostInfo host = ks::read_host_info();
+  EXPECT_FALSE(host.hostname.empty());
+  EXPECT_FALSE(host.cpu_model.empty());
+  EXPECT_FALSE(host.cpu_vendor.empty());
+  EXPECT_GT(host.cpu_cores, 0);
+  EXPECT_FALSE(host.architecture.empty());
+  EXPECT_FALSE(host.os.empty()) << "no PRETTY_NAME read from /etc/os-release";
+  EXPECT_TRUE(host.mpi_version.empty()) << "mpi_version is the caller's to fill";
+}
+
+TEST(Environment, NoGpuGivesEmptyInfoWithoutCrashing) {
+  const int count = ks::visible_gpu_count();
+  EXPECT_GE(count, 0);
+#ifndef KERNELSWEEP_HAVE_CUDA
+  EXPECT_EQ(count, 0) << "a build without CUDA sees no GPU";
+#endif
+  // Ordinals outside [0, count) name no GPU, whatever the machine has.
+  EXPECT_EQ(ks::read_gpu_info(count).index, -1);
+  EXPECT_EQ(ks::read_gpu_info(-1).index, -1);
+  if (count == 0) {
+    const ks::GpuInfo gpu = ks::read_gpu_info(0);
+    EXPECT_EQ(gpu.index, -1);
+    EXPECT_TRUE(gpu.name.empty());
+    EXPECT_TRUE(gpu.uuid.empty());
+  }
+}
+
+TEST(Environment, GpuInfoOfAVisibleGpuIsComplete) {
+  if (ks::visible_gpu_count() == 0) GTEST_SKIP() << "no GPU visible here";
+  const ks::GpuInfo gpu = ks::read_gpu_info(0);
+  EXPECT_EQ(gpu.index, 0);
+  EXPECT_FALSE(gpu.name.empty());
+  EXPECT_TRUE(std::regex_match(gpu.uuid, std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"))) << gpu.uuid;
+  EXPECT_TRUE(std::regex_match(gpu.pci_bus_id, std::regex("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-9a-f]"))) << gpu.pci_bus_id;
+  EXPECT_TRUE(std::regex_match(gpu.architecture, std::regex("sm_[0-9]{2,3}"))) << gpu.architecture;
+  EXPECT_GT(gpu.memory_bytes, 0u);
+  EXPECT_GT(gpu.multiprocessors, 0);
+  EXPECT_FALSE(gpu.cuda_runtime_version.empty());
+  EXPECT_FALSE(gpu.cublas_version.empty());
+}
+
+TEST(Environment, GpuSpecDescribesHardwareAndSoftware) {
+  const ks::Json spec = ks::environment_spec(some_host("node-a"), h200(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
+  const ks::Json& hw = spec.at("hardware");
+  EXPECT_EQ(hw.at("vendor"), "nvidia");
+  EXPECT_EQ(hw.at("product"), "NVIDIA H200");
+  EXPECT_EQ(hw.at("formFactor"), "SXM5-141GB");
+  EXPECT_EQ(hw.at("architecture"), "sm_90");
+  EXPECT_EQ(hw.at("memoryBytes"), 150754820096u);
+  EXPECT_EQ(hw.at("multiprocessors"), 132);
+  const ks::Json& sw = spec.at("software");
+  EXPECT_EQ(sw.at("driver"), "580.159.03");
+  EXPECT_EQ(sw.at("cudaDriver"), "13.0");
+  EXPECT_EQ(sw.at("cudaRuntime"), "13.0");
+  EXPECT_EQ(sw.at("cublas"), "13.0.0");
+  EXPECT_EQ(sw.at("nccl"), "2.27.7");
+  EXPECT_EQ(sw.at("mpi"), "Open MPI v4.1.6");
+  EXPECT_EQ(sw.at("os"), "Ubuntu 24.04.2 LTS");
+}
+
+TEST(Environment, IdenticalMachinesShareOneSpec) {
+  // Host name, GPU ordinal, UUID and PCI bus id change nothing a figure depends on.
+  const ks::Json a = ks::environment_spec(some_host("node-a"), h200(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
+  const ks::Json b = ks::environment_spec(some_host("node-b"), h200(3, "GPU-66666666-7777-8888-9999-000000000000", "0000:9a:00.0"));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.dump().find("node-a"), std::string::npos);
+  EXPECT_EQ(a.dump().find("GPU-1111"), std::string::npos);
+}
+
+TEST(Environment, CpuRankDescribesItsCpu) {
+  const ks::HostInfo host = some_host("node-a");
+  const ks::Json spec = ks::environment_spec(host, ks::GpuInfo{});
+  EXPECT_EQ(spec.at("hardware").at("vendor"), "intel");
+  EXPECT_EQ(spec.at("hardware").at("product"), host.cpu_model);
+  EXPECT_EQ(spec.at("hardware").at("architecture"), "x86_64");
+  EXPECT_EQ(spec.at("hardware").at("cores"), 112);
+  EXPECT_EQ(spec.at("software").at("os"), host.os);
+  EXPECT_EQ(spec.at("software").at("mpi"), host.mpi_version);
+  EXPECT_FALSE(spec.at("software").contains("cudaRuntime"));
+  EXPECT_EQ(spec.dump().find("node-a"), std::string::npos);
+}
+
+TEST(Environment, ThisMachineHasACpuSpec) {
+  const ks::Json spec = ks::environment_spec(ks::read_host_info(), ks::read_gpu_info(ks::visible_gpu_count()));
+  ASSERT_TRUE(spec.contains("hardware"));
+  ASSERT_TRUE(spec.contains("software"));
+  EXPECT_FALSE(spec["hardware"].value("product", "").empty());
+  EXPECT_GT(spec["hardware"].value("cores", 0), 0);
+}
+
+TEST(Environment, InfoRoundTripsThroughJson) {
+  const ks::GpuInfo gpu = h200(1, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0");
+  const ks::GpuInfo gpu_back = ks::gpu_info_from_json(ks::to_json(gpu));
+  EXPECT_EQ(ks::to_json(gpu_back), ks::to_json(gpu));
+  EXPECT_EQ(gpu_back.index, 1);
+  EXPECT_EQ(gpu_back.memory_bytes, gpu.memory_bytes);
+  const ks::HostInfo host = some_host("node-a");
+  const ks::HostInfo host_back = ks::host_info_from_json(ks::to_json(host));
+  EXPECT_EQ(ks::to_json(host_back), ks::to_json(host));
+  EXPECT_EQ(host_back.cpu_cores, 112);
+  EXPECT_EQ(ks::gpu_info_from_json(ks::Json::object()).index, -1);
+}
+
+TEST(Environment, GpuNamesSplitIntoProductAndFormFactor) {
+  EXPECT_EQ(ks::gpu_product("NVIDIA A100-SXM4-80GB").product, "NVIDIA A100");
+  EXPECT_EQ(ks::gpu_product("NVIDIA A100-SXM4-80GB").form_factor, "SXM4-80GB");
+  EXPECT_EQ(ks::gpu_product("NVIDIA H100 80GB HBM3").product, "NVIDIA H100");
+  EXPECT_EQ(ks::gpu_product("NVIDIA H100 80GB HBM3").form_factor, "SXM5-80GB");
+  EXPECT_EQ(ks::gpu_product("NVIDIA RTX 6000 Ada Generation").product, "NVIDIA RTX 6000 Ada Generation");
+  EXPECT_EQ(ks::gpu_product("NVIDIA RTX 6000 Ada Generation").form_factor, "");
+}
+
+}  // namespace

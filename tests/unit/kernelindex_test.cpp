@@ -1,0 +1,415 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "build_info.h"
+#include "common/canonical_json.h"
+#include "common/digest.h"
+#include "kernelindex/document_writer.h"
+#include "kernelindex/kernelindex.h"
+#include "measure/measurement.h"
+
+namespace {
+
+using ks::Json;
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The seed file starts with a line naming its source ("Liger") before the JSON.
+Json seed_document() {
+  const std::string text = read_text(KS_SEED_DOCUMENT);
+  const auto brace = text.find('{');
+  if (brace == std::string::npos) throw std::runtime_error("no JSON object in " + std::string(KS_SEED_DOCUMENT));
+  return Json::parse(text.substr(brace));
+}
+
+// Every key path of a value: "run.spec.timing.latencyNs.median", "run.spec.measurements[].unit".
+void collect_paths(const Json& value, const std::string& prefix, std::set<std::string>& paths) {
+  if (value.is_object()) {
+    for (const auto& [key, item] : value.items()) {
+      const std::string path = prefix.empty() ? key : prefix + "." + key;
+      paths.insert(path);
+      collect_paths(item, path, paths);
+    }
+  } else if (value.is_array()) {
+    for (const auto& item : value) collect_paths(item, prefix + "[]", paths);
+  }
+}
+
+std::set<std::string> key_paths(const Json& value) {
+  std::set<std::string> paths;
+  collect_paths(value, "", paths);
+  return paths;
+}
+
+std::vector<std::string> missing_paths(const Json& reference, const Json& candidate) {
+  const auto ours = key_paths(candidate);
+  std::vector<std::string> missing;
+  for (const auto& path : key_paths(reference))
+    if (!ours.count(path)) missing.push_back(path);
+  return missing;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, separator);) parts.push_back(part);
+  return parts;
+}
+
+bool is_metadata_name(const std::string& name) {
+  return name.size() <= ks::kMaxMetadataNameLength && std::regex_match(name, std::regex("[a-z0-9]+(-[a-z0-9]+)*"));
+}
+
+// A realistic run: the seed's workload (distillation cosine loss, full pass) timed by kernelsweep on
+// an H200.
+struct Fixture {
+  ks::HostInfo host;
+  ks::GpuInfo gpu;
+  Json params;
+  ks::RunRecord record;
+  ks::CitedDocuments cited;
+  ks::RunContext context;
+  Json run;
+  Json object;
+};
+
+Json do_bench_protocol_json() {
+  const ks::Protocol p{.timer = "cuda_events", .flush_bytes = 256 << 20};
+  return {{"name", p.name},         {"timer", p.timer},           {"warmup_ms", p.warmup_ms},
+          {"rep_ms", p.rep_ms},     {"max_repeat", p.max_repeat}, {"flush_bytes", p.flush_bytes},
+          {"quantiles", p.quantiles}, {"quantile_method", p.quantile_method},
+          {"primary_statistic", p.primary_statistic}};
+}
+
+ks::RunRecord passed_record(const Json& params) {
+  ks::RunRecord r;
+  r.point_id = ks::sha256_hex(ks::canonical_json(params));
+  r.kernel = "distill_cosine";
+  r.implementation = "fused";
+  r.mode = "full";
+  r.params_json = ks::canonical_json(params);
+  r.status = "passed";
+  r.rank = 1;
+  r.host = "gpu-node-017";
+  r.gpu_uuid = "GPU-3b1f9c2e-8d4a-4f6b-9e21-7c5d0a8b6f13";
+  r.started_at = "2026-11-30T12:00:00.250Z";
+  r.ended_at = "2026-11-30T12:00:01.750Z";
+  r.n_warmup = 2;
+  r.n_repeat = 7;
+  r.stats = {.median_ns = 14654463.7, .p20_ns = 14633983.8, .p80_ns = 14680064.2, .mean_ns = 14657210.5,
+             .min_ns = 14620672, .max_ns = 14712832, .stddev_ns = 27113.9};
+  r.flops = 3.2283e12;
+  r.bytes = 3.22e9;
+  r.tflops = r.flops / r.stats.median_ns / 1e3;
+  r.gbps = r.bytes / r.stats.median_ns;
+  r.device_peak_bytes = 4563402752;
+  return r;
+}
+
+Fixture make_fixture(const std::string& status = "passed") {
+  Fixture f;
+  f.host.hostname = "gpu-node-017";
+  f.host.cpu_vendor = "intel";
+  f.host.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
+  f.host.cpu_cores = 112;
+  f.host.architecture = "x86_64";
+  f.host.os = "Ubuntu 24.04.2 LTS";
+  f.host.mpi_version = "Open MPI v4.1.6";
+  f.gpu.index = 0;
+  f.gpu.name = "NVIDIA H200";
+  f.gpu.uuid = "GPU-3b1f9c2e-8d4a-4f6b-9e21-7c5d0a8b6f13";
+  f.gpu.architecture = "sm_90";
+  f.gpu.memory_bytes = 150754820096;
+  f.gpu.multiprocessors = 132;
+  f.gpu.cuda_runtime_version = "13.0";
+  f.gpu.cublas_version = "13.0.0";
+  f.params = {{"tokens", 1024}, {"hidden", 4096}, {"vocab", 128256}, {"dtype", "bf16"}, {"beta", 0.5},
+              {"temperature", 1.0}, {"chunk_size", 1024}, {"ignore_index", -100}, {"bias", false}};
+  f.record = passed_record(f.params);
+  f.record.status = status;
+  f.cited.protocol = ks::protocol_document(do_bench_protocol_json());
+  f.cited.environment = ks::environment_document(f.host, f.gpu);
+  f.cited.workload = ks::workload_document("distill_cosine", "Chunked distillation cosine loss", f.params);
+  f.cited.implementation = ks::implementation_document("distill_cosine", "fused", "cuda", ks::implementation_libraries("cuda", f.gpu));
+  f.record.protocol_digest = ks::document_digest(f.cited.protocol);
+  f.record.environment_digest = ks::document_digest(f.cited.environment);
+  f.record.workload_digest = ks::document_digest(f.cited.workload);
+  f.record.implementation_digest = ks::document_digest(f.cited.implementation);
+  f.context = {"Chunked distillation cosine loss", ks::hardware_slug(f.host, f.gpu), ks::workload_slug(f.params)};
+  f.run = ks::benchmark_run_document(f.record, f.context);
+  f.object = ks::kernelindex_object(f.run, f.cited);
+  return f;
+}
+
+std::filesystem::path fresh_folder(const std::string& name) {
+  const auto dir = std::filesystem::path(KS_BINARY_DIR) / "test_output" / name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// The first ```json block of a markdown file.
+Json first_json_block(const std::filesystem::path& markdown) {
+  const std::string text = read_text(markdown);
+  const auto open = text.find("```json\n");
+  if (open == std::string::npos) throw std::runtime_error("no ```json block in " + markdown.string());
+  const auto start = open + 8;
+  const auto close = text.find("\n```", start);
+  return Json::parse(text.substr(start, close - start));
+}
+
+TEST(Kernelindex, DigestRuleReproducesTheSeedDigests) {
+  const Json seed = seed_document();
+  EXPECT_EQ(ks::document_digest(seed["protocol"]), seed["run"]["spec"]["protocolDigest"]);
+  EXPECT_EQ(ks::document_digest(seed["environment"]), seed["run"]["spec"]["environmentDigest"]);
+}
+
+TEST(Kernelindex, DigestCoversSpecButNotMetadata) {
+  const Json seed = seed_document();
+  Json renamed = seed["protocol"];
+  renamed["metadata"]["title"] = "another title";
+  EXPECT_EQ(ks::document_digest(renamed), ks::document_digest(seed["protocol"]));
+  Json changed = seed["protocol"];
+  changed["spec"]["measurement"]["timer"] = "steady_clock";
+  EXPECT_NE(ks::document_digest(changed), ks::document_digest(seed["protocol"]));
+}
+
+TEST(Kernelindex, OurObjectHasEverySeedKeyPath) {
+  const Fixture f = make_fixture();
+  const std::vector<std::string> missing = missing_paths(seed_document(), f.object);
+  EXPECT_TRUE(missing.empty()) << "missing: " << ::testing::PrintToString(missing);
+  EXPECT_TRUE(f.object.contains("workload"));
+  EXPECT_TRUE(f.object.contains("implementation"));
+}
+
+TEST(Kernelindex, EveryDigestRecomputesFromTheDocumentsCarried) {
+  Fixture f = make_fixture();
+  EXPECT_TRUE(ks::digest_mismatches(f.object).empty()) << ::testing::PrintToString(ks::digest_mismatches(f.object));
+  for (const char* key : {"protocol", "environment", "workload", "implementation"})
+    EXPECT_EQ(f.object[key]["apiVersion"], ks::kKernelindexApiVersion) << key;
+  f.object["workload"]["spec"]["parameters"]["tokens"] = 2048;
+  const auto problems = ks::digest_mismatches(f.object);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("workloadDigest"), std::string::npos) << problems[0];
+}
+
+TEST(Kernelindex, RunDocumentCarriesTimingAndProvenance) {
+  const Fixture f = make_fixture();
+  const Json& spec = f.run["spec"];
+  EXPECT_EQ(f.run["apiVersion"], ks::kKernelindexApiVersion);
+  EXPECT_EQ(f.run["kind"], "BenchmarkRun");
+  EXPECT_EQ(spec["status"], "passed");
+  EXPECT_EQ(spec["timing"]["latencyNs"]["median"], std::llround(f.record.stats.median_ns));
+  EXPECT_TRUE(spec["timing"]["latencyNs"]["median"].is_number_integer());
+  EXPECT_EQ(spec["timing"]["primaryStatistic"], "median");
+  EXPECT_EQ(spec["observedAt"], f.record.ended_at);
+  ASSERT_EQ(spec["measurements"].size(), 3u);
+  EXPECT_EQ(spec["measurements"][0]["statistic"], "p20");
+  EXPECT_EQ(spec["measurements"][0]["value"], std::llround(f.record.stats.p20_ns));
+  EXPECT_EQ(spec["measurements"][1]["statistic"], "p80");
+  EXPECT_EQ(spec["measurements"][1]["value"], std::llround(f.record.stats.p80_ns));
+  EXPECT_EQ(spec["measurements"][2]["metric"], "device_memory");
+  EXPECT_EQ(spec["measurements"][2]["value"], f.record.device_peak_bytes);
+  const Json& native = spec["sourceNative"];
+  EXPECT_EQ(native["source"], "kernelsweep");
+  EXPECT_EQ(native["benchmark"], "distill_cosine/full");
+  EXPECT_EQ(native["metrics"]["median_ns"], f.record.stats.median_ns);
+  EXPECT_EQ(native["metrics"]["n_repeat"], f.record.n_repeat);
+  EXPECT_EQ(native["gpuUuid"], f.record.gpu_uuid);
+  EXPECT_EQ(native["pointId"], f.record.point_id);
+  const auto id = split(native["externalId"], '/');
+  ASSERT_EQ(id.size(), 6u) << native["externalId"];
+  EXPECT_EQ(id[0], "distill_cosine");
+  EXPECT_EQ(id[1], "full");
+  EXPECT_EQ(id[2], "fused");
+  EXPECT_EQ(id[3], "nvidia-h200");
+  EXPECT_EQ(id[4], ks::workload_slug(f.params));
+  EXPECT_EQ(id[5], "2026-11-30-12-00-01");
+  EXPECT_EQ(f.run["metadata"]["title"], "Chunked distillation cosine loss · fused · full");
+  EXPECT_EQ(f.run["metadata"]["labels"]["kernelsweep_version"], ks::build::version);
+  EXPECT_TRUE(is_metadata_name(f.run["metadata"]["name"])) << f.run["metadata"]["name"];
+  for (const char* key : {"protocol", "environment", "workload", "implementation"})
+    EXPECT_TRUE(is_metadata_name(f.object[key]["metadata"]["name"])) << f.object[key]["metadata"]["name"];
+}
+
+TEST(Kernelindex, ErrorBecomesFailedAndKeepsItsMessage) {
+  Fixture f = make_fixture();
+  f.record.status = "error";
+  f.record.message = "CUDA error: out of memory";
+  f.record.n_repeat = 0;
+  f.record.device_peak_bytes = 0;
+  const Json run = ks::benchmark_run_document(f.record, f.context);
+  EXPECT_EQ(run["spec"]["status"], "failed");
+  EXPECT_EQ(run["spec"]["message"], "CUDA error: out of memory");
+  EXPECT_EQ(run["spec"]["sourceNative"]["status"], "error");
+  EXPECT_FALSE(run["spec"].contains("timing"));
+  EXPECT_TRUE(run["spec"]["measurements"].empty());
+}
+
+TEST(Kernelindex, EveryStatusMapsToAKernelindexStatus) {
+  const std::set<std::string> kernelindex{"passed", "failed", "crashed", "timeout", "skipped"};
+  Fixture f = make_fixture();
+  for (const char* status : ks::kStatuses) {
+    f.record.status = status;
+    EXPECT_TRUE(kernelindex.count(ks::benchmark_run_document(f.record, f.context)["spec"]["status"])) << status;
+  }
+  f.record.status = "exploded";
+  try {
+    ks::benchmark_run_document(f.record, f.context);
+    FAIL() << "an unknown status was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(f.record.point_id), std::string::npos) << e.what();
+  }
+}
+
+TEST(Kernelindex, SlugsFollowTheSeedsExternalId) {
+  const auto seed_id = split(seed_document()["run"]["spec"]["sourceNative"]["externalId"], '/');
+  ASSERT_EQ(seed_id.size(), 6u);
+  EXPECT_EQ(ks::workload_slug({{"hidden", 4096}, {"tokens", 1024}, {"vocab", 128256}, {"dtype", "bf16"}}), seed_id[4]);
+  ks::GpuInfo a100;
+  a100.index = 0;
+  a100.name = "NVIDIA A100-SXM4-80GB";
+  EXPECT_EQ(ks::hardware_slug(ks::HostInfo{}, a100), seed_id[3]);
+  EXPECT_EQ(ks::timestamp_slug(seed_document()["run"]["spec"]["observedAt"]), seed_id[5]);
+  ks::HostInfo cpu_host;
+  cpu_host.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
+  EXPECT_EQ(ks::hardware_slug(cpu_host, ks::GpuInfo{}), "cpu-intel-xeon-platinum-8480");
+}
+
+TEST(Kernelindex, EnvironmentOfTheSeedsGpuMatchesItsHardware) {
+  ks::GpuInfo a100;
+  a100.index = 0;
+  a100.name = "NVIDIA A100-SXM4-80GB";
+  a100.architecture = "sm_80";
+  const Json ours = ks::environment_document(ks::HostInfo{}, a100)["spec"]["hardware"];
+  const Json seed = seed_document()["environment"]["spec"]["hardware"];
+  for (const auto& [key, value] : seed.items()) EXPECT_EQ(ours.at(key), value) << key;
+}
+
+TEST(Kernelindex, MetadataNamesAreShortLowercaseAndDistinct) {
+  EXPECT_EQ(ks::metadata_name("Distill_Cosine/Full -- NVIDIA H200"), "distill-cosine-full-nvidia-h200");
+  const std::string stem(150, 'a');
+  const std::string one = ks::metadata_name(stem + "-tokens1024");
+  const std::string two = ks::metadata_name(stem + "-tokens2048");
+  EXPECT_TRUE(is_metadata_name(one)) << one;
+  EXPECT_TRUE(is_metadata_name(two)) << two;
+  EXPECT_EQ(one.size(), ks::kMaxMetadataNameLength);
+  EXPECT_NE(one, two);
+  EXPECT_EQ(one.substr(0, 80), stem.substr(0, 80));
+  EXPECT_EQ(ks::metadata_name(stem + "-tokens1024"), one) << "the cut must not depend on anything but the name";
+}
+
+TEST(Kernelindex, RunNamesOfLongWorkloadsStayDistinct) {
+  Fixture f = make_fixture();
+  Json other_params = f.params;
+  other_params["ignore_index"] = -101;  // sorts after most keys, so it lands past the cut
+  const ks::RunContext other{f.context.kernel_title, f.context.hardware_slug, ks::workload_slug(other_params)};
+  const std::string a = f.run["metadata"]["name"];
+  const std::string b = ks::benchmark_run_document(f.record, other)["metadata"]["name"];
+  EXPECT_TRUE(is_metadata_name(a)) << a;
+  EXPECT_TRUE(is_metadata_name(b)) << b;
+  EXPECT_NE(a, b);
+}
+
+TEST(Kernelindex, TimestampsAreWrittenWithMillisecondsAndZ) {
+  EXPECT_EQ(ks::iso_utc_milliseconds("2025-06-27T09:21:16Z"), "2025-06-27T09:21:16.000Z");
+  EXPECT_EQ(ks::iso_utc_milliseconds("2025-06-27T09:21:16.123456Z"), "2025-06-27T09:21:16.123Z");
+  EXPECT_EQ(ks::iso_utc_milliseconds("2025-06-27T09:21:16.5+00:00"), "2025-06-27T09:21:16.500Z");
+  EXPECT_THROW(ks::iso_utc_milliseconds("2025-06-27 09:21"), std::invalid_argument);
+  EXPECT_THROW(ks::iso_utc_milliseconds("2025-06-27T09:21:16+02:00"), std::invalid_argument);
+}
+
+TEST(Kernelindex, ProtocolDocumentHoldsEveryProtocolParameter) {
+  const Json protocol = do_bench_protocol_json();
+  const Json doc = ks::protocol_document(protocol);
+  EXPECT_EQ(doc["kind"], "BenchmarkProtocol");
+  EXPECT_EQ(doc["spec"]["harness"]["name"], "kernelsweep");
+  EXPECT_EQ(doc["spec"]["comparability"]["family"], "kernelsweep_do_bench");
+  EXPECT_EQ(doc["spec"]["measurement"]["timer"], "cuda_events");
+  EXPECT_EQ(doc["spec"]["measurement"]["primaryStatistic"], "median");
+  for (const auto& [key, value] : protocol.items()) EXPECT_EQ(doc["spec"]["measurement"].at(key), value) << key;
+  Json other = protocol;
+  other["flush_bytes"] = 0;
+  EXPECT_NE(ks::document_digest(ks::protocol_document(other)), ks::document_digest(doc));
+}
+
+TEST(Kernelindex, CpuImplementationsDoNotDependOnCudaBuildFacts) {
+  const Json cpu = ks::implementation_document("gemm", "reference", "cpu", ks::implementation_libraries("cpu", ks::GpuInfo{}));
+  EXPECT_FALSE(cpu["spec"]["build"].contains("cudaArchitectures"));
+  EXPECT_TRUE(cpu["spec"]["build"]["libraries"].empty());
+  EXPECT_EQ(cpu["spec"]["build"]["compiler"], ks::build::compiler);
+  const Fixture f = make_fixture();
+  const Json& cuda = f.cited.implementation["spec"];
+  EXPECT_EQ(cuda["backend"], "cuda");
+  EXPECT_TRUE(cuda["build"].contains("cudaArchitectures"));
+  EXPECT_EQ(cuda["build"]["libraries"]["cublas"], f.gpu.cublas_version);
+}
+
+TEST(Kernelindex, JsonFormatWritesOneParseableFilePerRun) {
+  const auto dir = fresh_folder("kernelindex_json");
+  const Fixture f = make_fixture();
+  ks::DocumentWriter writer(dir, "json");
+  writer.write(f.object);
+  writer.flush();
+  const auto path = dir / (f.run["metadata"]["name"].get<std::string>() + ".json");
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  EXPECT_EQ(Json::parse(read_text(path)), f.object);
+  EXPECT_EQ(writer.written(), 1u);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1)
+      << "no partial file may be left behind";
+}
+
+TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
+  const auto dir = fresh_folder("kernelindex_jsonl");
+  const Fixture first = make_fixture();
+  Fixture second = make_fixture("failed");
+  second.run = ks::benchmark_run_document(second.record, second.context);
+  second.object = ks::kernelindex_object(second.run, second.cited);
+  {
+    ks::DocumentWriter writer(dir, "jsonl");
+    writer.write(first.object);
+    writer.write(second.object);
+  }
+  std::ifstream in(dir / ks::DocumentWriter::kJsonlFileName);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(Json::parse(lines[0]), first.object);
+  EXPECT_EQ(Json::parse(lines[1]), second.object);
+  EXPECT_EQ(lines[1], second.object.dump());
+  {
+    ks::DocumentWriter reopened(dir, "jsonl");  // a resumed run appends
+    reopened.write(first.object);
+  }
+  EXPECT_EQ(split(read_text(dir / ks::DocumentWriter::kJsonlFileName), '\n').size(), 3u);
+}
+
+TEST(Kernelindex, WriterRefusesUnknownFormatsAndNamelessRuns) {
+  EXPECT_THROW(ks::DocumentWriter(fresh_folder("kernelindex_bad"), "yaml"), std::invalid_argument);
+  ks::DocumentWriter writer(fresh_folder("kernelindex_nameless"), "json");
+  Json object = make_fixture().object;
+  object["run"]["metadata"].erase("name");
+  EXPECT_THROW(writer.write(object), std::invalid_argument);
+}
+
+TEST(Kernelindex, DocumentedExampleIsGenuine) {
+  const Json example = first_json_block(std::filesystem::path(KS_SOURCE_DIR) / "docs" / "kernelindex.md");
+  const std::vector<std::string> missing = missing_paths(seed_document(), example);
+  EXPECT_TRUE(missing.empty()) << "missing: " << ::testing::PrintToString(missing);
+  EXPECT_TRUE(ks::digest_mismatches(example).empty()) << ::testing::PrintToString(ks::digest_mismatches(example));
+}
+
+}  // namespace

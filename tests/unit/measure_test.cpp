@@ -1,0 +1,297 @@
+// The do_bench protocol on the CPU (call counts, repetition formulas, cap, zero-time guard, prepare),
+// quantiles against numpy's "linear" method, the aggregates, and protocol resolution.
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "measure/do_bench.h"
+
+namespace ks {
+namespace {
+
+// Counts its calls and busy-waits `call_ns` in each (a busy wait, not a sleep, so that a call never
+// lasts less than asked and rarely much more).
+class CountingInstance final : public Instance {
+ public:
+  explicit CountingInstance(std::chrono::nanoseconds call_time = {}) : call_time_(call_time) {}
+
+  void prepare(const std::string& mode) override {
+    ++prepares;
+    runs_before_prepare = runs;
+    prepared_mode = mode;
+  }
+  void run(const std::string& mode) override {
+    ++runs;
+    if (mode != prepared_mode) ++runs_of_another_mode;
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < call_time_) {
+    }
+  }
+  double flops(const std::string&) const override { return 0; }
+  double bytes(const std::string&) const override { return 0; }
+  CheckResult check(const std::string&) override { return {true, ""}; }
+
+  int prepares = 0;
+  std::int64_t runs = 0;
+  std::int64_t runs_before_prepare = -1;
+  std::int64_t runs_of_another_mode = 0;
+  std::string prepared_mode;
+
+ private:
+  std::chrono::nanoseconds call_time_;
+};
+
+class ThrowingInstance final : public Instance {
+ public:
+  void run(const std::string&) override { throw std::runtime_error("kernel launch failed"); }
+  double flops(const std::string&) const override { return 0; }
+  double bytes(const std::string&) const override { return 0; }
+  CheckResult check(const std::string&) override { return {false, ""}; }
+};
+
+Protocol cpu_protocol(double warmup_ms, double rep_ms, std::int64_t max_repeat = 10000, std::int64_t flush_bytes = 1 << 20) {
+  ProtocolSpec spec;
+  spec.warmup_ms = warmup_ms;
+  spec.rep_ms = rep_ms;
+  spec.max_repeat = max_repeat;
+  spec.flush_bytes = flush_bytes;
+  return resolve_protocol(spec, Backend::cpu);
+}
+
+TEST(DoBench, CallsPrepareOnceThenRunsOnePlusFivePlusWarmupPlusRepeat) {
+  CountingInstance instance(std::chrono::microseconds(100));
+  const Protocol protocol = cpu_protocol(2, 10);
+  const Timing timing = do_bench(instance, "backward", protocol);
+
+  EXPECT_EQ(instance.prepares, 1);
+  EXPECT_EQ(instance.runs_before_prepare, 0);
+  EXPECT_EQ(instance.prepared_mode, "backward");
+  EXPECT_EQ(instance.runs_of_another_mode, 0);
+  EXPECT_EQ(instance.runs, 1 + 5 + timing.n_warmup + timing.n_repeat);
+  EXPECT_EQ(static_cast<std::int64_t>(timing.samples_ns.size()), timing.n_repeat);
+  EXPECT_GE(timing.n_warmup, 1);
+  EXPECT_GE(timing.n_repeat, 1);
+}
+
+TEST(DoBench, CountsFollowTheFormulasFromTheMeasuredEstimate) {
+  CountingInstance instance(std::chrono::microseconds(100));
+  const Protocol protocol = cpu_protocol(2, 10);
+  const Timing timing = do_bench(instance, "forward", protocol);
+  // Every call busy-waits 100 µs, so the estimate (flush included) is at least 0.1 ms.
+  EXPECT_GE(timing.estimate_ms, 0.1);
+  const Timing expected = repetition_counts(timing.estimate_ms, protocol);
+  EXPECT_EQ(timing.n_warmup, expected.n_warmup);
+  EXPECT_EQ(timing.n_repeat, expected.n_repeat);
+}
+
+TEST(DoBench, EverySampleCoversItsCallAndOnlyOneCall) {
+  CountingInstance instance(std::chrono::microseconds(200));
+  const Timing timing = do_bench(instance, "forward", cpu_protocol(1, 5));
+  ASSERT_FALSE(timing.samples_ns.empty());
+  // A monotonic clock read around a 200 µs busy wait cannot read less than 200 µs.
+  for (double sample : timing.samples_ns) EXPECT_GE(sample, 200e3);
+}
+
+TEST(DoBench, RepetitionsAreCappedAtMaxRepeat) {
+  CountingInstance instance;  // calls take next to nothing: uncapped, rep_ms would ask for thousands
+  const Timing timing = do_bench(instance, "forward", cpu_protocol(1, 50, /*max_repeat=*/3, /*flush_bytes=*/0));
+  EXPECT_EQ(timing.n_repeat, 3);
+  EXPECT_EQ(timing.samples_ns.size(), 3u);
+  EXPECT_EQ(instance.runs, 1 + 5 + timing.n_warmup + 3);
+}
+
+TEST(DoBench, CallsTooShortToSeeStillGiveFiniteCounts) {
+  CountingInstance instance;
+  const Protocol protocol = cpu_protocol(1, 1, 10000, 0);
+  const Timing timing = do_bench(instance, "forward", protocol);
+  EXPECT_GE(timing.n_repeat, 1);
+  EXPECT_LE(timing.n_repeat, protocol.max_repeat);
+  EXPECT_EQ(static_cast<std::int64_t>(timing.samples_ns.size()), timing.n_repeat);
+  for (double sample : timing.samples_ns) EXPECT_TRUE(std::isfinite(sample) && sample >= 0);
+}
+
+TEST(DoBench, WhatTheInstanceThrowsPropagates) {
+  ThrowingInstance instance;
+  EXPECT_THROW(do_bench(instance, "forward", cpu_protocol(1, 1)), std::runtime_error);
+}
+
+TEST(DoBench, CudaEventsNeedACudaBuild) {
+#ifdef KERNELSWEEP_HAVE_CUDA
+  GTEST_SKIP() << "this build has CUDA; the GPU tests time cuda_events";
+#else
+  CountingInstance instance;
+  Protocol protocol = cpu_protocol(1, 1);
+  protocol.timer = "cuda_events";
+  try {
+    do_bench(instance, "forward", protocol);
+    FAIL() << "cuda_events ran without CUDA";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("KERNELSWEEP_CUDA"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(instance.runs, 0);
+#endif
+}
+
+TEST(DoBench, UnknownTimerIsRefused) {
+  CountingInstance instance;
+  Protocol protocol = cpu_protocol(1, 1);
+  protocol.timer = "sundial";
+  EXPECT_THROW(do_bench(instance, "forward", protocol), std::invalid_argument);
+}
+
+TEST(RepetitionCounts, FloorOfBudgetOverEstimate) {
+  const Protocol protocol = cpu_protocol(25, 100);
+  const Timing timing = repetition_counts(0.3, protocol);
+  EXPECT_EQ(timing.n_warmup, 83);   // floor(25 / 0.3) = floor(83.33)
+  EXPECT_EQ(timing.n_repeat, 333);  // floor(100 / 0.3) = floor(333.33)
+  EXPECT_EQ(timing.estimate_ms, 0.3);
+  EXPECT_TRUE(timing.samples_ns.empty());
+}
+
+TEST(RepetitionCounts, AtLeastOneOfEachForSlowCalls) {
+  const Timing timing = repetition_counts(250, cpu_protocol(25, 100));
+  EXPECT_EQ(timing.n_warmup, 1);
+  EXPECT_EQ(timing.n_repeat, 1);
+}
+
+TEST(RepetitionCounts, ZeroEstimateIsGuardedAndRepeatCapped) {
+  const Protocol protocol = cpu_protocol(25, 100, 10000);
+  const Timing timing = repetition_counts(0, protocol);
+  EXPECT_EQ(timing.n_warmup, static_cast<std::int64_t>(std::floor(25 / kMinEstimateMs)));
+  EXPECT_EQ(timing.n_repeat, 10000);
+  EXPECT_EQ(repetition_counts(1e-300, protocol).n_repeat, 10000);
+  EXPECT_EQ(repetition_counts(0.02, cpu_protocol(25, 100, 50)).n_repeat, 50);  // 5000 capped at 50
+}
+
+// Reference values from numpy 1.24 (Debian's python3-numpy), for example:
+//   /usr/bin/python3 -c 'import numpy as np; d=[3.1,1.0,7.25,2.5,9.0,4.75,6.0];
+//     print([repr(float(np.quantile(d, q, method="linear"))) for q in (0.0,0.2,0.33,0.5,0.8,1.0)])'
+const std::vector<double> kOdd = {3.1, 1.0, 7.25, 2.5, 9.0, 4.75, 6.0};
+const std::vector<double> kEven = {12.5, 3.0, 8.25, 1.5, 30.0, 7.0, 7.0, 2.75, 19.5, 4.0};
+
+std::vector<double> sorted(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+TEST(Quantile, MatchesNumpyLinearOnAnOddCount) {
+  const std::vector<double> s = sorted(kOdd);
+  EXPECT_EQ(quantile_linear(s, 0.0), 1.0);
+  EXPECT_EQ(quantile_linear(s, 0.2), 2.62);
+  EXPECT_EQ(quantile_linear(s, 0.33), 3.088);
+  EXPECT_EQ(quantile_linear(s, 0.5), 4.75);
+  EXPECT_EQ(quantile_linear(s, 0.8), 7.000000000000001);  // numpy's rounding, bit for bit
+  EXPECT_EQ(quantile_linear(s, 1.0), 9.0);
+}
+
+TEST(Quantile, MatchesNumpyLinearOnAnEvenCount) {
+  const std::vector<double> s = sorted(kEven);
+  EXPECT_EQ(quantile_linear(s, 0.0), 1.5);
+  EXPECT_EQ(quantile_linear(s, 0.2), 2.95);
+  EXPECT_EQ(quantile_linear(s, 0.33), 3.97);
+  EXPECT_EQ(quantile_linear(s, 0.5), 7.0);
+  EXPECT_EQ(quantile_linear(s, 0.8), 13.900000000000002);
+  EXPECT_EQ(quantile_linear(s, 1.0), 30.0);
+}
+
+TEST(Quantile, OneValueIsEveryQuantile) {
+  for (double q : {0.0, 0.2, 0.5, 1.0}) EXPECT_EQ(quantile_linear({42.0}, q), 42.0);
+}
+
+TEST(Quantile, RefusesNoValuesAndQOutsideZeroOne) {
+  EXPECT_THROW(quantile_linear({}, 0.5), std::invalid_argument);
+  EXPECT_THROW(quantile_linear({1.0, 2.0}, -0.1), std::invalid_argument);
+  EXPECT_THROW(quantile_linear({1.0, 2.0}, 1.5), std::invalid_argument);
+  EXPECT_THROW(quantile_linear({1.0, 2.0}, std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
+}
+
+TEST(Summarize, MatchesNumpyOnUnsortedSamples) {
+  // /usr/bin/python3 -c 'import numpy as np; d=[...]; print(repr(float(np.mean(d))), repr(float(np.std(d, ddof=1))))'
+  const Statistics odd = summarize(kOdd);
+  EXPECT_EQ(odd.median_ns, 4.75);
+  EXPECT_EQ(odd.p20_ns, 2.62);
+  EXPECT_EQ(odd.p80_ns, 7.000000000000001);
+  EXPECT_EQ(odd.min_ns, 1.0);
+  EXPECT_EQ(odd.max_ns, 9.0);
+  EXPECT_DOUBLE_EQ(odd.mean_ns, 4.8);
+  EXPECT_DOUBLE_EQ(odd.stddev_ns, 2.8197222085399356);  // sample standard deviation, ddof=1
+
+  const Statistics even = summarize(kEven);
+  EXPECT_EQ(even.median_ns, 7.0);
+  EXPECT_EQ(even.p20_ns, 2.95);
+  EXPECT_EQ(even.p80_ns, 13.900000000000002);
+  EXPECT_DOUBLE_EQ(even.mean_ns, 9.55);
+  EXPECT_DOUBLE_EQ(even.stddev_ns, 8.977440862765091);
+}
+
+TEST(Summarize, MedianOfAnEvenCountIsInterpolated) {
+  const Statistics stats = summarize({4.0, 1.0, 2.0, 3.0});
+  EXPECT_EQ(stats.median_ns, 2.5);  // torch.quantile(0.5) and numpy.median; torch.median would give 2
+}
+
+TEST(Summarize, OneSampleHasNoSpread) {
+  const Statistics stats = summarize({5.0});
+  EXPECT_EQ(stats.stddev_ns, 0.0);
+  EXPECT_EQ(stats.median_ns, 5.0);
+  EXPECT_EQ(stats.mean_ns, 5.0);
+  EXPECT_THROW(summarize({}), std::invalid_argument);
+}
+
+TEST(Protocol, CpuResolvesToTheSteadyClockAndTheLastLevelCache) {
+  const Protocol protocol = resolve_protocol(ProtocolSpec{}, Backend::cpu);
+  EXPECT_EQ(protocol.timer, "steady_clock");
+  EXPECT_EQ(protocol.flush_bytes, cpu_last_level_cache_bytes());
+  EXPECT_GT(cpu_last_level_cache_bytes(), 0);
+  EXPECT_EQ(protocol.warmup_ms, 25);
+  EXPECT_EQ(protocol.rep_ms, 100);
+  EXPECT_EQ(protocol.max_repeat, 10000);
+  EXPECT_EQ(protocol.quantiles, (std::vector<double>{0.5, 0.2, 0.8}));
+  EXPECT_EQ(protocol.quantile_method, "linear");
+}
+
+TEST(Protocol, CudaResolvesToEventsAnd256MiB) {
+  const Protocol protocol = resolve_protocol(ProtocolSpec{}, Backend::cuda);
+  EXPECT_EQ(protocol.timer, "cuda_events");
+  EXPECT_EQ(protocol.flush_bytes, 268435456);
+}
+
+TEST(Protocol, AnExplicitFlushSizeWinsAndZeroTurnsItOff) {
+  ProtocolSpec spec;
+  spec.flush_bytes = 0;
+  EXPECT_EQ(resolve_protocol(spec, Backend::cuda).flush_bytes, 0);
+  spec.flush_bytes = 4096;
+  EXPECT_EQ(resolve_protocol(spec, Backend::cpu).flush_bytes, 4096);
+}
+
+TEST(Protocol, OnlyDoBenchIsKnown) {
+  ProtocolSpec spec;
+  spec.name = "cold";
+  EXPECT_THROW(resolve_protocol(spec, Backend::cpu), std::invalid_argument);
+}
+
+TEST(Protocol, JsonHoldsEveryParameterOfTheMethod) {
+  ProtocolSpec spec;
+  spec.warmup_ms = 10;
+  spec.flush_bytes = 123;
+  const Json json = protocol_to_json(resolve_protocol(spec, Backend::cuda));
+  std::set<std::string> keys;
+  for (const auto& [key, value] : json.items()) keys.insert(key);
+  EXPECT_EQ(keys, (std::set<std::string>{"name", "timer", "warmup_ms", "rep_ms", "max_repeat", "flush_bytes", "quantiles",
+                                          "quantile_method", "primaryStatistic"}));
+  EXPECT_EQ(json.at("name"), "do_bench");
+  EXPECT_EQ(json.at("timer"), "cuda_events");
+  EXPECT_EQ(json.at("warmup_ms"), 10);
+  EXPECT_EQ(json.at("flush_bytes"), 123);
+  EXPECT_EQ(json.at("quantiles"), Json::array({0.5, 0.2, 0.8}));
+  EXPECT_EQ(json.at("quantile_method"), "linear");
+  EXPECT_EQ(json.at("primaryStatistic"), "median");
+}
+
+}  // namespace
+}  // namespace ks

@@ -1,0 +1,511 @@
+// The HDF5 results file: round trips through ResultsFile, and the same file read by plain HDF5
+// (the C API and h5dump) as any other tool would; resume, refusal to overwrite, crash safety.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include "store/results_file.h"
+#include "store/summary.h"
+
+namespace ks {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A record whose every field derives from `i`, with `n_samples` raw samples.
+RunRecord make_record(int i, int n_samples) {
+  RunRecord r;
+  r.point_id = "point-" + std::to_string(i);
+  r.kernel = i % 2 == 0 ? "gemm" : "distill_cosine";
+  r.implementation = "cpu";
+  r.mode = i % 3 == 0 ? "fwd" : "bwd";
+  r.params_json = "{\"m\":" + std::to_string(64 * i) + ",\"dtype\":\"bf16\"}";
+  r.status = i % 5 == 4 ? "failed" : "passed";
+  r.message = i % 5 == 4 ? "max abs error 0.5 > 0.01 (é)" : "";
+  r.rank = i % 3;
+  r.host = "node" + std::to_string(i % 2);
+  r.gpu_uuid = i % 2 == 0 ? "GPU-0000-" + std::to_string(i) : "";
+  r.started_at = "2026-11-30T12:00:" + std::to_string(10 + i % 50) + ".000Z";
+  r.ended_at = "2026-11-30T12:01:" + std::to_string(10 + i % 50) + ".500Z";
+  r.n_warmup = 10 + i;
+  r.n_repeat = n_samples;
+  r.stats = {1000.25 + i, 900.5 + i, 1100.75 + i, 1001.0 + i, 800.0 + i, 1300.0 + i, 12.5 + i};
+  r.flops = 2.0 * i * 1e9;
+  r.bytes = 3.0 * i * 1e6;
+  r.tflops = 0.25 * i;
+  r.gbps = 1.5 * i;
+  r.device_peak_bytes = 1000000ull * static_cast<std::uint64_t>(i);
+  r.protocol_digest = "sha256:protocol" + std::to_string(i % 2);
+  r.environment_digest = "sha256:environment" + std::to_string(i % 3);
+  r.workload_digest = "sha256:workload" + std::to_string(i);
+  r.implementation_digest = "sha256:implementation" + std::to_string(i % 4);
+  for (int k = 0; k < n_samples; ++k) r.samples_ns.push_back(1000.0 * i + k + 0.5);
+  return r;
+}
+
+std::vector<RunRecord> make_batch(int first, int count, int samples_base) {
+  std::vector<RunRecord> batch;
+  for (int i = first; i < first + count; ++i) batch.push_back(make_record(i, (i * 7 + samples_base) % 13));
+  return batch;
+}
+
+RunInfo make_info() {
+  RunInfo info;
+  info.sweep_name = "store-test";
+  info.sweep_path = "configs/store-test.yaml";
+  info.sweep_text = "name: store-test\nkernels:\n  - kernel: gemm\n    params: {m: [64, 128]}\n";
+  info.plan_size = 42;
+  info.kernelsweep_version = "0.1.0";
+  info.git_commit = "0123456789ab";
+  info.started_at = "2026-11-30T12:00:00.000Z";
+  info.world_size = 4;
+  info.host = "node0";
+  info.command_line = "kernelsweep run configs/store-test.yaml";
+  return info;
+}
+
+void expect_same_row(const RunRecord& got, const RunRecord& want) {
+  SCOPED_TRACE("point " + want.point_id);
+  EXPECT_EQ(got.point_id, want.point_id);
+  EXPECT_EQ(got.kernel, want.kernel);
+  EXPECT_EQ(got.implementation, want.implementation);
+  EXPECT_EQ(got.mode, want.mode);
+  EXPECT_EQ(got.params_json, want.params_json);
+  EXPECT_EQ(got.status, want.status);
+  EXPECT_EQ(got.message, want.message);
+  EXPECT_EQ(got.rank, want.rank);
+  EXPECT_EQ(got.host, want.host);
+  EXPECT_EQ(got.gpu_uuid, want.gpu_uuid);
+  EXPECT_EQ(got.started_at, want.started_at);
+  EXPECT_EQ(got.ended_at, want.ended_at);
+  EXPECT_EQ(got.n_warmup, want.n_warmup);
+  EXPECT_EQ(got.n_repeat, want.n_repeat);
+  EXPECT_EQ(got.stats.median_ns, want.stats.median_ns);
+  EXPECT_EQ(got.stats.p20_ns, want.stats.p20_ns);
+  EXPECT_EQ(got.stats.p80_ns, want.stats.p80_ns);
+  EXPECT_EQ(got.stats.mean_ns, want.stats.mean_ns);
+  EXPECT_EQ(got.stats.min_ns, want.stats.min_ns);
+  EXPECT_EQ(got.stats.max_ns, want.stats.max_ns);
+  EXPECT_EQ(got.stats.stddev_ns, want.stats.stddev_ns);
+  EXPECT_EQ(got.flops, want.flops);
+  EXPECT_EQ(got.bytes, want.bytes);
+  EXPECT_EQ(got.tflops, want.tflops);
+  EXPECT_EQ(got.gbps, want.gbps);
+  EXPECT_EQ(got.device_peak_bytes, want.device_peak_bytes);
+  EXPECT_EQ(got.protocol_digest, want.protocol_digest);
+  EXPECT_EQ(got.environment_digest, want.environment_digest);
+  EXPECT_EQ(got.workload_digest, want.workload_digest);
+  EXPECT_EQ(got.implementation_digest, want.implementation_digest);
+  EXPECT_EQ(got.samples_offset, want.samples_offset);
+  EXPECT_EQ(got.samples_count, want.samples_count);
+}
+
+// Every row equals the record appended, and its samples are where the row says.
+void expect_rows_and_samples(const ResultsFile& file, const std::vector<RunRecord>& appended) {
+  const std::vector<RunRecord> rows = file.read_runs();
+  ASSERT_EQ(rows.size(), appended.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    expect_same_row(rows[i], appended[i]);
+    EXPECT_EQ(file.read_samples(rows[i].samples_offset, rows[i].samples_count), appended[i].samples_ns);
+  }
+}
+
+std::string run_command(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) throw std::runtime_error("cannot run " + command);
+  std::string output;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
+  return output;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("ks_store_test_" + std::to_string(getpid()) + "_" + test->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path file_path() const { return dir_ / "results.h5"; }
+
+  // Creates the file, appends the batches (flushing after each), finishes it; returns every record
+  // appended, with the samples_offset/samples_count the store set.
+  std::vector<RunRecord> write_file(std::vector<std::vector<RunRecord>> batches) {
+    ResultsFile file = ResultsFile::create(file_path(), make_info());
+    std::vector<RunRecord> appended;
+    for (auto& batch : batches) {
+      file.append(batch);
+      file.flush();
+      appended.insert(appended.end(), batch.begin(), batch.end());
+    }
+    file.put_environment("sha256:environment0", R"({"apiVersion":"kernelindex.dev/v1alpha1"})");
+    file.put_protocol("sha256:protocol0", R"({"spec":{"name":"do_bench"}})");
+    file.put_rank({0, "node0", 0, "GPU-aaaa", "0000:18:00.0", "NVIDIA H200"});
+    file.put_rank({1, "node0", -1, "", "", ""});
+    file.finish("2026-11-30T13:00:00.000Z");
+    return appended;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(StoreTest, RoundTripsEveryColumnAndTheSamples) {
+  const std::vector<RunRecord> appended = write_file({make_batch(0, 5, 0), make_batch(5, 7, 3), {}, make_batch(12, 3, 5)});
+
+  ResultsFile file = ResultsFile::open_read_only(file_path());
+  expect_rows_and_samples(file, appended);
+
+  // Offsets are consecutive: /samples holds exactly the samples of the rows, in row order.
+  std::uint64_t expected_offset = 0;
+  for (const RunRecord& record : appended) {
+    EXPECT_EQ(record.samples_offset, expected_offset);
+    EXPECT_EQ(record.samples_count, record.samples_ns.size());
+    expected_offset += record.samples_count;
+  }
+  EXPECT_EQ(file.sample_count(), expected_offset);
+  EXPECT_EQ(file.run_count(), appended.size());
+}
+
+TEST_F(StoreTest, RootAttributesRanksAndSessionsRoundTrip) {
+  write_file({make_batch(0, 3, 0)});
+  ResultsFile file = ResultsFile::open_read_only(file_path());
+
+  const RunInfo want = make_info();
+  const RunInfo info = file.read_info();
+  EXPECT_EQ(info.sweep_name, want.sweep_name);
+  EXPECT_EQ(info.sweep_path, want.sweep_path);
+  EXPECT_EQ(info.sweep_text, want.sweep_text);
+  EXPECT_EQ(info.plan_size, want.plan_size);
+  EXPECT_EQ(info.kernelsweep_version, want.kernelsweep_version);
+  EXPECT_EQ(info.git_commit, want.git_commit);
+  EXPECT_EQ(info.started_at, want.started_at);
+  EXPECT_EQ(info.ended_at, "2026-11-30T13:00:00.000Z");
+  EXPECT_EQ(info.world_size, want.world_size);
+  EXPECT_EQ(info.host, want.host);
+  EXPECT_EQ(info.command_line, want.command_line);
+  EXPECT_EQ(info.layout_version, kResultsLayoutVersion);
+
+  const std::vector<RankInfo> ranks = file.read_ranks();
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks[0], (RankInfo{0, "node0", 0, "GPU-aaaa", "0000:18:00.0", "NVIDIA H200"}));
+  EXPECT_EQ(ranks[1], (RankInfo{1, "node0", -1, "", "", ""}));
+
+  const std::vector<SessionInfo> sessions = file.read_sessions();
+  ASSERT_EQ(sessions.size(), 1u);
+  EXPECT_EQ(sessions[0].started_at, want.started_at);
+  EXPECT_EQ(sessions[0].world_size, want.world_size);
+  EXPECT_EQ(sessions[0].command_line, want.command_line);
+}
+
+TEST_F(StoreTest, PlainHdf5CApiReadsAColumnTheSamplesAndAnAttribute) {
+  const std::vector<RunRecord> appended = write_file({make_batch(0, 4, 0), make_batch(4, 6, 1)});
+
+  hid_t file = H5Fopen(file_path().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  hid_t runs = H5Dopen2(file, "/runs", H5P_DEFAULT);
+  ASSERT_GE(runs, 0);
+
+  // A partial compound type: only the median, read by member name, as any HDF5 program would.
+  hid_t median_only = H5Tcreate(H5T_COMPOUND, sizeof(double));
+  H5Tinsert(median_only, "median_ns", 0, H5T_NATIVE_DOUBLE);
+  std::vector<double> medians(appended.size());
+  ASSERT_GE(H5Dread(runs, median_only, H5S_ALL, H5S_ALL, H5P_DEFAULT, medians.data()), 0);
+  for (std::size_t i = 0; i < appended.size(); ++i) EXPECT_EQ(medians[i], appended[i].stats.median_ns);
+
+  struct OffsetCount {
+    std::uint64_t offset, count;
+  };
+  hid_t offsets_only = H5Tcreate(H5T_COMPOUND, sizeof(OffsetCount));
+  H5Tinsert(offsets_only, "samples_offset", HOFFSET(OffsetCount, offset), H5T_NATIVE_UINT64);
+  H5Tinsert(offsets_only, "samples_count", HOFFSET(OffsetCount, count), H5T_NATIVE_UINT64);
+  std::vector<OffsetCount> spans(appended.size());
+  ASSERT_GE(H5Dread(runs, offsets_only, H5S_ALL, H5S_ALL, H5P_DEFAULT, spans.data()), 0);
+
+  hid_t samples = H5Dopen2(file, "/samples", H5P_DEFAULT);
+  ASSERT_GE(samples, 0);
+  hid_t space = H5Dget_space(samples);
+  std::vector<double> all(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
+  ASSERT_GE(H5Dread(samples, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), 0);
+  for (std::size_t i = 0; i < appended.size(); ++i) {
+    const std::vector<double> run_samples(all.begin() + static_cast<std::ptrdiff_t>(spans[i].offset),
+                                          all.begin() + static_cast<std::ptrdiff_t>(spans[i].offset + spans[i].count));
+    EXPECT_EQ(run_samples, appended[i].samples_ns) << "row " << i;
+  }
+
+  hid_t plan_size_attribute = H5Aopen(file, "plan_size", H5P_DEFAULT);
+  std::int64_t plan_size = 0;
+  ASSERT_GE(H5Aread(plan_size_attribute, H5T_NATIVE_INT64, &plan_size), 0);
+  EXPECT_EQ(plan_size, 42);
+
+  H5Aclose(plan_size_attribute);
+  H5Sclose(space);
+  H5Dclose(samples);
+  H5Tclose(offsets_only);
+  H5Tclose(median_only);
+  H5Dclose(runs);
+  H5Fclose(file);
+}
+
+TEST_F(StoreTest, H5dumpShowsTheLayoutAndTheValues) {
+  write_file({make_batch(0, 3, 0)});
+  const std::string dump = run_command("h5dump " + file_path().string() + " 2>&1");
+
+  for (const char* dataset : {"runs", "samples", "environments", "protocols", "ranks", "sessions"}) {
+    EXPECT_NE(dump.find(std::string("DATASET \"") + dataset + "\""), std::string::npos) << dataset;
+  }
+  for (const char* attribute : {"sweep_text", "plan_size", "started_at", "ended_at", "world_size", "git_commit"}) {
+    EXPECT_NE(dump.find(std::string("ATTRIBUTE \"") + attribute + "\""), std::string::npos) << attribute;
+  }
+  EXPECT_NE(dump.find("H5T_STRING"), std::string::npos);
+  EXPECT_NE(dump.find("H5T_IEEE_F64LE \"median_ns\""), std::string::npos);
+  EXPECT_NE(dump.find("\"point-2\""), std::string::npos);
+  EXPECT_NE(dump.find("1002.25"), std::string::npos);  // point-2's median
+  EXPECT_NE(dump.find("\"store-test\""), std::string::npos);
+}
+
+TEST_F(StoreTest, ReopenForAppendExtendsWithoutTouchingOldRows) {
+  std::vector<RunRecord> appended = write_file({make_batch(0, 6, 0)});
+
+  {
+    ResultsFile file = ResultsFile::open_for_append(file_path());
+    EXPECT_EQ(file.read_info().ended_at, "") << "a resumed file is unfinished until finish()";
+    file.add_session({"2026-12-01T08:00:00.000Z", 2, "node7", "kernelsweep run --resume", "0.1.0", "0123456789ab"});
+    std::vector<RunRecord> more = make_batch(6, 4, 2);
+    file.append(more);
+    file.put_environment("sha256:environment0", "{\"different\":\"text, same digest\"}");
+    file.put_protocol("sha256:protocol1", "{}");
+    file.put_rank({0, "node0", 0, "GPU-aaaa", "0000:18:00.0", "NVIDIA H200"});
+    file.finish("2026-12-01T09:00:00.000Z");
+    ASSERT_GT(more.front().samples_offset, 0u);
+    appended.insert(appended.end(), more.begin(), more.end());
+  }
+
+  ResultsFile file = ResultsFile::open_read_only(file_path());
+  expect_rows_and_samples(file, appended);
+  EXPECT_EQ(file.read_info().ended_at, "2026-12-01T09:00:00.000Z");
+  EXPECT_EQ(file.read_info().started_at, make_info().started_at);
+  ASSERT_EQ(file.read_sessions().size(), 2u);
+  EXPECT_EQ(file.read_sessions()[1].host, "node7");
+  // Digests stored by the first session are not stored again.
+  ASSERT_EQ(file.read_environments().size(), 1u);
+  EXPECT_EQ(file.read_environments()[0].json, R"({"apiVersion":"kernelindex.dev/v1alpha1"})");
+  EXPECT_EQ(file.read_protocols().size(), 2u);
+  EXPECT_EQ(file.read_ranks().size(), 2u);
+}
+
+TEST_F(StoreTest, CreateRefusesAnExistingPath) {
+  std::ofstream(file_path()) << "not replaced";
+  try {
+    ResultsFile::create(file_path(), make_info());
+    FAIL() << "create() replaced an existing file";
+  } catch (const ResultsFileError& error) {
+    EXPECT_NE(std::string(error.what()).find("already exists"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(file_path().string()), std::string::npos) << error.what();
+  }
+  std::ifstream in(file_path());
+  std::string content;
+  std::getline(in, content);
+  EXPECT_EQ(content, "not replaced");
+}
+
+TEST_F(StoreTest, OpeningAFileThatIsNotOursSaysSo) {
+  std::ofstream(file_path()) << "plain text";
+  EXPECT_THROW(ResultsFile::open_for_append(file_path()), ResultsFileError);
+  EXPECT_THROW(ResultsFile::open_read_only(dir_ / "missing.h5"), ResultsFileError);
+}
+
+// A writer killed without closing (Slurm time limit, OOM killer) leaves a file that opens, with every
+// row appended before its last flush intact, and that --resume can append to.
+TEST_F(StoreTest, CrashAfterFlushKeepsFlushedRows) {
+  std::vector<RunRecord> flushed = make_batch(0, 40, 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      ResultsFile file = ResultsFile::create(file_path(), make_info());
+      std::vector<RunRecord> first = make_batch(0, 40, 0);
+      file.append(first);
+      file.flush();
+      std::vector<RunRecord> unflushed = make_batch(40, 30, 4);
+      file.append(unflushed);
+      file.put_protocol("sha256:late", "{}");
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(9);  // no close, no destructors, no atexit: as abrupt as a kill
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 9) << "the child failed before its crash";
+
+  // The rows are those of the flushed batch, whatever part of the unflushed one reached the disk.
+  std::uint64_t offset = 0;
+  for (RunRecord& record : flushed) {
+    record.samples_offset = offset;
+    record.samples_count = record.samples_ns.size();
+    offset += record.samples_count;
+  }
+  {
+    ResultsFile file = ResultsFile::open_read_only(file_path());
+    EXPECT_EQ(file.read_info().ended_at, "");
+    std::vector<RunRecord> rows = file.read_runs();
+    ASSERT_GE(rows.size(), flushed.size());
+    for (std::size_t i = 0; i < flushed.size(); ++i) {
+      expect_same_row(rows[i], flushed[i]);
+      EXPECT_EQ(file.read_samples(rows[i].samples_offset, rows[i].samples_count), flushed[i].samples_ns);
+    }
+  }
+
+  ResultsFile resumed = ResultsFile::open_for_append(file_path());
+  const std::uint64_t rows_before = resumed.run_count();
+  std::vector<RunRecord> more = make_batch(100, 5, 1);
+  resumed.append(more);
+  resumed.finish("2026-11-30T14:00:00.000Z");
+  ResultsFile reread = ResultsFile::open_read_only(file_path());
+  ASSERT_EQ(reread.run_count(), rows_before + more.size());
+  const std::vector<RunRecord> rows = reread.read_runs();
+  for (std::size_t i = 0; i < more.size(); ++i) expect_same_row(rows[rows_before + i], more[i]);
+}
+
+TEST_F(StoreTest, DocumentsAreStoredOncePerDigest) {
+  ResultsFile file = ResultsFile::create(file_path(), make_info());
+  file.put_environment("sha256:a", "{\"gpu\":\"H200\"}");
+  file.put_environment("sha256:a", "{\"gpu\":\"H200\"}");
+  file.put_environment("sha256:b", "{\"gpu\":\"H100\"}");
+  file.put_protocol("sha256:a", "{\"name\":\"do_bench\"}");
+  file.put_protocol("sha256:a", "{\"name\":\"do_bench\"}");
+
+  const std::vector<DigestedDocument> environments = file.read_environments();
+  ASSERT_EQ(environments.size(), 2u);
+  EXPECT_EQ(environments[0].digest, "sha256:a");
+  EXPECT_EQ(environments[0].json, "{\"gpu\":\"H200\"}");
+  EXPECT_EQ(environments[1].digest, "sha256:b");
+  ASSERT_EQ(file.read_protocols().size(), 1u);
+  EXPECT_EQ(file.read_protocols()[0].json, "{\"name\":\"do_bench\"}");
+  EXPECT_THROW(file.put_protocol("", "{}"), ResultsFileError);
+}
+
+TEST_F(StoreTest, RefusesAnUnknownStatusNamingThePoint) {
+  ResultsFile file = ResultsFile::create(file_path(), make_info());
+  std::vector<RunRecord> batch = make_batch(0, 2, 0);
+  batch[1].status = "ok";
+  try {
+    file.append(batch);
+    FAIL() << "appended a row with status \"ok\"";
+  } catch (const ResultsFileError& error) {
+    EXPECT_NE(std::string(error.what()).find("point-1"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(file.run_count(), 0u);
+}
+
+TEST_F(StoreTest, ReadOnlyFileRefusesWrites) {
+  write_file({make_batch(0, 1, 0)});
+  ResultsFile file = ResultsFile::open_read_only(file_path());
+  std::vector<RunRecord> batch = make_batch(1, 1, 0);
+  EXPECT_THROW(file.append(batch), ResultsFileError);
+  EXPECT_THROW(file.flush(), ResultsFileError);
+  EXPECT_EQ(file.run_count(), 1u);
+}
+
+TEST_F(StoreTest, PassedPointsAndLatestStatusFollowReruns) {
+  ResultsFile file = ResultsFile::create(file_path(), make_info());
+  std::vector<RunRecord> first = make_batch(0, 3, 0);
+  first[0].status = "crashed";
+  first[1].status = "passed";
+  first[2].status = "timeout";
+  file.append(first);
+  std::vector<RunRecord> rerun = {make_record(0, 2)};  // point-0 again, after a resume
+  rerun[0].status = "passed";
+  file.append(rerun);
+
+  EXPECT_EQ(file.passed_point_ids(), (std::set<std::string>{"point-0", "point-1"}));
+  const std::map<std::string, std::string> latest = file.latest_status_by_point();
+  EXPECT_EQ(latest, (std::map<std::string, std::string>{
+                        {"point-0", "passed"}, {"point-1", "passed"}, {"point-2", "timeout"}}));
+}
+
+TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {
+  {
+    ResultsFile file = ResultsFile::create(file_path(), make_info());
+    std::vector<RunRecord> batch = make_batch(0, 5, 0);  // point-4 failed, the others passed
+    file.append(batch);
+    file.flush();
+  }  // closed without finish(): an interrupted run
+  ResultsFile file = ResultsFile::open_read_only(file_path());
+  const ResultsSummary summary =
+      summarise_results(file, {"point-0", "point-1", "point-2", "point-3", "point-4", "point-5", "point-6"});
+  EXPECT_EQ(summary.rows, 5u);
+  EXPECT_EQ(summary.sessions, 1u);
+  EXPECT_EQ(summary.info.ended_at, "");
+  EXPECT_EQ(summary.points_by_status, (std::map<std::string, std::uint64_t>{{"failed", 1}, {"passed", 4}}));
+  EXPECT_EQ(summary.missing_point_ids, (std::vector<std::string>{"point-5", "point-6"}));
+  EXPECT_TRUE(summary.unplanned_point_ids.empty());
+  EXPECT_EQ(summary.samples, file.sample_count());
+}
+
+TEST(SweepTextChange, SaysWhichLineChanged) {
+  EXPECT_EQ(describe_sweep_text_change("a\nb\n", "a\nb\n"), "");
+  const std::string change = describe_sweep_text_change("name: x\n  m: [1, 2]\n", "name: x\n  m: [1, 2, 4]\n");
+  EXPECT_NE(change.find("line 2"), std::string::npos) << change;
+  EXPECT_NE(change.find("`  m: [1, 2]`"), std::string::npos) << change;
+  EXPECT_NE(change.find("`  m: [1, 2, 4]`"), std::string::npos) << change;
+  const std::string appended_line = describe_sweep_text_change("a\n", "a\nb\n");
+  EXPECT_NE(appended_line.find("line 2"), std::string::npos) << appended_line;
+  EXPECT_NE(appended_line.find("`b`"), std::string::npos) << appended_line;
+}
+
+// The shape of a real sweep's stream: 20,000 rows arriving in batches of 64, each batch flushed.
+// Checks every row and every sample span; prints the time per row (the goal is well under 0.1 ms).
+TEST_F(StoreTest, TwentyThousandRowsInFlushedBatchesOf64) {
+  constexpr int kRows = 20000, kBatch = 64;
+  std::vector<RunRecord> appended;
+  appended.reserve(kRows);
+  double seconds = 0;
+  {
+    ResultsFile file = ResultsFile::create(file_path(), make_info());
+    for (int first = 0; first < kRows; first += kBatch) {
+      std::vector<RunRecord> batch = make_batch(first, std::min(kBatch, kRows - first), first);
+      const auto start = std::chrono::steady_clock::now();
+      file.append(batch);
+      file.flush();
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      for (RunRecord& record : batch) appended.push_back(std::move(record));
+    }
+    file.finish("2026-11-30T15:00:00.000Z");
+  }
+  std::cout << "[ store ] append+flush: " << seconds / kRows * 1e6 << " us per row over " << kRows
+            << " rows in batches of " << kBatch << "\n";
+  ::testing::Test::RecordProperty("append_flush_us_per_row", std::to_string(seconds / kRows * 1e6));
+
+  ResultsFile file = ResultsFile::open_read_only(file_path());
+  const std::vector<RunRecord> rows = file.read_runs();
+  ASSERT_EQ(rows.size(), appended.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].point_id, appended[i].point_id);
+    ASSERT_EQ(rows[i].samples_offset, appended[i].samples_offset);
+    ASSERT_EQ(rows[i].samples_count, appended[i].samples_count);
+    ASSERT_EQ(rows[i].stats.median_ns, appended[i].stats.median_ns);
+  }
+  for (std::size_t i = 0; i < rows.size(); i += 997) {
+    EXPECT_EQ(file.read_samples(rows[i].samples_offset, rows[i].samples_count), appended[i].samples_ns);
+  }
+  EXPECT_EQ(file.passed_point_ids().size(), static_cast<std::size_t>(kRows - kRows / 5));
+}
+
+}  // namespace
+}  // namespace ks

@@ -1,10 +1,15 @@
-// bench_distill_cosine: times distill_cosine's fused CUDA implementation (several chunk sizes and
-// row kernels), the naive one, and the floor (the four matrix products alone, unchunked, cuBLASLt)
-// with the do_bench protocol, at hidden 4096, vocab 128256, bf16, for each token count; prints one
-// line per variant and a summary table last. Results are recorded in bench/results/.
+// bench_distill_cosine: times distill_cosine's fused CUDA implementation (several chunk sizes,
+// schedules and row kernels), the naive one, and the floor (the four matrix products alone,
+// unchunked, cuBLASLt) with the do_bench protocol, at hidden 4096, vocab 128256, bf16, for each
+// token count; prints one line per variant and a summary table last. Results are recorded in
+// bench/results/.
 //
-//   bench_distill_cosine [--tokens 1024,2048,4096,8192] [--chunks 512,1024,2048]
-//                        [--row-kernels two-pass,cluster] [--modes full,forward] [--no-naive]
+//   bench_distill_cosine [--tokens 1024,2048,4096,8192] [--variants c2048,c2048/t1024/overlap,...]
+//                        [--modes full,forward] [--no-naive]
+//
+// A variant is cCHUNK, then optionally /tROWS (teacher sub-chunk), /serial or /overlap (schedule;
+// serial when absent), /two-pass or /cluster (row kernel; two-pass when absent). "c2048" is the
+// schedule before the overlap existed: one teacher product per chunk, all on one stream.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -36,10 +41,43 @@ std::vector<std::int64_t> split_integers(const std::string& list) {
   return values;
 }
 
+struct Variant {
+  std::string name;
+  std::int64_t chunk = 0;
+  ks::distill::FusedOptions options;
+};
+
+// Parses cCHUNK[/tROWS][/serial|/overlap][/two-pass|/cluster]; throws naming the variant.
+Variant parse_variant(const std::string& text) {
+  Variant v;
+  v.name = text;
+  v.options.row_kernel = ks::distill::RowKernel::two_pass;
+  v.options.schedule = ks::distill::Schedule::serial;
+  std::stringstream in(text);
+  std::string part;
+  bool first = true;
+  while (std::getline(in, part, '/')) {
+    try {
+      if (first && part.size() > 1 && part[0] == 'c') v.chunk = std::stoll(part.substr(1));
+      else if (!first && part.size() > 1 && part[0] == 't') v.options.teacher_rows = std::stoll(part.substr(1));
+      else if (!first && (part == "serial" || part == "overlap")) v.options.schedule = ks::distill::schedule_from_string(part);
+      else if (!first) v.options.row_kernel = ks::distill::row_kernel_from_string(part);
+      else throw std::invalid_argument("expected cCHUNK first");
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("variant '" + text + "': part '" + part + "': " + e.what());
+    }
+    first = false;
+  }
+  if (v.chunk <= 0) throw std::invalid_argument("variant '" + text + "': no chunk size (cCHUNK)");
+  return v;
+}
+
 struct Options {
   std::vector<std::int64_t> tokens{1024, 2048, 4096, 8192};
-  std::vector<std::int64_t> chunks{512, 1024, 2048};
-  std::vector<std::string> row_kernels{"two-pass", "cluster"};
+  std::vector<std::string> variants{"c1024",          "c2048",           "c512/t256/overlap",
+                                    "c1024/t512/overlap", "c1024/t256/overlap", "c2048/t1024/overlap",
+                                    "c2048/t512/overlap", "c3072/t512/overlap", "c4096/t512/serial",
+                                    "c4096/t256/overlap", "c4096/t512/overlap"};
   std::vector<std::string> modes{"full"};
   bool naive = true;
 };
@@ -53,8 +91,7 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     if (arg == "--tokens") o.tokens = split_integers(value());
-    else if (arg == "--chunks") o.chunks = split_integers(value());
-    else if (arg == "--row-kernels") o.row_kernels = split(value());
+    else if (arg == "--variants") o.variants = split(value());
     else if (arg == "--modes") o.modes = split(value());
     else if (arg == "--no-naive") o.naive = false;
     else throw std::invalid_argument("unknown argument " + arg);
@@ -89,6 +126,9 @@ double goal_ms(std::int64_t tokens) {
   return it == goals.end() ? 0 : it->second;
 }
 
+// The memory goals: 3.0 GB at 1024 tokens, 3.5 GB at 8192; 3.5 GB taken between them.
+double memory_goal_gb(std::int64_t tokens) { return tokens <= 1024 ? 3.0 : 3.5; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,10 +145,10 @@ int main(int argc, char** argv) {
       Figures fused, floor;
     };
     std::map<std::int64_t, Best> best;
-    fmt::print("{:>6} {:>16} {:>16} {:>9} {:>9} {:>9} {:>8} {:>8}\n", "tokens", "variant", "mode", "median_ms",
+    fmt::print("{:>6} {:>24} {:>12} {:>9} {:>9} {:>9} {:>8} {:>8}\n", "tokens", "variant", "mode", "median_ms",
                "p20_ms", "p80_ms", "TFLOP/s", "peak_GB");
     auto line = [](std::int64_t tokens, const std::string& variant, const std::string& mode, const Figures& f) {
-      fmt::print("{:>6} {:>16} {:>16} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.1f} {:>8.3f}\n", tokens, variant, mode,
+      fmt::print("{:>6} {:>24} {:>12} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.1f} {:>8.3f}\n", tokens, variant, mode,
                  f.median_ms, f.p20_ms, f.p80_ms, f.tflops, f.peak_gb);
       std::fflush(stdout);
     };
@@ -121,29 +161,35 @@ int main(int argc, char** argv) {
         b.floor = time_point(*floor, "full", protocol);
         line(tokens, "gemm-floor", "4 products", b.floor);
       }
-      for (std::int64_t chunk : options.chunks) {
-        if (chunk > tokens) continue;
-        for (const std::string& row_kernel : options.row_kernels) {
-          p.chunk_size = chunk;
-          ks::distill::FusedOptions fused_options;
-          fused_options.row_kernel = ks::distill::row_kernel_from_string(row_kernel);
-          std::unique_ptr<ks::Instance> fused;
-          try {
-            fused = ks::distill::make_fused_instance(p, fused_options);
-          } catch (const std::exception& e) {
-            fmt::print("{:>6} skipped fused chunk {} {}: {}\n", tokens, chunk, row_kernel, e.what());
-            continue;
-          }
-          const std::string variant = fmt::format("c{}-{}", chunk, row_kernel);
-          for (const std::string& mode : options.modes) {
-            const Figures f = time_point(*fused, mode, protocol);
-            line(tokens, variant, mode, f);
-            if (mode == "full" && (b.variant.empty() || f.median_ms < b.fused.median_ms)) {
-              b.variant = variant;
-              b.fused = f;
-            }
+      for (const std::string& text : options.variants) {
+        const Variant variant = parse_variant(text);
+        if (variant.chunk > tokens) continue;
+        p.chunk_size = variant.chunk;
+        std::unique_ptr<ks::Instance> fused;
+        try {
+          fused = ks::distill::make_fused_instance(p, variant.options);
+        } catch (const std::exception& e) {
+          fmt::print("{:>6} skipped fused {}: {}\n", tokens, variant.name, e.what());
+          continue;
+        }
+        for (const std::string& mode : options.modes) {
+          const Figures f = time_point(*fused, mode, protocol);
+          line(tokens, variant.name, mode, f);
+          const bool within_memory = f.peak_gb <= memory_goal_gb(tokens);
+          if (mode == "full" && within_memory && (b.variant.empty() || f.median_ms < b.fused.median_ms)) {
+            b.variant = variant.name;
+            b.fused = f;
           }
         }
+      }
+      {
+        // What a sweep gets: chunk_size auto, every option automatic.
+        p.chunk_size = 0;
+        auto fused = ks::distill::make_fused_instance(p);
+        const ks::distill::FusedPlan plan = ks::distill::fused_plan(p, {});
+        const std::string name = fmt::format("auto=c{}/t{}/{}", plan.chunk, plan.teacher_rows,
+                                             ks::distill::to_string(plan.schedule));
+        line(tokens, name, "full", time_point(*fused, "full", protocol));
       }
       if (options.naive) {
         p.chunk_size = 1024;
@@ -151,11 +197,12 @@ int main(int argc, char** argv) {
         line(tokens, "naive", "full", time_point(*naive, "full", protocol));
       }
     }
-    fmt::print("\nsummary: full pass, bf16, hidden 4096, vocab 128256, do_bench (flush 256 MiB, warmup 25 ms, rep 100 ms)\n");
-    fmt::print("{:>6} {:>16} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>7}\n", "tokens", "best variant",
+    fmt::print("\nsummary: full pass, bf16, hidden 4096, vocab 128256, do_bench (flush 256 MiB, warmup 25 ms, rep 100 ms);\n"
+               "best variant: the fastest within the memory goal (3.0 GB at 1024 tokens, else 3.5 GB)\n");
+    fmt::print("{:>6} {:>24} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>7}\n", "tokens", "best variant",
                "median_ms", "p20_ms", "p80_ms", "floor_ms", "ratio", "TFLOP/s", "peak_GB", "goal_ms");
     for (const auto& [tokens, b] : best)
-      fmt::print("{:>6} {:>16} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.3f} {:>8.1f} {:>8.3f} {:>7.1f}\n", tokens,
+      fmt::print("{:>6} {:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.3f} {:>8.1f} {:>8.3f} {:>7.1f}\n", tokens,
                  b.variant, b.fused.median_ms, b.fused.p20_ms, b.fused.p80_ms, b.floor.median_ms,
                  b.fused.median_ms / b.floor.median_ms, b.fused.tflops, b.fused.peak_gb, goal_ms(tokens));
     return 0;

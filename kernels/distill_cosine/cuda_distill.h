@@ -2,6 +2,7 @@
 // The CUDA side of distill_cosine as the benchmark and the GPU tests see it: plain C++ (no CUDA
 // types), so that bench/ and tests/ compile with or without CUDA. Without CUDA every function here
 // throws "built without CUDA" (no_cuda.cpp).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -33,13 +34,63 @@ inline RowKernel row_kernel_from_string(const std::string& name) {
   throw std::invalid_argument("distill_cosine: unknown row kernel '" + name + "' (auto, two-pass, cluster)");
 }
 
+// How the fused implementation orders a chunk's work. Per chunk it computes the student logits of
+// the whole chunk, then the teacher logits in sub-chunks of `teacher_rows` tokens, each followed by
+// the row kernel on those rows, then the two gradient products.
+enum class Schedule {
+  automatic,  // the fastest measured on an H200 (fused.cu says which)
+  serial,     // everything on stream(), one teacher buffer
+  overlap,    // two teacher buffers; the row kernel of sub-chunk j runs on a second, higher-priority
+              // stream while the teacher product of sub-chunk j+1 runs on stream(); joined back
+              // into stream() before the gradient products and before run() returns
+};
+inline const char* to_string(Schedule schedule) {
+  switch (schedule) {
+    case Schedule::automatic: return "auto";
+    case Schedule::serial: return "serial";
+    case Schedule::overlap: return "overlap";
+  }
+  return "?";
+}
+
+// Throws on an unknown name.
+inline Schedule schedule_from_string(const std::string& name) {
+  for (Schedule s : {Schedule::automatic, Schedule::serial, Schedule::overlap})
+    if (name == to_string(s)) return s;
+  throw std::invalid_argument("distill_cosine: unknown schedule '" + name + "' (auto, serial, overlap)");
+}
+
 struct FusedOptions {
   RowKernel row_kernel = RowKernel::automatic;
+  Schedule schedule = Schedule::automatic;
+  std::int64_t teacher_rows = 0;  // tokens per teacher sub-chunk; 0: automatic (fused_plan)
 };
+
+// The schedule and teacher sub-chunk the fused implementation uses for `p` and `options` (resolves
+// the automatic choices).
+struct FusedPlan {
+  std::int64_t chunk = 0;         // tokens per chunk (student logits, gradient products)
+  std::int64_t teacher_rows = 0;  // tokens per teacher sub-chunk, at most chunk
+  Schedule schedule = Schedule::serial;
+  int teacher_buffers() const { return schedule == Schedule::overlap ? 2 : 1; }
+};
+// Plain logic, inline so that builds without CUDA have it too. The automatic choices are the
+// fastest measured on an H200 within the memory goal (bench/results/distill_cosine_notes.md): with
+// two teacher buffers of half a chunk, the logits take the memory of one serial chunk.
+inline FusedPlan fused_plan(const Params& p, const FusedOptions& options) {
+  FusedPlan plan;
+  plan.chunk = std::min<std::int64_t>(p.chunk_size > 0 ? p.chunk_size : 2048, p.tokens);
+  plan.schedule = options.schedule == Schedule::automatic ? Schedule::overlap : options.schedule;
+  const std::int64_t automatic_rows =
+      plan.schedule == Schedule::overlap ? std::max<std::int64_t>((plan.chunk + 1) / 2, 1) : plan.chunk;
+  plan.teacher_rows = std::min(options.teacher_rows > 0 ? options.teacher_rows : automatic_rows, plan.chunk);
+  return plan;
+}
 
 std::unique_ptr<Instance> make_fused_instance(const Params& p, const FusedOptions& options);
 
-// The tokens per chunk the fused implementation uses for `p` (resolves chunk_size 0, "auto").
+// The tokens per chunk the fused implementation uses for `p` (resolves chunk_size 0, "auto"):
+// fused_plan(p, {}).chunk.
 std::int64_t fused_chunk_size(const Params& p);
 
 // The floor: the four matrix products of a full pass (s, t, dXs, dWs), unchunked, with cuBLASLt on

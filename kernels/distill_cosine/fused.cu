@@ -1,8 +1,10 @@
 // distill_cosine `fused`: chunked over tokens so memory stays flat in BT. Per chunk: s = Xs·Wsᵀ (+bs)
-// and t = Xt·Wtᵀ (+bt) with cuBLASLt (bf16 in, fp32 accumulation, bf16 out, bias in the epilogue);
-// one row kernel that reads each row of s and t for the row statistics, adds the row's loss to a
-// device accumulator and writes dL/ds in place of s; then dXs = dZ·Ws and dWs (+)= dZᵀ·Xs with
-// cuBLASLt. No host synchronisation inside a pass.
+// with cuBLASLt (bf16 in, fp32 accumulation, bf16 out, bias in the epilogue); then per teacher
+// sub-chunk t = Xt·Wtᵀ (+bt) and one row kernel that reads each row of s and t for the row
+// statistics, adds the row's loss to a device accumulator and writes dL/ds in place of s; then
+// dXs = dZ·Ws and dWs (+)= dZᵀ·Xs with cuBLASLt. No host synchronisation inside a pass. With the
+// overlap schedule the row kernels run on a second stream, each beside the next teacher product
+// (two teacher buffers), joined back into stream() with events (FusedPlan, cuda_distill.h).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -14,12 +16,7 @@
 
 namespace ks::distill {
 
-
-std::int64_t fused_chunk_size(const Params& p) {
-  // auto: 1024 tokens, Liger's default; see bench/results/distill_cosine_notes.md for the timings.
-  const std::int64_t chunk = p.chunk_size > 0 ? p.chunk_size : 1024;
-  return std::min(chunk, p.tokens);
-}
+std::int64_t fused_chunk_size(const Params& p) { return fused_plan(p, FusedOptions{}).chunk; }
 
 namespace cuda {
 namespace {
@@ -141,26 +138,64 @@ __global__ void __launch_bounds__(kRowThreads) row_cluster(T* s, const T* t, con
 #endif
 }
 
-// The four products of one chunk of `rows` tokens.
+// The products of one chunk of `rows` tokens (student logits and the two gradients); the teacher
+// products are made per sub-chunk size.
 struct ChunkProducts {
-  std::unique_ptr<Matmul> student, teacher, grad_x, grad_w;
+  std::unique_ptr<Matmul> student, grad_x, grad_w;
+};
+
+// A CUDA event for ordering only (no timing), destroyed with its owner.
+class OrderEvent {
+ public:
+  OrderEvent() { KS_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  OrderEvent(const OrderEvent&) = delete;
+  OrderEvent& operator=(const OrderEvent&) = delete;
+  ~OrderEvent() { cudaEventDestroy(event_); }
+  // Work enqueued on `waiter` after this call starts after the work enqueued on `recorder` before it.
+  void order(cudaStream_t recorder, cudaStream_t waiter) {
+    KS_CUDA(cudaEventRecord(event_, recorder));
+    KS_CUDA(cudaStreamWaitEvent(waiter, event_, 0));
+  }
+  void record(cudaStream_t stream) { KS_CUDA(cudaEventRecord(event_, stream)); }
+  void wait(cudaStream_t stream) { KS_CUDA(cudaStreamWaitEvent(stream, event_, 0)); }
+
+ private:
+  cudaEvent_t event_ = nullptr;
 };
 
 template <typename T>
 class FusedInstance final : public DistillInstance {
  public:
-  FusedInstance(const Params& p, const FusedOptions& options) : DistillInstance(p), chunk_(fused_chunk_size(p)) {
-    const std::size_t logits = static_cast<std::size_t>(chunk_ * p.vocab);
-    s_ = memory_.allocate<T>(logits, "student logits of a chunk (then dL/ds)");
-    t_ = memory_.allocate<T>(logits, "teacher logits of a chunk");
+  FusedInstance(const Params& p, const FusedOptions& options) : DistillInstance(p), plan_(fused_plan(p, options)) {
+    s_ = memory_.allocate<T>(static_cast<std::size_t>(plan_.chunk * p.vocab), "student logits of a chunk (then dL/ds)");
+    for (int b = 0; b < plan_.teacher_buffers(); ++b)
+      t_[b] = memory_.allocate<T>(static_cast<std::size_t>(plan_.teacher_rows * p.vocab),
+                                  "teacher logits of a sub-chunk");
     scales_.hard = p.weight_hard_loss / divisor_;
     scales_.soft = p.weight_soft_loss * p.beta / divisor_;
     scales_.temperature = p.temperature;
     scales_.ignore_index = p.ignore_index;
     vec_ = p.vocab % (16 / sizeof(T)) == 0 ? static_cast<int>(16 / sizeof(T)) : 1;
-    products_[chunk_] = make_products(chunk_);
-    if (p.tokens % chunk_ != 0) products_[p.tokens % chunk_] = make_products(p.tokens % chunk_);
+    for (std::int64_t rows : {plan_.chunk, p.tokens % plan_.chunk}) {
+      if (rows == 0 || products_.count(rows)) continue;
+      products_[rows] = make_products(rows);
+      for (std::int64_t sub : {std::min(plan_.teacher_rows, rows), rows % plan_.teacher_rows})
+        if (sub > 0 && !teacher_.count(sub)) teacher_[sub] = make_teacher_product(sub);
+    }
     row_kernel_ = choose_row_kernel(options.row_kernel);
+    if (plan_.schedule == Schedule::overlap) {
+      // Higher priority, so that the row kernel's blocks take SMs as the running product's blocks
+      // retire instead of waiting behind all of them.
+      int least = 0, greatest = 0;
+      KS_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+      KS_CUDA(cudaStreamCreateWithPriority(&row_stream_, cudaStreamNonBlocking, greatest));
+    }
+  }
+  ~FusedInstance() override {
+    if (row_stream_) {
+      cudaStreamSynchronize(row_stream_);
+      cudaStreamDestroy(row_stream_);
+    }
   }
 
  protected:
@@ -170,16 +205,32 @@ class FusedInstance final : public DistillInstance {
   void forward(bool with_grad) override {
     const Params& p = params_;
     const std::int64_t hs = p.student_hidden();
+    const bool overlap = plan_.schedule == Schedule::overlap;
+    cudaStream_t rows_stream = overlap ? row_stream_ : stream_;
     KS_CUDA(cudaMemsetAsync(loss_, 0, sizeof(double), stream_));
     if (with_grad && grad_bs_) KS_CUDA(cudaMemsetAsync(grad_bs_, 0, sizeof(float) * p.vocab, stream_));
+    // The row stream starts after everything enqueued on stream() so far (the loss reset above).
+    if (overlap) fork_.order(stream_, row_stream_);
     const auto* xs = static_cast<const T*>(in_.xs);
     const auto* xt = static_cast<const T*>(in_.xt);
-    for (std::int64_t first = 0; first < p.tokens; first += chunk_) {
-      const std::int64_t rows = std::min(chunk_, p.tokens - first);
+    int buffer = 0;
+    for (std::int64_t first = 0; first < p.tokens; first += plan_.chunk) {
+      const std::int64_t rows = std::min(plan_.chunk, p.tokens - first);
       const ChunkProducts& g = *products_.at(rows);
       g.student->run(in_.ws, xs + first * hs, s_, 0.0f, in_.bs, workspace_, stream_);
-      g.teacher->run(in_.wt, xt + first * p.hidden, t_, 0.0f, in_.bt, workspace_, stream_);
-      launch_rows(rows, in_.targets + first, with_grad);
+      for (std::int64_t sub = 0; sub < rows; sub += plan_.teacher_rows) {
+        const std::int64_t sub_rows = std::min(plan_.teacher_rows, rows - sub);
+        T* t = t_[buffer];
+        // The teacher buffer is free once the row kernel that last read it has finished.
+        if (overlap) buffer_free_[buffer].wait(stream_);
+        teacher_.at(sub_rows)->run(in_.wt, xt + (first + sub) * p.hidden, t, 0.0f, in_.bt, workspace_, stream_);
+        if (overlap) teacher_ready_[buffer].order(stream_, row_stream_);
+        launch_rows(s_ + sub * p.vocab, t, sub_rows, in_.targets + first + sub, with_grad, rows_stream);
+        if (overlap) buffer_free_[buffer].record(row_stream_);
+        buffer = (buffer + 1) % plan_.teacher_buffers();
+      }
+      // Join: the gradient products read dL/ds, and the next chunk's student product overwrites it.
+      if (overlap) join_.order(row_stream_, stream_);
       if (!with_grad) continue;
       if (grad_bs_) add_column_sums(s_, data_type(p), rows, p.vocab, grad_bs_, stream_);
       g.grad_x->run(in_.ws, s_, static_cast<T*>(grad_xs_) + first * hs, 0.0f, nullptr, workspace_, stream_);
@@ -188,20 +239,26 @@ class FusedInstance final : public DistillInstance {
   }
 
  private:
+  // Chunks start at multiples of the chunk and sub-chunks at multiples of teacher_rows: the largest
+  // alignment every row offset into Xs, Xt and dXs keeps.
+  std::uint32_t row_alignment() const {
+    const Params& p = params_;
+    const auto es = static_cast<std::int64_t>(sizeof(T));
+    std::uint32_t alignment = 256;
+    for (std::int64_t rows : {plan_.chunk, plan_.teacher_rows})
+      alignment = std::min({alignment, alignment_of(rows * p.student_hidden() * es), alignment_of(rows * p.hidden * es)});
+    return alignment;
+  }
+
   std::unique_ptr<ChunkProducts> make_products(std::int64_t rows) const {
     const Params& p = params_;
     const std::int64_t hs = p.student_hidden();
     const cudaDataType_t type = data_type(p);
-    const auto es = static_cast<std::int64_t>(sizeof(T));
-    // Chunks start at multiples of chunk_ rows of Xs, Xt and dXs.
-    const std::uint32_t alignment = std::min(alignment_of(chunk_ * hs * es), alignment_of(chunk_ * p.hidden * es));
+    const std::uint32_t alignment = row_alignment();
     auto products = std::make_unique<ChunkProducts>();
     // Column-major view: row-major s (rows×V) is sᵀ (V×rows) = Ws(as hs×V)ᵀ · Xs(as hs×rows).
     products->student = std::make_unique<Matmul>(
         lt_, MatmulShape{true, false, p.vocab, rows, hs, hs, hs, p.vocab, type, type, p.bias, alignment});
-    products->teacher = std::make_unique<Matmul>(
-        lt_, MatmulShape{true, false, p.vocab, rows, p.hidden, p.hidden, p.hidden, p.vocab, type, type, p.bias,
-                         alignment});
     // dXsᵀ (hs×rows) = Ws(as hs×V) · dZᵀ(as V×rows)
     products->grad_x = std::make_unique<Matmul>(
         lt_, MatmulShape{false, false, hs, rows, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
@@ -209,6 +266,14 @@ class FusedInstance final : public DistillInstance {
     products->grad_w = std::make_unique<Matmul>(
         lt_, MatmulShape{false, true, hs, p.vocab, rows, hs, p.vocab, hs, type, type, false, alignment});
     return products;
+  }
+
+  // tᵀ (V×rows) = Wt(as H×V)ᵀ · Xt(as H×rows)
+  std::unique_ptr<Matmul> make_teacher_product(std::int64_t rows) const {
+    const Params& p = params_;
+    const cudaDataType_t type = data_type(p);
+    return std::make_unique<Matmul>(lt_, MatmulShape{true, false, p.vocab, rows, p.hidden, p.hidden, p.hidden,
+                                                     p.vocab, type, type, p.bias, row_alignment()});
   }
 
   std::int64_t cluster_segment() const {
@@ -220,13 +285,13 @@ class FusedInstance final : public DistillInstance {
   template <int VEC>
   bool cluster_launchable() const {
     const std::size_t shared = cluster_shared_bytes();
-    if (shared > kClusterSharedLimit || chunk_ > 65535) return false;
+    if (shared > kClusterSharedLimit || plan_.teacher_rows > 65535) return false;
     if (cudaFuncSetAttribute(row_cluster<T, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(shared)) != cudaSuccess) {
       cudaGetLastError();
       return false;
     }
-    cudaLaunchConfig_t config = cluster_config(1, shared);
+    cudaLaunchConfig_t config = cluster_config(1, shared, stream_);
     cudaLaunchAttribute attribute = cluster_attribute();
     config.attrs = &attribute;
     config.numAttrs = 1;
@@ -248,12 +313,12 @@ class FusedInstance final : public DistillInstance {
     return wanted;
   }
 
-  cudaLaunchConfig_t cluster_config(std::int64_t rows, std::size_t shared) const {
+  static cudaLaunchConfig_t cluster_config(std::int64_t rows, std::size_t shared, cudaStream_t stream) {
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(kClusterBlocks, static_cast<unsigned>(rows), 1);
     config.blockDim = dim3(kRowThreads, 1, 1);
     config.dynamicSmemBytes = shared;
-    config.stream = stream_;
+    config.stream = stream;
     return config;
   }
   static cudaLaunchAttribute cluster_attribute() {
@@ -265,36 +330,42 @@ class FusedInstance final : public DistillInstance {
     return attribute;
   }
 
+  // The row kernel on `rows` rows of s (overwritten with dL/ds when with_grad) and t.
   template <int VEC>
-  void launch_rows_as(std::int64_t rows, const std::int64_t* targets, bool with_grad) {
+  void launch_rows_as(T* s, const T* t, std::int64_t rows, const std::int64_t* targets, bool with_grad,
+                      cudaStream_t stream) {
     if (row_kernel_ == RowKernel::cluster) {
-      cudaLaunchConfig_t config = cluster_config(rows, cluster_shared_bytes());
+      cudaLaunchConfig_t config = cluster_config(rows, cluster_shared_bytes(), stream);
       cudaLaunchAttribute attribute = cluster_attribute();
       config.attrs = &attribute;
       config.numAttrs = 1;
-      KS_CUDA(cudaLaunchKernelEx(&config, row_cluster<T, VEC>, s_, static_cast<const T*>(t_), targets,
-                                 params_.vocab, cluster_segment(), scales_, with_grad, loss_));
+      KS_CUDA(cudaLaunchKernelEx(&config, row_cluster<T, VEC>, s, t, targets, params_.vocab, cluster_segment(),
+                                 scales_, with_grad, loss_));
     } else {
-      row_two_pass<T, VEC><<<static_cast<unsigned>(rows), kRowThreads, 0, stream_>>>(
-          s_, t_, targets, params_.vocab, scales_, with_grad, loss_);
+      row_two_pass<T, VEC><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(s, t, targets, params_.vocab,
+                                                                                     scales_, with_grad, loss_);
       KS_CUDA_LAUNCHED();
     }
   }
 
-  void launch_rows(std::int64_t rows, const std::int64_t* targets, bool with_grad) {
+  void launch_rows(T* s, const T* t, std::int64_t rows, const std::int64_t* targets, bool with_grad,
+                   cudaStream_t stream) {
     if (vec_ == 1)
-      launch_rows_as<1>(rows, targets, with_grad);
+      launch_rows_as<1>(s, t, rows, targets, with_grad, stream);
     else
-      launch_rows_as<16 / sizeof(T)>(rows, targets, with_grad);
+      launch_rows_as<16 / sizeof(T)>(s, t, rows, targets, with_grad, stream);
   }
 
-  std::int64_t chunk_;
+  FusedPlan plan_;
   T* s_ = nullptr;
-  T* t_ = nullptr;
+  T* t_[2] = {nullptr, nullptr};
   LossScales scales_;
   int vec_ = 1;
   RowKernel row_kernel_ = RowKernel::two_pass;
-  std::map<std::int64_t, std::unique_ptr<ChunkProducts>> products_;
+  std::map<std::int64_t, std::unique_ptr<ChunkProducts>> products_;  // by chunk rows
+  std::map<std::int64_t, std::unique_ptr<Matmul>> teacher_;          // by sub-chunk rows
+  cudaStream_t row_stream_ = nullptr;  // overlap only
+  OrderEvent fork_, join_, teacher_ready_[2], buffer_free_[2];
 };
 
 // The floor: the four products of a full pass, unchunked (M = BT), on the same inputs.

@@ -47,8 +47,10 @@ int main(int argc, char** argv) {
   run->add_option("--results-file", run_args.results_file, "the HDF5 results file (default: output.results_file)");
   run->add_option("--kernelindex-format", run_args.kernelindex_format, "json (a file per run) or jsonl (one file)")
       ->check(CLI::IsMember({"json", "jsonl"}));
-  run->add_flag("--resume", run_args.resume, "reopen the results file and measure only the points not yet passed");
-  run->add_flag("--overwrite", run_args.overwrite, "replace an existing results file");
+  auto* resume = run->add_flag("--resume", run_args.resume,
+                               "reopen the results file and measure only the points not yet passed "
+                               "(a new file when there is none)");
+  run->add_flag("--overwrite", run_args.overwrite, "replace an existing results file")->excludes(resume);
   run->add_option("--schedule", run_args.schedule, "dynamic (ranks take work as they free up) or static (round robin)")
       ->check(CLI::IsMember({"dynamic", "static"}))->capture_default_str();
   run->add_option("--check", run_args.check, "self-check against the reference: none, first (first mode of each shape), all")

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/run_outputs.h"
 #include "cli/sweep_loading.h"
+#include "cluster/interruption.h"
 #include "cluster/mpi_world.h"
 #include "cluster/sweep_runner.h"
 #include "cluster/worker_process.h"
@@ -148,6 +150,16 @@ int run_command(const RunArguments& args, int* argc, char*** argv) {
 
   try {
     run_sweep(world, todo, all_groups(todo), sweep->spec.protocol, run_options(args), root ? &*outputs : nullptr);
+  } catch (const Interrupted& e) {
+    if (root) {
+      const std::size_t stored = outputs->save_interrupted();
+      std::cerr << fmt::format("kernelsweep: {}; {} points stored in {}; `kernelsweep run --resume` completes the sweep\n",
+                               e.what(), stored, paths.results_file.string());
+    } else {
+      // Rank 0 saves what it has and then ends the job; give it the time to do so.
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+    }
+    world.abort(kExitFailure);
   } catch (const RunError& e) {
     if (root) std::cerr << "kernelsweep: " << e.what() << "\n";
     return kExitBadInput;

@@ -93,6 +93,7 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol) {
   writer_.write(kernelindex_object(benchmark_run_document(record, context),
                                    {protocol_doc.document, environment_doc.document, workload, implementation_doc.document}));
   progress_.add(record);
+  ++received_;
   if (record.status != "passed" && record.status != "skipped") ++not_passed_;
   batch_.push_back(std::move(record));
   if (batch_.size() >= kBatchRecords) write_batch();
@@ -109,6 +110,11 @@ void RunOutputs::write_batch() {
 void RunOutputs::on_tick() {
   if (!batch_.empty() && std::chrono::steady_clock::now() - last_write_ >= kBatchInterval) write_batch();
   progress_.tick();
+}
+
+std::size_t RunOutputs::save_interrupted() {
+  write_batch();
+  return received_;
 }
 
 std::size_t RunOutputs::finish() {

@@ -28,6 +28,9 @@ class RunOutputs final : public ResultSink {
   // Writes what is left, closes the file, prints the summary; returns the number of points that did
   // not pass (skipped ones aside).
   std::size_t finish();
+  // After an interruption: writes what was received and closes the file without an end time (as
+  // `status` then shows), so that --resume completes it. Returns the number of points stored.
+  std::size_t save_interrupted();
 
  private:
   struct Cited {
@@ -50,6 +53,7 @@ class RunOutputs final : public ResultSink {
   std::vector<RunRecord> batch_;
   std::chrono::steady_clock::time_point last_write_;
   std::size_t not_passed_ = 0;
+  std::size_t received_ = 0;
 };
 
 }  // namespace ks::cli

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/interruption.h"
 #include "cluster/worker_process.h"
 #include "common/canonical_json.h"
 #include "common/clock.h"
@@ -225,6 +226,7 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
   std::size_t current = 0;
   bool exhausted = false;
   while (received_ < expected || ranks_finished_ < others) {
+    if (stop_requested()) throw Interrupted(fmt::format("interrupted with {} of {} points received", received_, expected));
     if (!worker_.busy()) {
       if (mine.empty() && !exhausted) {
         const auto points = points_of(plan_, queue.next(0));
@@ -256,6 +258,7 @@ std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
   for (int arrived = 0;;) {
     MPI_Iprobe(0, kTagAssign, MPI_COMM_WORLD, &arrived, &status);
     if (arrived) break;
+    if (stop_requested()) throw Interrupted("interrupted while waiting for work");
     sends.progress();
     std::this_thread::sleep_for(50us);  // a blocking receive would spin a core the workers need
   }
@@ -270,6 +273,7 @@ MeasureResult Sweep::measure_other(std::size_t index, PendingSends& sends) {
   worker_.begin(make_request(plan_, index, protocol_, options_.check));
   for (;;) {
     if (auto result = worker_.poll(1ms)) return *result;
+    if (stop_requested()) throw Interrupted("interrupted during a point");
     sends.progress();  // large results need this side's help to move (rendezvous)
   }
 }
@@ -291,6 +295,7 @@ void Sweep::run_other() {
 
 void run_sweep(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
                const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink) {
+  install_stop_handlers();
   Sweep sweep(world, plan, protocol, options);
   const auto ranks = sweep.introduce();
   if (world.rank() == 0) {

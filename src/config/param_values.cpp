@@ -5,7 +5,6 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "config/suggest.h"
 

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/param_values.h"
@@ -92,7 +91,7 @@ ProtocolSpec read_protocol(const Field& field) {
   ProtocolSpec protocol;
   if (const MapEntry* e = map.find("name")) protocol.name = one_of(e->value, kProtocolNames, "protocol");
   if (const MapEntry* e = map.find("warmup_ms")) protocol.warmup_ms = non_negative_number(e->value);
-  if (const MapEntry* e = map.find("rep_ms")) protocol.rep_ms = positive_number(e->value);
+  if (const MapEntry* e = map.find("rep_ms")) protocol.rep_ms = non_negative_number(e->value);  // 0: one timed call
   if (const MapEntry* e = map.find("max_repeat")) protocol.max_repeat = integer_at_least(e->value, 1);
   if (const MapEntry* e = map.find("flush_bytes")) protocol.flush_bytes = integer_at_least(e->value, 0);
   if (const MapEntry* e = map.find("quantiles")) protocol.quantiles = quantiles(e->value);

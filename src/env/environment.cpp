@@ -87,17 +87,10 @@ std::string read_os_pretty_name() {
 }
 
 #ifdef KERNELSWEEP_HAVE_CUDA
-// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu ..." -> "580.159.03".
 std::string read_nvidia_kernel_module_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
-  if (!std::getline(in, line)) return {};
-  const auto at = line.find("Kernel Module");
-  if (at == std::string::npos) return {};
-  std::istringstream rest(line.substr(at + std::string_view("Kernel Module").size()));
-  std::string version;
-  rest >> version;
-  return version;
+  return std::getline(in, line) ? nvidia_driver_version(line) : std::string();
 }
 
 // cudaDriverGetVersion / cudaRuntimeGetVersion encode 1000*major + 10*minor.
@@ -266,6 +259,18 @@ HostInfo host_info_from_json(const Json& j) {
 
 Json environment_spec(const HostInfo& host, const GpuInfo& gpu) {
   return gpu.index >= 0 ? gpu_environment_spec(host, gpu) : cpu_environment_spec(host);
+}
+
+std::string nvidia_driver_version(const std::string& proc_version_line) {
+  // The version is the first word made of digits and dots (at least one dot) in either layout:
+  // "... Kernel Module  580.159.03  Thu ..." or "... Open Kernel Module for x86_64  580.159.04  ...".
+  std::istringstream words(proc_version_line);
+  for (std::string word; words >> word;) {
+    const bool digits_and_dots = word.find_first_not_of("0123456789.") == std::string::npos;
+    if (digits_and_dots && std::count(word.begin(), word.end(), '.') >= 1 && std::isdigit(static_cast<unsigned char>(word.front())))
+      return word;
+  }
+  return {};
 }
 
 GpuProduct gpu_product(const std::string& name) {

@@ -55,6 +55,12 @@ HostInfo host_info_from_json(const Json& j);
 // so identical machines share one environment digest; the run records carry them.
 Json environment_spec(const HostInfo& host, const GpuInfo& gpu);
 
+// The driver version in the first line of /proc/driver/nvidia/version, either layout:
+// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu ..." or
+// "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ...";
+// empty if none.
+std::string nvidia_driver_version(const std::string& proc_version_line);
+
 // A GPU's marketing name split into product and form factor: "NVIDIA A100-SXM4-80GB" gives
 // {"NVIDIA A100", "SXM4-80GB"}; "NVIDIA H200" gives {"NVIDIA H200", "SXM5-141GB"}; a name we do not
 // know gives {name, ""}.

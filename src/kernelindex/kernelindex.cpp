@@ -1,8 +1,6 @@
 #include "kernelindex/kernelindex.h"
 
-#include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -38,9 +36,14 @@ std::string collapse_spaces(std::string_view text) {
   return out;
 }
 
+// ASCII only, without the locale lookups of <cctype>: names and ids are ASCII by construction.
+char lower_ascii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum_ascii(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
 std::string lowercase_ascii(std::string_view text) {
   std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = lower_ascii(c);
   return out;
 }
 
@@ -52,10 +55,15 @@ void erase_all(std::string& text, std::string_view mark) {
 // One externalId segment: keeps what the seed keeps (letters, digits, '_', '.', '-'), '-' otherwise.
 std::string id_segment(std::string_view text) {
   std::string out;
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (std::isalnum(u) || c == '_' || c == '.' || c == '-') ? static_cast<char>(std::tolower(u)) : '-';
-  }
+  out.reserve(text.size());
+  for (char c : text) out += (is_alnum_ascii(c) || c == '_' || c == '.' || c == '-') ? lower_ascii(c) : '-';
+  return out;
+}
+
+// "2025-06-27T09:21:16.000Z" (as iso_utc_milliseconds writes it) -> "2025-06-27-09-21-16".
+std::string slug_of_iso(const std::string& iso) {
+  std::string out = iso.substr(0, 19);
+  out[10] = out[13] = out[16] = '-';
   return out;
 }
 
@@ -127,7 +135,7 @@ Json native_metrics(const RunRecord& record) {
 std::string external_id(const RunRecord& record, const RunContext& context, const std::string& observed) {
   return fmt::format("{}/{}/{}/{}/{}/{}", id_segment(record.kernel), id_segment(record.mode),
                      id_segment(record.implementation), context.hardware_slug, context.workload_slug,
-                     timestamp_slug(observed));
+                     slug_of_iso(observed));
 }
 
 Json source_native(const RunRecord& record, const RunContext& context, const std::string& observed) {
@@ -159,12 +167,25 @@ Json run_spec(const RunRecord& record, const RunContext& context) {
   return spec;
 }
 
+void put_if_set(Json& object, const char* key, std::string_view value) {
+  if (!value.empty()) object[key] = value;
+}
+
 Json labels() { return {{"kernelsweep_version", build::version}, {"kernelsweep_commit", build::git_commit}}; }
 
 }  // namespace
 
 std::string document_digest(const Json& document) {
-  return content_digest({{"apiVersion", document.at("apiVersion")}, {"kind", document.at("kind")}, {"spec", document.at("spec")}});
+  // content_digest({apiVersion, kind, spec}) without copying the spec into a new object: the
+  // canonical text of a three-key object is its keys in sorted order, which this writes directly.
+  std::string text = "{\"apiVersion\":";
+  text += canonical_json(document.at("apiVersion"));
+  text += ",\"kind\":";
+  text += canonical_json(document.at("kind"));
+  text += ",\"spec\":";
+  text += canonical_json(document.at("spec"));
+  text += '}';
+  return "sha256:" + sha256_hex(text);
 }
 
 std::string slugify(std::string_view text) {
@@ -191,16 +212,19 @@ std::string metadata_name(std::string_view text) {
 }
 
 std::string workload_slug(const Json& params) {
-  std::vector<std::string> parts;
-  std::vector<std::string> strings;
+  std::string numbers, strings;
   for (const auto& [key, value] : params.items()) {
-    if (value.is_string()) strings.push_back(id_segment(value.get_ref<const std::string&>()));
-    else parts.push_back(id_segment(key + canonical_json(value)));
+    if (value.is_string()) {
+      strings += '-';
+      strings += id_segment(value.get_ref<const std::string&>());
+    } else {
+      numbers += '-';
+      numbers += id_segment(key);
+      numbers += id_segment(value.is_number_float() ? ecmascript_number(value.get<double>()) : canonical_json(value));
+    }
   }
-  parts.insert(parts.end(), strings.begin(), strings.end());
-  std::string out;
-  for (const auto& part : parts) out += (out.empty() ? "" : "-") + part;
-  return out;
+  std::string out = numbers + strings;
+  return out.empty() ? out : out.substr(1);
 }
 
 std::string hardware_slug(const HostInfo& host, const GpuInfo& gpu) {
@@ -209,34 +233,42 @@ std::string hardware_slug(const HostInfo& host, const GpuInfo& gpu) {
 }
 
 std::string iso_utc_milliseconds(const std::string& timestamp) {
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, consumed = 0;
-  if (std::sscanf(timestamp.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute, &second, &consumed) != 6)
-    throw std::invalid_argument(fmt::format("'{}' is not an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.fff]Z)", timestamp));
-  std::string_view rest = std::string_view(timestamp).substr(static_cast<std::size_t>(consumed));
+  // YYYY-MM-DDTHH:MM:SS: digits where the pattern has 'd', the pattern's own character elsewhere.
+  static constexpr std::string_view pattern = "dddd-dd-ddTdd:dd:dd";
+  const std::string_view text = timestamp;
+  bool shaped = text.size() >= pattern.size();
+  for (std::size_t i = 0; shaped && i < pattern.size(); ++i)
+    shaped = pattern[i] == 'd' ? is_digit(text[i]) : text[i] == pattern[i];
+  if (!shaped) throw std::invalid_argument(fmt::format("'{}' is not an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.fff]Z)", timestamp));
+  std::string_view rest = text.substr(pattern.size());
   std::string millis = "000";
   if (!rest.empty() && rest.front() == '.') {
     rest.remove_prefix(1);
     std::size_t digits = 0;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+    while (digits < rest.size() && is_digit(rest[digits])) ++digits;
     for (std::size_t i = 0; i < 3 && i < digits; ++i) millis[i] = rest[i];
     rest.remove_prefix(digits);
   }
   if (rest != "Z" && rest != "+00:00")
     throw std::invalid_argument(fmt::format("'{}' is not a UTC time (it must end in Z or +00:00)", timestamp));
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{}Z", year, month, day, hour, minute, second, millis);
+  std::string out(text.substr(0, pattern.size()));
+  out += '.';
+  out += millis;
+  out += 'Z';
+  return out;
 }
 
-std::string timestamp_slug(const std::string& timestamp) {
-  const std::string iso = iso_utc_milliseconds(timestamp);  // YYYY-MM-DDTHH:MM:SS.mmmZ
-  return iso.substr(0, 10) + "-" + iso.substr(11, 2) + "-" + iso.substr(14, 2) + "-" + iso.substr(17, 2);
-}
+std::string timestamp_slug(const std::string& timestamp) { return slug_of_iso(iso_utc_milliseconds(timestamp)); }
 
 Json protocol_document(const Json& protocol) {
   Json measurement = protocol.is_object() ? protocol : Json::object();
   const std::string name = measurement.value("name", "do_bench");
   const std::string timer = measurement.value("timer", "");
   measurement["timer"] = timer;
-  measurement["primaryStatistic"] = measurement.value("primary_statistic", measurement.value("primaryStatistic", "median"));
+  // kernelindex spells it primaryStatistic; accept the snake-case spelling once, never keep both.
+  if (!measurement.contains("primaryStatistic"))
+    measurement["primaryStatistic"] = measurement.value("primary_statistic", "median");
+  measurement.erase("primary_statistic");
   Json spec = {
       {"harness", {{"name", "kernelsweep"}, {"repository", kKernelsweepRepository}, {"version", build::version}}},
       {"measurement", measurement},
@@ -277,8 +309,8 @@ Json implementation_document(const std::string& kernel, const std::string& imple
   // A cpu implementation does not depend on how the CUDA code was built: keep those facts out of its
   // digest.
   if (backend == "cuda") {
-    build["cudaCompiler"] = build::cuda_compiler;
-    build["cudaArchitectures"] = build::cuda_architectures;
+    put_if_set(build, "cudaCompiler", build::cuda_compiler);
+    put_if_set(build, "cudaArchitectures", build::cuda_architectures);
   }
   return document("Implementation",
                   {{"name", metadata_name(fmt::format("{}-{}-{}", kernel, implementation, backend))},
@@ -305,12 +337,14 @@ Json benchmark_run_document(const RunRecord& record, const RunContext& context) 
   return document("BenchmarkRun", std::move(metadata), std::move(spec));
 }
 
-Json kernelindex_object(Json run, const CitedDocuments& cited) {
-  return {{"run", std::move(run)},
-          {"protocol", cited.protocol},
-          {"environment", cited.environment},
-          {"workload", cited.workload},
-          {"implementation", cited.implementation}};
+Json kernelindex_object(Json run, CitedDocuments cited) {
+  Json object = Json::object();
+  object["run"] = std::move(run);
+  object["protocol"] = std::move(cited.protocol);
+  object["environment"] = std::move(cited.environment);
+  object["workload"] = std::move(cited.workload);
+  object["implementation"] = std::move(cited.implementation);
+  return object;
 }
 
 std::vector<std::string> digest_mismatches(const Json& object) {

@@ -88,8 +88,9 @@ struct CitedDocuments {
   Json protocol, environment, workload, implementation;
 };
 
-// {run, protocol, environment, workload, implementation}: what the DocumentWriter writes.
-Json kernelindex_object(Json run, const CitedDocuments& cited);
+// {run, protocol, environment, workload, implementation}: what the DocumentWriter writes. Takes its
+// arguments by value: pass temporaries (or std::move) and nothing is copied.
+Json kernelindex_object(Json run, CitedDocuments cited);
 
 // Where a kernelindex object's digests disagree with the documents it carries: one line per
 // mismatch ("run.spec.protocolDigest is sha256:..., protocol digests to sha256:..."); empty if none.

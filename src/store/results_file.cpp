@@ -119,6 +119,14 @@ void postpone_metadata_writes(hid_t file) {
   h5::check_status(H5Fset_mdc_config(file, &config), "turning metadata cache evictions off");
 }
 
+// A writer killed inside H5Fflush may have written metadata past the end of allocation (EOA) that
+// the superblock records, since the superblock is written last; HDF5 then refuses to read it ("len
+// not positive after adjustment for EOA"). Raising the EOA to the file's real size (what
+// `h5clear --increment=0` does) makes that metadata readable again; on a sound file it changes nothing.
+void repair_end_of_allocation(hid_t file) {
+  h5::check_status(H5Fincrement_filesize(file, 0), "raising the end of allocation to the file size");
+}
+
 // The file access properties every open uses. The format is capped at HDF5 1.8's: that superblock
 // has no "file is open for writing" flag, which a killed writer would leave set (HDF5 1.10 then
 // refuses to open the file until `h5clear -s`), and 1.8-era readers open the file too.
@@ -313,6 +321,9 @@ ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo
     auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create);
     SessionInfo session = first_session(info);
     impl->sessions->append(std::span(&session, 1), impl->sessions_layout);
+    // Until its first flush the file on disk is a bare superblock that no reader opens: make the
+    // empty layout durable now, so a writer killed before its first batch leaves a resumable file.
+    h5::check_status(H5Fflush(impl->id(), H5F_SCOPE_GLOBAL), "flushing the new file");
     return ResultsFile(std::move(impl));
   });
 }
@@ -321,6 +332,7 @@ ResultsFile ResultsFile::open_for_append(const std::filesystem::path& path) {
   return guarded(path, "opening it to append", [&] {
     h5::Handle fapl = file_access(true);
     h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file");
+    repair_end_of_allocation(file.get());
     read_root_attributes(file.get());  // refuses a file that is not ours before touching it
     h5::write_string_attribute(file.get(), "ended_at", "");
     return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append));

@@ -2,10 +2,13 @@
 // The HDF5 results file of one run (docs/hdf5-layout.md describes the layout). Rank 0 alone writes
 // it: the other ranks stream their RunRecords to rank 0, which appends them in batches and flushes.
 //
-// Crash safety: flush() is H5Fflush. The file uses the oldest HDF5 file format (the library's
-// default bounds), whose superblock has no "open for writing" flag, so a writer killed without
-// closing leaves a file that any reader opens as it was at the last flush (tests/unit/store_test.cpp,
-// CrashAfterFlushKeepsFlushedRows). Not thread-safe: one thread of rank 0 uses it.
+// Crash safety (docs/hdf5-layout.md, "Writing, flushing and crashes"): flush() is H5Fflush, and a
+// writer killed between flushes leaves a file that any reader opens as it was at the last flush
+// (tests/unit/store_test.cpp, CrashAfterFlushKeepsFlushedRows): the format is capped at HDF5 1.8's
+// (no "open for writing" superblock flag), metadata evictions are off between flushes, and
+// open_for_append clears what a killed writer left past each table's end. A writer killed *inside*
+// H5Fflush can still leave an unreadable file: HDF5 1.10 has no journal, and SWMR does not support
+// variable-length strings. Not thread-safe: one thread of rank 0 uses it.
 #include <cstdint>
 #include <filesystem>
 #include <map>

@@ -3,6 +3,9 @@
 // normalisations), and fused against naive at the seed's full shape. Skipped without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -125,6 +128,73 @@ TEST(DistillCosineGpu, FusedClusterMatchesCpuReference) {
   for (const Params& p : small_shapes()) {
     auto instance = ks::distill::make_fused_instance(p, {ks::distill::RowKernel::cluster});
     expect_checks_pass(*instance, p, "fused cluster");
+  }
+}
+
+// Teacher sub-chunks of a third of the chunk: sub-chunks that do not divide the chunk, and more
+// sub-chunks than teacher buffers, so that the overlap schedule reuses each buffer.
+ks::distill::FusedOptions with_sub_chunks(const Params& p, ks::distill::RowKernel row_kernel,
+                                          ks::distill::Schedule schedule) {
+  ks::distill::FusedOptions options;
+  options.row_kernel = row_kernel;
+  options.schedule = schedule;
+  options.teacher_rows = std::max<std::int64_t>(std::min(p.chunk_size, p.tokens) / 3, 1);
+  return options;
+}
+
+std::string describe(const ks::distill::FusedOptions& o) {
+  return std::string(ks::distill::to_string(o.row_kernel)) + " " + ks::distill::to_string(o.schedule) +
+         " teacher_rows=" + std::to_string(o.teacher_rows);
+}
+
+TEST(DistillCosineGpu, FusedSerialWithTeacherSubChunksMatchesCpuReference) {
+  SKIP_WITHOUT_GPU();
+  for (const Params& p : small_shapes()) {
+    const auto options = with_sub_chunks(p, ks::distill::RowKernel::two_pass, ks::distill::Schedule::serial);
+    auto instance = ks::distill::make_fused_instance(p, options);
+    expect_checks_pass(*instance, p, "fused " + describe(options));
+  }
+}
+
+TEST(DistillCosineGpu, FusedOverlapMatchesCpuReference) {
+  SKIP_WITHOUT_GPU();
+  std::vector<ks::distill::RowKernel> kernels{ks::distill::RowKernel::two_pass};
+  if (compute_capability_major() >= 9) kernels.push_back(ks::distill::RowKernel::cluster);
+  for (const ks::distill::RowKernel kernel : kernels) {
+    for (const Params& p : small_shapes()) {
+      const auto options = with_sub_chunks(p, kernel, ks::distill::Schedule::overlap);
+      auto instance = ks::distill::make_fused_instance(p, options);
+      expect_checks_pass(*instance, p, "fused " + describe(options));
+    }
+  }
+}
+
+// Repeated passes reuse the teacher buffers and events across run() calls: still correct after many.
+TEST(DistillCosineGpu, FusedOverlapGivesTheSameLossOnEveryPass) {
+  SKIP_WITHOUT_GPU();
+  const Params p = small_shapes().front();
+  auto instance = ks::distill::make_fused_instance(
+      p, with_sub_chunks(p, ks::distill::RowKernel::two_pass, ks::distill::Schedule::overlap));
+  const ks::CheckResult first = instance->check("full");
+  ASSERT_TRUE(first.passed) << first.detail;
+  for (int pass = 0; pass < 20; ++pass) instance->run("full");
+  const ks::CheckResult later = instance->check("full");
+  EXPECT_TRUE(later.passed) << later.detail;
+}
+
+// chunk_size auto with every option automatic must stay within the memory goals.
+TEST(DistillCosineGpu, AutomaticConfigurationStaysWithinTheMemoryGoal) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<std::int64_t, double>> goals{{1024, 3.0e9}, {8192, 3.5e9}};
+  for (const auto& [tokens, goal_bytes] : goals) {
+    Params p;
+    p.tokens = tokens;
+    p.chunk_size = 0;
+    auto instance = ks::distill::make_fused_instance(p);
+    const double held = static_cast<double>(instance->device_peak_bytes());
+    std::printf("[fused auto, %lld tokens] %.3f GB held (goal %.1f GB)\n", static_cast<long long>(tokens),
+                held * 1e-9, goal_bytes * 1e-9);
+    EXPECT_LE(held, goal_bytes) << tokens << " tokens";
   }
 }
 

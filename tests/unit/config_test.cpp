@@ -199,13 +199,20 @@ TEST(ConfigParse, ZipGroupsAndSpecialValues) {
 }
 
 TEST(ConfigParse, ErrorIsOneLineWithFileLineColumnAndKey) {
-  const SweepFileError error = parse_error("name: x\nprotocol:\n  rep_ms: -5\nkernels: []\n");
-  EXPECT_STREQ(error.what(), "inline.yaml:3:11: protocol.rep_ms: must be > 0, got -5");
+  const SweepFileError error = parse_error("name: x\nprotocol:\n  max_repeat: 0\nkernels: []\n");
+  EXPECT_STREQ(error.what(), "inline.yaml:3:15: protocol.max_repeat: must be >= 1, got 0");
   EXPECT_EQ(error.where().file, "inline.yaml");
   EXPECT_EQ(error.where().line, 3);
-  EXPECT_EQ(error.where().column, 11);
-  EXPECT_EQ(error.key(), "protocol.rep_ms");
-  EXPECT_EQ(error.problem(), "must be > 0, got -5");
+  EXPECT_EQ(error.where().column, 15);
+  EXPECT_EQ(error.key(), "protocol.max_repeat");
+  EXPECT_EQ(error.problem(), "must be >= 1, got 0");
+}
+
+// rep_ms 0 asks for a single timed call (tests use it to keep measurements short).
+TEST(ConfigParse, ZeroRepetitionTimeIsAccepted) {
+  const SweepSpec spec = parse("name: x\nprotocol: {warmup_ms: 0, rep_ms: 0}\nkernels:\n  - kernel: gemm\n    grid: {M: [8]}\n");
+  EXPECT_EQ(spec.protocol.warmup_ms, 0);
+  EXPECT_EQ(spec.protocol.rep_ms, 0);
 }
 
 TEST(ConfigParse, MissingFileIsAnError) {

@@ -267,6 +267,7 @@ TEST(DistillSchema, FlopsAtTheSeedShapeAreTheIssuesFigure) {
 struct CpuCase {
   std::string name;
   ks::Json overrides;
+  friend void PrintTo(const CpuCase& c, std::ostream* out) { *out << c.name << " " << c.overrides.dump(); }
 };
 
 class DistillCpu : public ::testing::TestWithParam<CpuCase> {};

@@ -14,13 +14,13 @@ ks::GpuInfo h200(int index, const std::string& uuid, const std::string& bus) {
   gpu.uuid = uuid;
   gpu.pci_bus_id = bus;
   gpu.architecture = "sm_90";
-  gpu.memory_bytes = 150754820096;
+  gpu.memory_bytes = 150109880320;
   gpu.multiprocessors = 132;
-  gpu.driver_version = "580.159.03";
+  gpu.driver_version = "580.159.04";
   gpu.cuda_driver_version = "13.0";
   gpu.cuda_runtime_version = "13.0";
-  gpu.cublas_version = "13.0.0";
-  gpu.nccl_version = "2.27.7";
+  gpu.cublas_version = "13.1.0";
+  gpu.nccl_version = "2.28.3";
   return gpu;
 }
 
@@ -31,7 +31,7 @@ ks::HostInfo some_host(const std::string& hostname) {
   host.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
   host.cpu_cores = 112;
   host.architecture = "x86_64";
-  host.os = "Ubuntu 24.04.2 LTS";
+  host.os = "Ubuntu 24.04.3 LTS";
   host.mpi_version = "Open MPI v4.1.6";
   return host;
 }
@@ -85,16 +85,16 @@ TEST(Environment, GpuSpecDescribesHardwareAndSoftware) {
   EXPECT_EQ(hw.at("product"), "NVIDIA H200");
   EXPECT_EQ(hw.at("formFactor"), "SXM5-141GB");
   EXPECT_EQ(hw.at("architecture"), "sm_90");
-  EXPECT_EQ(hw.at("memoryBytes"), 150754820096u);
+  EXPECT_EQ(hw.at("memoryBytes"), 150109880320u);
   EXPECT_EQ(hw.at("multiprocessors"), 132);
   const ks::Json& sw = spec.at("software");
-  EXPECT_EQ(sw.at("driver"), "580.159.03");
+  EXPECT_EQ(sw.at("driver"), "580.159.04");
   EXPECT_EQ(sw.at("cudaDriver"), "13.0");
   EXPECT_EQ(sw.at("cudaRuntime"), "13.0");
-  EXPECT_EQ(sw.at("cublas"), "13.0.0");
-  EXPECT_EQ(sw.at("nccl"), "2.27.7");
+  EXPECT_EQ(sw.at("cublas"), "13.1.0");
+  EXPECT_EQ(sw.at("nccl"), "2.28.3");
   EXPECT_EQ(sw.at("mpi"), "Open MPI v4.1.6");
-  EXPECT_EQ(sw.at("os"), "Ubuntu 24.04.2 LTS");
+  EXPECT_EQ(sw.at("os"), "Ubuntu 24.04.3 LTS");
 }
 
 TEST(Environment, IdenticalMachinesShareOneSpec) {
@@ -147,6 +147,15 @@ TEST(Environment, GpuNamesSplitIntoProductAndFormFactor) {
   EXPECT_EQ(ks::gpu_product("NVIDIA H100 80GB HBM3").form_factor, "SXM5-80GB");
   EXPECT_EQ(ks::gpu_product("NVIDIA RTX 6000 Ada Generation").product, "NVIDIA RTX 6000 Ada Generation");
   EXPECT_EQ(ks::gpu_product("NVIDIA RTX 6000 Ada Generation").form_factor, "");
+}
+
+TEST(Environment, DriverVersionIsReadFromEitherKernelModuleLine) {
+  EXPECT_EQ(ks::nvidia_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12 19:39:15 UTC 2024"),
+            "535.183.01");
+  // The open kernel module's line, as an H200 host of ours prints it.
+  EXPECT_EQ(ks::nvidia_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  "),
+            "580.159.04");
+  EXPECT_EQ(ks::nvidia_driver_version("NVRM version: unknown"), "");
 }
 
 }  // namespace

@@ -1,0 +1,112 @@
+// The kernelsweep command's outputs and exit codes: 0 success, 2 bad input.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.h"
+
+namespace ks::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string config(const std::string& name) { return std::string(KS_SOURCE_DIR) + "/configs/" + name; }
+
+TEST(Cli, VersionNamesTheCommit) {
+  const auto r = run_shell(fmt::format("{} --version", KS_CLI));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("kernelsweep 0."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("git "), std::string::npos) << r.output;
+}
+
+TEST(Cli, ValidateCountsThePoints) {
+  const auto r = run_shell(fmt::format("{} validate {}", KS_CLI, config("liger-distill-cosine.yaml")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "ok: 32 points\n");
+}
+
+TEST(Cli, ValidateReportsABadFileOnOneLineWithExitCode2) {
+  const auto dir = fresh_directory("cli_bad");
+  write_file(dir / "bad.yaml", "name: bad\nkernels:\n  - kernel: gemm\n    grid:\n      M: [64]\n      dtyp: [fp32]\n");
+  const auto r = run_shell(fmt::format("{} validate {}", KS_CLI, (dir / "bad.yaml").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_EQ(r.output.rfind((dir / "bad.yaml").string() + ":6:7: ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("dtype"), std::string::npos) << "a near miss should suggest the right name: " << r.output;
+}
+
+TEST(Cli, MissingFileAndUnknownCommandExitWith2) {
+  EXPECT_EQ(run_shell(fmt::format("{} validate /nonexistent/sweep.yaml", KS_CLI)).exit_code, 2);
+  EXPECT_EQ(run_shell(fmt::format("{} frobnicate", KS_CLI)).exit_code, 2);
+  EXPECT_EQ(run_shell(fmt::format("{} plan", KS_CLI)).exit_code, 2);
+}
+
+TEST(Cli, LigerPlanHas32PointsWhoseIdsDoNotChange) {
+  const std::string command = fmt::format("{} plan {} --json", KS_CLI, config("liger-distill-cosine.yaml"));
+  const auto first = run_shell(command);
+  const auto second = run_shell(command);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output, second.output);
+  const Json points = Json::parse(first.output);
+  ASSERT_EQ(points.size(), 32u);
+  std::set<std::string> ids, implementations, modes;
+  for (const auto& p : points) {
+    ids.insert(p.at("id").get<std::string>());
+    implementations.insert(p.at("implementation").get<std::string>());
+    modes.insert(p.at("mode").get<std::string>());
+    EXPECT_EQ(p.at("params").at("vocab"), 128256);
+    EXPECT_EQ(p.at("params").at("hidden"), 4096);
+  }
+  EXPECT_EQ(ids.size(), 32u);
+  EXPECT_EQ(implementations, (std::set<std::string>{"fused", "naive"}));
+  EXPECT_EQ(modes, (std::set<std::string>{"forward", "backward", "full", "no-grad-forward"}));
+}
+
+TEST(Cli, PlanTablePrintsEveryPoint) {
+  const auto r = run_shell(fmt::format("{} plan {}", KS_CLI, config("quickstart.yaml")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto v = run_shell(fmt::format("{} validate {}", KS_CLI, config("quickstart.yaml")));
+  const int points = std::stoi(v.output.substr(4));
+  EXPECT_NE(r.output.find(fmt::format("{} points in", points)), std::string::npos) << r.output;
+}
+
+TEST(Cli, ShardsPartitionThePlan) {
+  std::multiset<std::string> union_of_shards;
+  for (int i = 0; i < 3; ++i) {
+    const auto r = run_shell(fmt::format("{} plan {} --json --shard {}/3", KS_CLI, config("quickstart.yaml"), i));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const auto& p : Json::parse(r.output)) union_of_shards.insert(p.at("id").get<std::string>());
+  }
+  std::multiset<std::string> all;
+  for (const auto& p : Json::parse(run_shell(fmt::format("{} plan {} --json", KS_CLI, config("quickstart.yaml"))).output))
+    all.insert(p.at("id").get<std::string>());
+  EXPECT_EQ(union_of_shards, all);
+  EXPECT_EQ(run_shell(fmt::format("{} plan {} --shard 3/3", KS_CLI, config("quickstart.yaml"))).exit_code, 2);
+}
+
+TEST(Cli, MaxPointsRefusesLargePlans) {
+  const auto r = run_shell(fmt::format("{} plan {} --max-points 10", KS_CLI, config("liger-distill-cosine.yaml")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--max-points"), std::string::npos) << r.output;
+}
+
+TEST(Cli, KernelsListsTheRegistry) {
+  const auto r = run_shell(fmt::format("{} kernels --json", KS_CLI));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::set<std::string> names;
+  for (const auto& k : Json::parse(r.output)) names.insert(k.at("name").get<std::string>());
+  EXPECT_TRUE(names.count("gemm"));
+  EXPECT_TRUE(names.count("distill_cosine"));
+  EXPECT_FALSE(names.count("test_sleep")) << "test kernels are registered only in kernelsweep-test";
+}
+
+TEST(Cli, ResumeAndOverwriteExcludeEachOther) {
+  const auto r = run_shell(fmt::format("{} run {} --resume --overwrite", KS_CLI, config("quickstart.yaml")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+}  // namespace
+}  // namespace ks::testing

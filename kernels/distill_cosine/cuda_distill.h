@@ -38,7 +38,7 @@ inline RowKernel row_kernel_from_string(const std::string& name) {
 // the whole chunk, then the teacher logits in sub-chunks of `teacher_rows` tokens, each followed by
 // the row kernel on those rows, then the two gradient products.
 enum class Schedule {
-  automatic,  // the fastest measured on an H200 (fused.cu says which)
+  automatic,  // the fastest measured on an H200 (fused_plan says which)
   serial,     // everything on stream(), one teacher buffer
   overlap,    // two teacher buffers; the row kernel of sub-chunk j runs on a second, higher-priority
               // stream while the teacher product of sub-chunk j+1 runs on stream(); joined back
@@ -75,12 +75,14 @@ struct FusedPlan {
   int teacher_buffers() const { return schedule == Schedule::overlap ? 2 : 1; }
 };
 // Plain logic, inline so that builds without CUDA have it too. The automatic choices are the
-// fastest measured on an H200 within the memory goal (bench/results/distill_cosine_notes.md): with
-// two teacher buffers of half a chunk, the logits take the memory of one serial chunk.
+// fastest measured on an H200 within the memory goal (bench/results/distill_cosine_notes.md): chunk
+// 2048, serial. The overlap schedule measured no faster (its row kernel cannot share an SM with
+// cuBLASLt's products, so the two only take turns), and is kept as an option.
 inline FusedPlan fused_plan(const Params& p, const FusedOptions& options) {
   FusedPlan plan;
   plan.chunk = std::min<std::int64_t>(p.chunk_size > 0 ? p.chunk_size : 2048, p.tokens);
-  plan.schedule = options.schedule == Schedule::automatic ? Schedule::overlap : options.schedule;
+  plan.schedule = options.schedule == Schedule::automatic ? Schedule::serial : options.schedule;
+  // With two teacher buffers of half a chunk, the logits take the memory of one serial chunk.
   const std::int64_t automatic_rows =
       plan.schedule == Schedule::overlap ? std::max<std::int64_t>((plan.chunk + 1) / 2, 1) : plan.chunk;
   plan.teacher_rows = std::min(options.teacher_rows > 0 ? options.teacher_rows : automatic_rows, plan.chunk);

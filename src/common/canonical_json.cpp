@@ -29,8 +29,32 @@ ShortestDigits shortest_digits(double magnitude) {
   return out;
 }
 
+// RFC 8785 string escaping: '"' and '\\' escaped, control characters as \b \f \n \r \t or \u00xx
+// (lowercase hex), everything else (UTF-8 included) as is. Written directly: this runs for every key
+// and string of every digest.
 void write_string(std::string& out, const std::string& s) {
-  out += Json(s).dump(-1, ' ', false, Json::error_handler_t::strict);
+  static constexpr char hex[] = "0123456789abcdef";
+  out += '"';
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += "\\u00";
+          out += hex[(c >> 4) & 0xf];
+          out += hex[c & 0xf];
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
 }
 
 void write(std::string& out, const Json& value) {

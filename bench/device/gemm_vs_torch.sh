@@ -20,7 +20,8 @@ import json, sys
 for line in open(f"/tmp/ks-cmp/round{sys.argv[1]}/kernelindex/kernelindex.jsonl"):
     d = json.loads(line)
     m = d["run"]["spec"]["sourceNative"]["metrics"]
-    print(json.dumps({"kernelsweep": d["workload"]["spec"]["parameters"]["M"], "median_ms": m["median_ns"] / 1e6,
+    print(json.dumps({"kernelsweep": d["workload"]["spec"]["parameters"]["M"],
+                      "implementation": d["implementation"]["spec"]["implementation"], "median_ms": m["median_ns"] / 1e6,
                       "p20_ms": m["p20_ns"] / 1e6, "p80_ms": m["p80_ns"] / 1e6, "n_repeat": m["n_repeat"]}))
 PY
 done

@@ -10,9 +10,10 @@ import torch
 from triton.testing import do_bench
 
 size = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
+draws = sys.argv[2:] or ["fp32-drawn", "bf16-drawn"]
 for device in range(torch.cuda.device_count()):
     torch.cuda.set_device(device)
-    for inputs in ("fp32-drawn", "bf16-drawn"):
+    for inputs in draws:
         draw = torch.float32 if inputs == "fp32-drawn" else torch.bfloat16
         a = (torch.rand(size, size, device=f"cuda:{device}", dtype=draw) * 2 - 1).to(torch.bfloat16)
         b = (torch.rand(size, size, device=f"cuda:{device}", dtype=draw) * 2 - 1).to(torch.bfloat16)

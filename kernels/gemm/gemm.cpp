@@ -155,7 +155,9 @@ KernelSpec make_gemm_kernel() {
   spec.parameters.push_back(seed);
   spec.modes = {"forward"};
   spec.implementations = {{"cpu", Backend::cpu, "blocked, multi-threaded, fp32 accumulation"},
-                          {"cublaslt", Backend::cuda, "cuBLASLt matmul, heuristic algorithm, 32 MiB workspace"}};
+                          {"cublaslt", Backend::cuda,
+                           "cuBLASLt matmul, fastest of the top 8 heuristic algorithms, 32 MiB workspace"},
+                          {"cublas", Backend::cuda, "cublasGemmEx with cuBLAS's default algorithm (as torch.matmul)"}};
   spec.validate = [](const Json& params) -> std::optional<std::string> {
     (void)params;  // every constraint of gemm is a bound of one parameter, checked by the schema
     return std::nullopt;
@@ -164,6 +166,7 @@ KernelSpec make_gemm_kernel() {
     const gemm::Params p = gemm::params_from_json(params);
     if (implementation == "cpu") return gemm::make_cpu_instance(p);
     if (implementation == "cublaslt") return gemm::make_cublaslt_instance(p);
+    if (implementation == "cublas") return gemm::make_cublas_instance(p);
     throw std::invalid_argument("gemm: unknown implementation: " + implementation);
   };
   return spec;

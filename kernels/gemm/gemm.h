@@ -83,5 +83,6 @@ double tolerance(const Params& p);
 std::unique_ptr<Instance> make_cpu_instance(const Params& p);
 // Defined in gemm_cublaslt.cu; without CUDA, gemm_cublaslt_stub.cpp throws "built without CUDA".
 std::unique_ptr<Instance> make_cublaslt_instance(const Params& p);
+std::unique_ptr<Instance> make_cublas_instance(const Params& p);
 
 }  // namespace ks::gemm

@@ -3,8 +3,12 @@
 // instance's own non-blocking stream. The algorithm is the fastest of cuBLASLt's top heuristic
 // candidates, timed at setup (not in the measurement): the first candidate alone was measured 7 to
 // 15 % slower than torch.matmul at 4096³ and 8192³ bf16 on an H200 (bench/results/gemm_vs_torch_h200.txt).
+// The `cublas` implementation is the same product through cublasGemmEx with cuBLAS's own default
+// algorithm choice (CUBLAS_GEMM_DEFAULT), the call torch.matmul makes: the two side by side say
+// whether a difference to torch is the library's choice of kernel.
 // (Messages are built with std::string: fmt's compile-time format strings do not compile under nvcc.)
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -56,9 +60,11 @@ float bf16_bits_to_float(std::uint16_t bits) {
   return value;
 }
 
+enum class Library { cublaslt, cublas };
+
 class CublasLtGemm final : public Instance {
  public:
-  explicit CublasLtGemm(const Params& p) : p_(p), element_size_(p.is_bf16() ? 2 : 4) {
+  CublasLtGemm(const Params& p, Library library) : p_(p), library_(library), element_size_(p.is_bf16() ? 2 : 4) {
     try {
       setup();
     } catch (...) {
@@ -74,7 +80,8 @@ class CublasLtGemm final : public Instance {
     require_forward(mode);
     // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, and a row-major matrix read column-major is its
     // transpose: so B's buffer goes in as the first operand, A's as the second, no transposes.
-    matmul_with(algorithm_.algo);
+    if (library_ == Library::cublas) gemm_ex();
+    else matmul_with(algorithm_.algo);
     ran_ = true;
   }
 
@@ -131,8 +138,22 @@ class CublasLtGemm final : public Instance {
       throw std::runtime_error("gemm cublaslt: cublasLtMatmulAlgoGetHeuristic found no algorithm for " +
                                std::to_string(p_.m) + "x" + std::to_string(p_.n) + "x" + std::to_string(p_.k) + " " +
                                p_.dtype);
-    algorithm_ = fastest(candidates, found);
+    if (library_ == Library::cublas) {
+      KS_CUBLAS(cublasCreate(&blas_));
+      KS_CUBLAS(cublasSetStream(blas_, stream_));
+      KS_CUBLAS(cublasSetWorkspace(blas_, workspace_, kWorkspaceBytes));
+    } else {
+      algorithm_ = fastest(candidates, found);
+    }
     KS_CUDA(cudaStreamSynchronize(stream_));
+  }
+
+  void gemm_ex() {
+    const float alpha = 1.0f, beta = 0.0f;
+    const cudaDataType_t type = p_.is_bf16() ? CUDA_R_16BF : CUDA_R_32F;
+    const int m = static_cast<int>(p_.m), n = static_cast<int>(p_.n), k = static_cast<int>(p_.k);
+    KS_CUBLAS(cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b_, type, n, a_, type, k, &beta, c_, type,
+                           n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
   void matmul_with(const cublasLtMatmulAlgo_t& algo) {
@@ -214,6 +235,8 @@ class CublasLtGemm final : public Instance {
     if (c_layout_) cublasLtMatrixLayoutDestroy(c_layout_);
     if (matmul_) cublasLtMatmulDescDestroy(matmul_);
     if (handle_) cublasLtDestroy(handle_);
+    if (blas_) cublasDestroy(blas_);
+    blas_ = nullptr;
     for (void* buffer : {a_, b_, c_, workspace_})
       if (buffer) cudaFree(buffer);
     if (stream_) cudaStreamDestroy(stream_);
@@ -226,7 +249,9 @@ class CublasLtGemm final : public Instance {
   }
 
   Params p_;
+  Library library_;
   std::size_t element_size_;
+  cublasHandle_t blas_ = nullptr;
   cudaStream_t stream_ = nullptr;
   void *a_ = nullptr, *b_ = nullptr, *c_ = nullptr, *workspace_ = nullptr;
   cublasLtHandle_t handle_ = nullptr;
@@ -239,6 +264,11 @@ class CublasLtGemm final : public Instance {
 
 }  // namespace
 
-std::unique_ptr<Instance> make_cublaslt_instance(const Params& p) { return std::make_unique<CublasLtGemm>(p); }
+std::unique_ptr<Instance> make_cublaslt_instance(const Params& p) {
+  return std::make_unique<CublasLtGemm>(p, Library::cublaslt);
+}
+std::unique_ptr<Instance> make_cublas_instance(const Params& p) {
+  return std::make_unique<CublasLtGemm>(p, Library::cublas);
+}
 
 }  // namespace ks::gemm

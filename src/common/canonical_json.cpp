@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 namespace ks {
 namespace {
@@ -98,23 +99,22 @@ void write(std::string& out, const Json& value) {
 std::string ecmascript_number(double value) {
   if (std::isnan(value) || std::isinf(value)) throw std::runtime_error("canonical_json: NaN and infinity have no JSON form");
   if (value == 0) return "0";
-  std::string sign = value < 0 ? "-" : "";
   const ShortestDigits s = shortest_digits(std::fabs(value));
   const int k = static_cast<int>(s.digits.size());
   const int n = s.point_position;
-  std::string out = sign;
+  const std::string_view digits = s.digits;
+  std::string out = value < 0 ? "-" : "";
   if (k <= n && n <= 21) {
-    out += s.digits + std::string(n - k, '0');
+    out.append(digits).append(static_cast<std::size_t>(n - k), '0');
   } else if (0 < n && n <= 21) {
-    out += s.digits.substr(0, n) + "." + s.digits.substr(n);
+    out.append(digits.substr(0, n)).append(".").append(digits.substr(n));
   } else if (-6 < n && n <= 0) {
-    out += "0." + std::string(-n, '0') + s.digits;
+    out.append("0.").append(static_cast<std::size_t>(-n), '0').append(digits);
   } else {
     const int exponent = n - 1;
-    out += s.digits.substr(0, 1);
-    if (k > 1) out += "." + s.digits.substr(1);
-    out += exponent < 0 ? "e-" : "e+";
-    out += std::to_string(std::abs(exponent));
+    out.append(digits.substr(0, 1));
+    if (k > 1) out.append(".").append(digits.substr(1));
+    out.append(exponent < 0 ? "e-" : "e+").append(std::to_string(std::abs(exponent)));
   }
   return out;
 }

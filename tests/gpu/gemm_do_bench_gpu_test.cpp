@@ -27,16 +27,19 @@ Json gemm_params(int m, int n, int k, const std::string& dtype) {
   return {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtype}, {"seed", 7}};
 }
 
-TEST(GpuGemm, CublasLtMatchesTheReferenceAtOddShapes) {
+TEST(GpuGemm, CublasLtAndCublasMatchTheReferenceAtOddShapes) {
   SKIP_WITHOUT_GPU();
-  for (const std::string dtype : {"fp32", "bf16"}) {
-    for (const auto& [m, n, k] : {std::tuple{33, 65, 129}, std::tuple{1, 4099, 17}, std::tuple{257, 3, 1031}}) {
-      auto instance = gemm().instantiate("cublaslt", gemm_params(m, n, k, dtype));
-      instance->prepare("forward");
-      instance->run("forward");
-      const CheckResult check = instance->check("forward");
-      EXPECT_TRUE(check.passed) << dtype << " " << m << "x" << n << "x" << k << ": " << check.detail;
-      EXPECT_GT(instance->device_bytes(), 0u);
+  for (const std::string implementation : {"cublaslt", "cublas"}) {
+    for (const std::string dtype : {"fp32", "bf16"}) {
+      for (const auto& [m, n, k] : {std::tuple{33, 65, 129}, std::tuple{1, 4099, 17}, std::tuple{257, 3, 1031}}) {
+        auto instance = gemm().instantiate(implementation, gemm_params(m, n, k, dtype));
+        instance->prepare("forward");
+        instance->run("forward");
+        const CheckResult check = instance->check("forward");
+        EXPECT_TRUE(check.passed) << implementation << " " << dtype << " " << m << "x" << n << "x" << k << ": "
+                                  << check.detail;
+        EXPECT_GT(instance->device_bytes(), 0u);
+      }
     }
   }
 }

@@ -130,18 +130,28 @@ std::vector<Input> inputs(std::int64_t count) {
   return out;
 }
 
-// One run's object, built as the sweep builds it: the workload document and its digest, the
-// BenchmarkRun, and the object citing the documents a rank builds once.
-ks::Json build_object(const Fixed& fixed, Input& input) {
-  ks::CitedDocuments cited = fixed.cited;
-  cited.workload = ks::workload_document("distill_cosine", "Chunked distillation cosine loss", input.params);
+// One run's documents, built as the sweep builds them: the workload document and its digest and the
+// BenchmarkRun; the documents a rank builds once are cited by reference.
+struct Built {
+  ks::Json run, workload;
+};
+
+Built build_run(const Fixed& fixed, Input& input) {
+  Built built;
+  built.workload = ks::workload_document("distill_cosine", "Chunked distillation cosine loss", input.params);
   ks::RunRecord& record = input.record;
   record.protocol_digest = fixed.protocol_digest;
   record.environment_digest = fixed.environment_digest;
   record.implementation_digest = fixed.implementation_digest;
-  record.workload_digest = ks::document_digest(cited.workload);
+  record.workload_digest = ks::document_digest(built.workload);
   const ks::RunContext context{"Chunked distillation cosine loss", fixed.hardware, ks::workload_slug(input.params)};
-  return ks::kernelindex_object(ks::benchmark_run_document(record, context), std::move(cited));
+  built.run = ks::benchmark_run_document(record, context);
+  return built;
+}
+
+void write_run(ks::DocumentWriter& writer, const Fixed& fixed, Input& input) {
+  const Built built = build_run(fixed, input);
+  writer.write(built.run, {fixed.cited.protocol, fixed.cited.environment, built.workload, fixed.cited.implementation});
 }
 
 struct Rate {
@@ -158,7 +168,7 @@ Rate documents_per_second(const std::filesystem::path& dir, const std::string& f
   const std::clock_t cpu_start = std::clock();
   {
     ks::DocumentWriter writer(dir, format);
-    for (Input& run : runs) writer.write(build_object(fixed, run));
+    for (Input& run : runs) write_run(writer, fixed, run);
     writer.flush();
   }
   const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
@@ -177,7 +187,11 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "--example") {
       std::vector<Input> one = inputs(1);
-      std::puts(build_object(fixed_documents(), one[0]).dump(2).c_str());
+      const Fixed fixed = fixed_documents();
+      Built built = build_run(fixed, one[0]);
+      ks::CitedDocuments cited = fixed.cited;
+      cited.workload = std::move(built.workload);
+      std::puts(ks::kernelindex_object(std::move(built.run), std::move(cited)).dump(2).c_str());
       return 0;
     }
     if (arg == "--count" && i + 1 < argc) count = std::stoll(argv[++i]);

@@ -90,8 +90,8 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol) {
   record.implementation_digest = implementation_doc.digest;
 
   const RunContext context{title, hardware_slug(rank.host, rank.gpu), workload_slug(params)};
-  writer_.write(kernelindex_object(benchmark_run_document(record, context),
-                                   {protocol_doc.document, environment_doc.document, workload, implementation_doc.document}));
+  writer_.write(benchmark_run_document(record, context),
+                {protocol_doc.document, environment_doc.document, workload, implementation_doc.document});
   progress_.add(record);
   ++received_;
   if (record.status != "passed" && record.status != "skipped") ++not_passed_;

@@ -7,10 +7,22 @@
 
 namespace ks {
 
+namespace {
+
+// OpenSSL 3 looks EVP_sha256() up in its provider tables at every call; fetching it once makes a
+// digest of a small document several times cheaper (every run's workload digest goes through here).
+const EVP_MD* sha256_method() {
+  static EVP_MD* const method = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  if (!method) throw std::runtime_error("sha256: OpenSSL has no SHA256 (EVP_MD_fetch failed)");
+  return method;
+}
+
+}  // namespace
+
 std::string sha256_hex(std::string_view bytes) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> hash{};
   unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), hash.data(), &length, EVP_sha256(), nullptr) != 1)
+  if (EVP_Digest(bytes.data(), bytes.size(), hash.data(), &length, sha256_method(), nullptr) != 1)
     throw std::runtime_error("sha256: OpenSSL EVP_Digest failed");
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;

@@ -13,22 +13,15 @@ namespace {
 // Messages from kernels may hold bytes that are not UTF-8; a document must still be written.
 std::string dump(const Json& value, int indent) { return value.dump(indent, ' ', false, Json::error_handler_t::replace); }
 
-const std::string& run_name(const Json& object) {
-  const auto run = object.find("run");
-  if (run != object.end()) {
-    const auto metadata = run->find("metadata");
-    if (metadata != run->end()) {
-      const auto name = metadata->find("name");
-      if (name != metadata->end() && name->is_string() && !name->get_ref<const std::string&>().empty())
-        return name->get_ref<const std::string&>();
-    }
+const std::string& run_name(const Json& run) {
+  const auto metadata = run.find("metadata");
+  if (metadata != run.end()) {
+    const auto name = metadata->find("name");
+    if (name != metadata->end() && name->is_string() && !name->get_ref<const std::string&>().empty())
+      return name->get_ref<const std::string&>();
   }
-  throw std::invalid_argument("kernelindex object has no run.metadata.name to name its file after");
+  throw std::invalid_argument("kernelindex run document has no metadata.name to name its file after");
 }
-
-// The documents that differ from one run to the next; the others (protocol, environment,
-// implementation) are cited by nearly every run of a rank.
-bool is_per_run(const std::string& key) { return key == "run" || key == "workload"; }
 
 // Enough for the documents of one rank's run many times over; a run citing more is merely slower.
 constexpr std::size_t kMaxCachedTexts = 64;
@@ -49,19 +42,20 @@ DocumentWriter::DocumentWriter(std::filesystem::path directory, std::string form
   }
 }
 
-std::filesystem::path DocumentWriter::path_for(const Json& object) const {
+std::filesystem::path DocumentWriter::path_for(const Json& run) const {
   if (format_ == "jsonl") return directory_ / kJsonlFileName;
-  return directory_ / (run_name(object) + ".json");
+  return directory_ / (run_name(run) + ".json");
 }
 
-void DocumentWriter::write(const Json& object) {
-  if (format_ == "jsonl") write_jsonl_line(object);
-  else write_json_file(object);
+void DocumentWriter::write(const Json& run, const CitedView& cited) {
+  if (format_ == "jsonl") write_jsonl_line(run, cited);
+  else write_json_file(run, cited);
   ++written_;
 }
 
-void DocumentWriter::write_json_file(const Json& object) {
-  const auto path = path_for(object);
+void DocumentWriter::write_json_file(const Json& run, const CitedView& cited) {
+  const auto path = path_for(run);
+  const Json object = kernelindex_object(run, {cited.protocol, cited.environment, cited.workload, cited.implementation});
   auto partial = path;
   partial += ".partial";
   {
@@ -74,25 +68,33 @@ void DocumentWriter::write_json_file(const Json& object) {
   if (error) throw std::runtime_error(fmt::format("{}: cannot rename into {}: {}", partial.string(), path.string(), error.message()));
 }
 
-const std::string& DocumentWriter::cited_text(const Json& document) {
-  for (const auto& [cached, text] : cited_texts_)
-    if (cached == document) return text;
+const std::string& DocumentWriter::cited_text(const Json& run, const char* digest_key, const Json& document) {
+  // The same document object, cited by the same digest as when its text was made: reuse the text.
+  // (A deep comparison per run cost more than the rest of the line.)
+  const auto& spec = run.at("spec");
+  const auto cited = spec.find(digest_key);
+  const std::string digest = cited != spec.end() && cited->is_string() ? cited->get<std::string>() : std::string();
+  for (const auto& entry : cited_texts_)
+    if (entry.document == &document && entry.digest == digest && !digest.empty()) return entry.text;
   if (cited_texts_.size() >= kMaxCachedTexts) cited_texts_.clear();
-  cited_texts_.emplace_back(document, dump(document, -1));
-  return cited_texts_.back().second;
+  cited_texts_.push_back({&document, digest, dump(document, -1)});
+  return cited_texts_.back().text;
 }
 
-void DocumentWriter::write_jsonl_line(const Json& object) {
-  run_name(object);  // the same precondition as the json format
-  // The text object.dump() gives (keys in the object's sorted order), with the text of the cited
-  // documents reused from earlier lines.
-  std::string line = "{";
-  for (const auto& [key, document] : object.items()) {
-    if (line.size() > 1) line += ',';
-    line += dump(Json(key), -1);
-    line += ':';
-    line += is_per_run(key) ? dump(document, -1) : cited_text(document);
-  }
+void DocumentWriter::write_jsonl_line(const Json& run, const CitedView& cited) {
+  run_name(run);  // the same precondition as the json format
+  // The text kernelindex_object(...).dump() gives (keys in sorted order), with the text of the
+  // documents cited run after run reused from earlier lines.
+  std::string line = "{\"environment\":";
+  line += cited_text(run, "environmentDigest", cited.environment);
+  line += ",\"implementation\":";
+  line += cited_text(run, "implementationDigest", cited.implementation);
+  line += ",\"protocol\":";
+  line += cited_text(run, "protocolDigest", cited.protocol);
+  line += ",\"run\":";
+  line += dump(run, -1);
+  line += ",\"workload\":";
+  line += dump(cited.workload, -1);
   line += "}\n";
   jsonl_.write(line.data(), static_cast<std::streamsize>(line.size()));
   if (!jsonl_)

@@ -88,6 +88,15 @@ struct CitedDocuments {
   Json protocol, environment, workload, implementation;
 };
 
+// The same documents by reference: what the DocumentWriter takes, so that the documents a rank cites
+// in every run (protocol, environment, implementation) are not copied for each run.
+struct CitedView {
+  const Json& protocol;
+  const Json& environment;
+  const Json& workload;
+  const Json& implementation;
+};
+
 // {run, protocol, environment, workload, implementation}: what the DocumentWriter writes. Takes its
 // arguments by value: pass temporaries (or std::move) and nothing is copied.
 Json kernelindex_object(Json run, CitedDocuments cited);

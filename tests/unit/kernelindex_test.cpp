@@ -160,6 +160,10 @@ Fixture make_fixture(const std::string& status = "passed") {
   return f;
 }
 
+ks::CitedView view(const ks::CitedDocuments& cited) {
+  return {cited.protocol, cited.environment, cited.workload, cited.implementation};
+}
+
 std::filesystem::path fresh_folder(const std::string& name) {
   const auto dir = std::filesystem::path(KS_BINARY_DIR) / "test_output" / name;
   std::filesystem::remove_all(dir);
@@ -376,7 +380,7 @@ TEST(Kernelindex, JsonFormatWritesOneParseableFilePerRun) {
   const auto dir = fresh_folder("kernelindex_json");
   const Fixture f = make_fixture();
   ks::DocumentWriter writer(dir, "json");
-  writer.write(f.object);
+  writer.write(f.run, view(f.cited));
   writer.flush();
   const auto path = dir / (f.run["metadata"]["name"].get<std::string>() + ".json");
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
@@ -394,8 +398,8 @@ TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
   second.object = ks::kernelindex_object(second.run, second.cited);
   {
     ks::DocumentWriter writer(dir, "jsonl");
-    writer.write(first.object);
-    writer.write(second.object);
+    writer.write(first.run, view(first.cited));
+    writer.write(second.run, view(second.cited));
   }
   std::ifstream in(dir / ks::DocumentWriter::kJsonlFileName);
   std::vector<std::string> lines;
@@ -406,7 +410,7 @@ TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
   EXPECT_EQ(lines[1], second.object.dump());
   {
     ks::DocumentWriter reopened(dir, "jsonl");  // a resumed run appends
-    reopened.write(first.object);
+    reopened.write(first.run, view(first.cited));
   }
   EXPECT_EQ(split(read_text(dir / ks::DocumentWriter::kJsonlFileName), '\n').size(), 3u);
 }
@@ -414,9 +418,10 @@ TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
 TEST(Kernelindex, WriterRefusesUnknownFormatsAndNamelessRuns) {
   EXPECT_THROW(ks::DocumentWriter(fresh_folder("kernelindex_bad"), "yaml"), std::invalid_argument);
   ks::DocumentWriter writer(fresh_folder("kernelindex_nameless"), "json");
-  Json object = make_fixture().object;
-  object["run"]["metadata"].erase("name");
-  EXPECT_THROW(writer.write(object), std::invalid_argument);
+  const Fixture f = make_fixture();
+  Json run = f.run;
+  run["metadata"].erase("name");
+  EXPECT_THROW(writer.write(run, view(f.cited)), std::invalid_argument);
 }
 
 TEST(Kernelindex, DocumentedExampleIsGenuine) {

@@ -70,7 +70,7 @@ ks::Json distill_params(std::int64_t tokens) {
 ks::RunRecord distill_record(std::int64_t i, const ks::Json& params) {
   ks::RunRecord r;
   r.point_id = ks::sha256_hex(ks::canonical_json(params));
-  r.kernel = "distill_cosine";
+  r.kernel = "distill_cosine_loss";
   r.implementation = "fused";
   r.mode = i % 2 ? "forward" : "full";
   r.params_json = ks::canonical_json(params);
@@ -105,7 +105,7 @@ Fixed fixed_documents() {
   const auto gpu = h200_gpu();
   f.cited.protocol = ks::protocol_document(do_bench_protocol());
   f.cited.environment = ks::environment_document(host, gpu);
-  f.cited.implementation = ks::implementation_document("distill_cosine", "fused", "cuda", ks::implementation_libraries("cuda", gpu));
+  f.cited.implementation = ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", gpu));
   f.protocol_digest = ks::document_digest(f.cited.protocol);
   f.environment_digest = ks::document_digest(f.cited.environment);
   f.implementation_digest = ks::document_digest(f.cited.implementation);
@@ -138,7 +138,7 @@ struct Built {
 
 Built build_run(const Fixed& fixed, Input& input) {
   Built built;
-  built.workload = ks::workload_document("distill_cosine", "Chunked distillation cosine loss", input.params);
+  built.workload = ks::workload_document("distill_cosine_loss", "Chunked distillation cosine loss", input.params);
   ks::RunRecord& record = input.record;
   record.protocol_digest = fixed.protocol_digest;
   record.environment_digest = fixed.environment_digest;

@@ -141,7 +141,7 @@ double bytes(const Params& p, const std::string& mode) {
 
 KernelSpec make_distill_cosine_kernel() {
   KernelSpec spec;
-  spec.name = "distill_cosine";
+  spec.name = "distill_cosine_loss";
   spec.title = "Chunked distillation cosine loss";
   spec.description =
       "Liger's fused linear cosine-similarity distillation loss (LigerFusedLinearCosineSimilarityFunction): "

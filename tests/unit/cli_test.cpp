@@ -99,7 +99,7 @@ TEST(Cli, KernelsListsTheRegistry) {
   std::set<std::string> names;
   for (const auto& k : Json::parse(r.output)) names.insert(k.at("name").get<std::string>());
   EXPECT_TRUE(names.count("gemm"));
-  EXPECT_TRUE(names.count("distill_cosine"));
+  EXPECT_TRUE(names.count("distill_cosine_loss"));
   EXPECT_FALSE(names.count("test_sleep")) << "test kernels are registered only in kernelsweep-test";
 }
 

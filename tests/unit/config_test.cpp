@@ -106,7 +106,7 @@ TEST(ConfigParse, FullFileGivesEveryField) {
   EXPECT_EQ(gemm.exclude[1], (Json{{"implementation", "cublaslt"}, {"M", 256}}));
 
   const KernelBlock& distill = spec.kernels[1];
-  EXPECT_EQ(distill.kernel, "distill_cosine");
+  EXPECT_EQ(distill.kernel, "distill_cosine_loss");
   EXPECT_EQ(distill.modes, (std::vector<std::string>{"backward", "forward"}));
   EXPECT_EQ(axis(distill, "tokens").values, ints({64, 96, 128}));  // {from: 64, to: 128, step: 32}
   EXPECT_EQ(axis(distill, "chunk_size").values, (std::vector<Json>{"auto", 32}));
@@ -131,7 +131,7 @@ TEST(ConfigParse, FullFileGivesEveryField) {
 }
 
 TEST(ConfigParse, OmittedKeysTakeTheirDefaults) {
-  const SweepSpec spec = parse("name: minimal\nkernels:\n  - kernel: distill_cosine\n    grid: {tokens: [64]}\n");
+  const SweepSpec spec = parse("name: minimal\nkernels:\n  - kernel: distill_cosine_loss\n    grid: {tokens: [64]}\n");
   const ProtocolSpec defaults;
   EXPECT_EQ(spec.protocol.name, "do_bench");
   EXPECT_EQ(spec.protocol.warmup_ms, defaults.warmup_ms);
@@ -140,7 +140,7 @@ TEST(ConfigParse, OmittedKeysTakeTheirDefaults) {
   EXPECT_FALSE(spec.protocol.flush_bytes.has_value());
   EXPECT_EQ(spec.protocol.quantiles, defaults.quantiles);
 
-  const KernelSpec& kernel = *builtin_registry().find("distill_cosine");
+  const KernelSpec& kernel = *builtin_registry().find("distill_cosine_loss");
   const KernelBlock& block = spec.kernels.at(0);
   std::vector<std::string> all_implementations;
   for (const auto& implementation : kernel.implementations) all_implementations.push_back(implementation.name);
@@ -172,7 +172,7 @@ TEST(ConfigParse, IncludeAloneGivesPoints) {
 
 TEST(ConfigParse, RangesExpandInclusively) {
   const SweepSpec spec = parse(
-      "name: ranges\nkernels:\n  - kernel: distill_cosine\n    grid:\n"
+      "name: ranges\nkernels:\n  - kernel: distill_cosine_loss\n    grid:\n"
       "      tokens: {from: 1000, to: 5000, mul: 2}\n"  // stops before passing `to`
       "      vocab: {from: 7, to: 7, step: 3}\n"        // from == to: one value
       "      hidden: {from: 2, to: 12, step: 4}\n"      // lands short of `to`
@@ -191,7 +191,7 @@ TEST(ConfigParse, RangesExpandInclusively) {
 
 TEST(ConfigParse, ZipGroupsAndSpecialValues) {
   const SweepSpec spec = parse(
-      "name: zipped\nkernels:\n  - kernel: distill_cosine\n    grid:\n"
+      "name: zipped\nkernels:\n  - kernel: distill_cosine_loss\n    grid:\n"
       "      tokens: [64, 128]\n      vocab: [1000, 2000]\n      hidden: [2, 4]\n      chunk_size: [8, 16]\n"
       "    zip: [[tokens, vocab], [chunk_size, hidden]]\n");
   const KernelBlock& block = spec.kernels.at(0);
@@ -334,7 +334,7 @@ TEST(ConfigShipped, LigerSweepIsTheSeedsThirtyTwoPoints) {
   const SweepSpec spec = load_sweep_file(source_path("configs/liger-distill-cosine.yaml"), builtin_registry());
   ASSERT_EQ(spec.kernels.size(), 1u);
   const KernelBlock& block = spec.kernels[0];
-  EXPECT_EQ(block.kernel, "distill_cosine");
+  EXPECT_EQ(block.kernel, "distill_cosine_loss");
   EXPECT_EQ(block.implementations, (std::vector<std::string>{"fused", "naive"}));
   EXPECT_EQ(block.modes, (std::vector<std::string>{"forward", "backward", "full", "no-grad-forward"}));
   EXPECT_EQ(axis(block, "tokens").values, ints({1024, 2048, 4096, 8192}));

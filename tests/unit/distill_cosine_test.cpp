@@ -244,7 +244,7 @@ TEST(DistillSchema, ValidateRequiresAnEvenHiddenAndAChunkSizeOrAuto) {
 
 TEST(DistillSchema, ListsModesAndImplementations) {
   const ks::KernelSpec spec = ks::make_distill_cosine_kernel();
-  EXPECT_EQ(spec.name, "distill_cosine");
+  EXPECT_EQ(spec.name, "distill_cosine_loss");
   EXPECT_EQ(spec.modes, (std::vector<std::string>{"forward", "backward", "full", "no-grad-forward"}));
   for (const char* name : {"fused", "naive"}) EXPECT_EQ(spec.implementation(name)->backend, ks::Backend::cuda);
   EXPECT_EQ(spec.implementation("cpu")->backend, ks::Backend::cpu);

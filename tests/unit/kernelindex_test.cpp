@@ -103,7 +103,7 @@ Json do_bench_protocol_json() {
 ks::RunRecord passed_record(const Json& params) {
   ks::RunRecord r;
   r.point_id = ks::sha256_hex(ks::canonical_json(params));
-  r.kernel = "distill_cosine";
+  r.kernel = "distill_cosine_loss";
   r.implementation = "fused";
   r.mode = "full";
   r.params_json = ks::canonical_json(params);
@@ -148,8 +148,8 @@ Fixture make_fixture(const std::string& status = "passed") {
   f.record.status = status;
   f.cited.protocol = ks::protocol_document(do_bench_protocol_json());
   f.cited.environment = ks::environment_document(f.host, f.gpu);
-  f.cited.workload = ks::workload_document("distill_cosine", "Chunked distillation cosine loss", f.params);
-  f.cited.implementation = ks::implementation_document("distill_cosine", "fused", "cuda", ks::implementation_libraries("cuda", f.gpu));
+  f.cited.workload = ks::workload_document("distill_cosine_loss", "Chunked distillation cosine loss", f.params);
+  f.cited.implementation = ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", f.gpu));
   f.record.protocol_digest = ks::document_digest(f.cited.protocol);
   f.record.environment_digest = ks::document_digest(f.cited.environment);
   f.record.workload_digest = ks::document_digest(f.cited.workload);
@@ -243,14 +243,14 @@ TEST(Kernelindex, RunDocumentCarriesTimingAndProvenance) {
   EXPECT_EQ(spec["measurements"][2]["value"], f.record.device_peak_bytes);
   const Json& native = spec["sourceNative"];
   EXPECT_EQ(native["source"], "kernelsweep");
-  EXPECT_EQ(native["benchmark"], "distill_cosine/full");
+  EXPECT_EQ(native["benchmark"], "distill_cosine_loss/full");
   EXPECT_EQ(native["metrics"]["median_ns"], f.record.stats.median_ns);
   EXPECT_EQ(native["metrics"]["n_repeat"], f.record.n_repeat);
   EXPECT_EQ(native["gpuUuid"], f.record.gpu_uuid);
   EXPECT_EQ(native["pointId"], f.record.point_id);
   const auto id = split(native["externalId"], '/');
   ASSERT_EQ(id.size(), 6u) << native["externalId"];
-  EXPECT_EQ(id[0], "distill_cosine");
+  EXPECT_EQ(id[0], "distill_cosine_loss");
   EXPECT_EQ(id[1], "full");
   EXPECT_EQ(id[2], "fused");
   EXPECT_EQ(id[3], "nvidia-h200");

@@ -252,7 +252,7 @@ TEST(Plan, TheKernelsValidatorRefusesACombinationAtTheBlocksLocation) {
   EXPECT_EQ(e.where().line, 4);
   EXPECT_NE(e.problem().find("13 is unlucky"), std::string::npos) << e.what();
 
-  const SweepFileError odd = plan_error({block("distill_cosine", {axis("hidden", {4096, 4095})})});
+  const SweepFileError odd = plan_error({block("distill_cosine_loss", {axis("hidden", {4096, 4095})})});
   EXPECT_EQ(odd.key(), "kernels[0].hidden");
 }
 

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 RunRecord make_record(int i, int n_samples) {
   RunRecord r;
   r.point_id = "point-" + std::to_string(i);
-  r.kernel = i % 2 == 0 ? "gemm" : "distill_cosine";
+  r.kernel = i % 2 == 0 ? "gemm" : "distill_cosine_loss";
   r.implementation = "cpu";
   r.mode = i % 3 == 0 ? "fwd" : "bwd";
   r.params_json = "{\"m\":" + std::to_string(64 * i) + ",\"dtype\":\"bf16\"}";

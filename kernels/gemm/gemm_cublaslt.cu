@@ -111,7 +111,6 @@ class CublasLtGemm final : public Instance {
   }
 
   void setup() {
-    const cudaDataType_t type = p_.is_bf16() ? CUDA_R_16BF : CUDA_R_32F;
     KS_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     KS_CUDA(cudaMalloc(&a_, element_size_ * static_cast<std::size_t>(p_.m * p_.k)));
     KS_CUDA(cudaMalloc(&b_, element_size_ * static_cast<std::size_t>(p_.k * p_.n)));
@@ -119,7 +118,19 @@ class CublasLtGemm final : public Instance {
     KS_CUDA(cudaMalloc(&workspace_, kWorkspaceBytes));
     generate(a_, p_.m * p_.k, kA);
     generate(b_, p_.k * p_.n, kB);
+    if (library_ == Library::cublas) setup_cublas();
+    else setup_cublaslt();
+    KS_CUDA(cudaStreamSynchronize(stream_));
+  }
 
+  void setup_cublas() {
+    KS_CUBLAS(cublasCreate(&blas_));
+    KS_CUBLAS(cublasSetStream(blas_, stream_));
+    KS_CUBLAS(cublasSetWorkspace(blas_, workspace_, kWorkspaceBytes));
+  }
+
+  void setup_cublaslt() {
+    const cudaDataType_t type = p_.is_bf16() ? CUDA_R_16BF : CUDA_R_32F;
     KS_CUBLAS(cublasLtCreate(&handle_));
     KS_CUBLAS(cublasLtMatmulDescCreate(&matmul_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     // Column-major views of the row-major buffers (see run()): B as N×K, A as K×M, C as N×M.
@@ -138,14 +149,7 @@ class CublasLtGemm final : public Instance {
       throw std::runtime_error("gemm cublaslt: cublasLtMatmulAlgoGetHeuristic found no algorithm for " +
                                std::to_string(p_.m) + "x" + std::to_string(p_.n) + "x" + std::to_string(p_.k) + " " +
                                p_.dtype);
-    if (library_ == Library::cublas) {
-      KS_CUBLAS(cublasCreate(&blas_));
-      KS_CUBLAS(cublasSetStream(blas_, stream_));
-      KS_CUBLAS(cublasSetWorkspace(blas_, workspace_, kWorkspaceBytes));
-    } else {
-      algorithm_ = fastest(candidates, found);
-    }
-    KS_CUDA(cudaStreamSynchronize(stream_));
+    algorithm_ = fastest(candidates, found);
   }
 
   void gemm_ex() {

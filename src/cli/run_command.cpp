@@ -18,6 +18,7 @@
 #include "cluster/sweep_runner.h"
 #include "cluster/worker_process.h"
 #include "common/clock.h"
+#include "plan/plan.h"
 
 namespace ks::cli {
 namespace {
@@ -93,10 +94,7 @@ Plan without_points(const Plan& plan, const std::set<std::size_t>& skip) {
   Plan out;
   for (const Point& p : plan.points)
     if (!skip.count(p.index)) out.points.push_back(p);
-  for (std::size_t i = 0; i < out.points.size(); ++i) {
-    if (i == 0 || out.points[i].shape_key() != out.points[i - 1].shape_key()) out.groups.push_back({i, i});
-    out.groups.back().last = i + 1;
-  }
+  out.groups = group_points(out.points);
   return out;
 }
 

@@ -30,11 +30,11 @@ bool needs_gpu(const Point& point) {
   return implementation && implementation->backend == Backend::cuda;
 }
 
-MeasureRequest make_request(const Plan& plan, std::size_t index, const ProtocolSpec& protocol, CheckPolicy check) {
-  const Point& point = plan.points[index];
-  const bool first_of_shape = index == 0 || plan.points[index - 1].shape_key() != point.shape_key();
-  return {point, protocol,
-          check == CheckPolicy::every_mode || (check == CheckPolicy::first_mode && first_of_shape)};
+// Which points start a group: the first mode of each shape, where CheckPolicy::first_mode checks.
+std::vector<bool> group_starts(const Plan& plan) {
+  std::vector<bool> starts(plan.points.size(), false);
+  for (const auto& group : plan.groups) starts[group.first] = true;
+  return starts;
 }
 
 RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me) {
@@ -113,7 +113,7 @@ std::string encode_result(const RunRecord& record, const Json& protocol) {
 class Sweep {
  public:
   Sweep(const MpiWorld& world, const Plan& plan, const ProtocolSpec& protocol, const RunOptions& options)
-      : world_(world), plan_(plan), protocol_(protocol), options_(options),
+      : world_(world), plan_(plan), protocol_(protocol), options_(options), group_starts_(group_starts(plan)),
         worker_(options.executable, world.local_rank()) {}
 
   std::vector<RankIdentity> introduce();
@@ -127,16 +127,24 @@ class Sweep {
   void serve_requests(WorkQueue& queue, ResultSink& sink);
   std::vector<std::size_t> receive_assignment(PendingSends& sends);
   MeasureResult measure_other(std::size_t index, PendingSends& sends);
+  MeasureRequest request_for(std::size_t index) const;
 
   const MpiWorld& world_;
   const Plan& plan_;
   const ProtocolSpec& protocol_;
   const RunOptions& options_;
+  const std::vector<bool> group_starts_;
   WorkerProcess worker_;
   RankIdentity me_;
   std::size_t received_ = 0;
   int ranks_finished_ = 0;
 };
+
+MeasureRequest Sweep::request_for(std::size_t index) const {
+  const bool check = options_.check == CheckPolicy::every_mode ||
+                     (options_.check == CheckPolicy::first_mode && group_starts_[index]);
+  return {plan_.points[index], protocol_, check};
+}
 
 void Sweep::check_plan_is_shared() const {
   std::string ids;
@@ -236,7 +244,7 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
       if (!mine.empty()) {
         current = mine.front();
         mine.pop_front();
-        worker_.begin(make_request(plan_, current, protocol_, options_.check));
+        worker_.begin(request_for(current));
       }
     }
     if (worker_.busy()) {
@@ -270,7 +278,7 @@ std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
 }
 
 MeasureResult Sweep::measure_other(std::size_t index, PendingSends& sends) {
-  worker_.begin(make_request(plan_, index, protocol_, options_.check));
+  worker_.begin(request_for(index));
   for (;;) {
     if (auto result = worker_.poll(1ms)) return *result;
     if (stop_requested()) throw Interrupted("interrupted during a point");
@@ -324,12 +332,11 @@ RankIdentity rank_identity_from_json(const Json& j) {
 }
 
 Json to_json(const RunRecord& r) {
-  const Statistics& s = r.stats;
   return {{"point_id", r.point_id}, {"kernel", r.kernel}, {"implementation", r.implementation}, {"mode", r.mode},
           {"params_json", r.params_json}, {"status", r.status}, {"message", r.message}, {"rank", r.rank},
           {"host", r.host}, {"gpu_uuid", r.gpu_uuid}, {"started_at", r.started_at}, {"ended_at", r.ended_at},
           {"n_warmup", r.n_warmup}, {"n_repeat", r.n_repeat},
-          {"stats", {s.median_ns, s.p20_ns, s.p80_ns, s.mean_ns, s.min_ns, s.max_ns, s.stddev_ns}},
+          {"stats", to_json(r.stats)},
           {"flops", r.flops}, {"bytes", r.bytes}, {"tflops", r.tflops}, {"gbps", r.gbps},
           {"device_peak_bytes", r.device_peak_bytes}, {"samples_ns", r.samples_ns}};
 }
@@ -350,8 +357,7 @@ RunRecord run_record_from_json(const Json& j) {
   r.ended_at = j.at("ended_at").get<std::string>();
   r.n_warmup = j.at("n_warmup").get<std::int64_t>();
   r.n_repeat = j.at("n_repeat").get<std::int64_t>();
-  const auto s = j.at("stats").get<std::vector<double>>();
-  r.stats = {s.at(0), s.at(1), s.at(2), s.at(3), s.at(4), s.at(5), s.at(6)};
+  r.stats = statistics_from_json(j.at("stats"));
   r.flops = j.at("flops").get<double>();
   r.bytes = j.at("bytes").get<double>();
   r.tflops = j.at("tflops").get<double>();

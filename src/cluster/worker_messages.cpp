@@ -1,6 +1,19 @@
 #include "cluster/worker_messages.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace ks {
+
+Json to_json(const Statistics& s) {
+  return Json::array({s.median_ns, s.p20_ns, s.p80_ns, s.mean_ns, s.min_ns, s.max_ns, s.stddev_ns});
+}
+
+Statistics statistics_from_json(const Json& j) {
+  const auto s = j.get<std::vector<double>>();
+  if (s.size() != 7) throw std::runtime_error("statistics: expected 7 values, got " + std::to_string(s.size()));
+  return {s[0], s[1], s[2], s[3], s[4], s[5], s[6]};
+}
 
 Json to_json(const ProtocolSpec& s) {
   Json j = {{"name", s.name}, {"warmup_ms", s.warmup_ms}, {"rep_ms", s.rep_ms},
@@ -39,12 +52,11 @@ MeasureRequest decode_request(const Json& j) {
 }
 
 std::string encode(const MeasureResult& r) {
-  const Statistics& s = r.stats;
   Json j = {{"type", "result"}, {"status", r.status}, {"message", r.message},
             {"started_at", r.started_at}, {"ended_at", r.ended_at},
             {"n_warmup", r.timing.n_warmup}, {"n_repeat", r.timing.n_repeat},
             {"estimate_ms", r.timing.estimate_ms}, {"samples_ns", r.timing.samples_ns},
-            {"stats", {s.median_ns, s.p20_ns, s.p80_ns, s.mean_ns, s.min_ns, s.max_ns, s.stddev_ns}},
+            {"stats", to_json(r.stats)},
             {"flops", r.flops}, {"bytes", r.bytes}, {"device_peak_bytes", r.device_peak_bytes},
             {"protocol", r.protocol}, {"worker_exits", r.worker_exits}};
   return j.dump();
@@ -60,8 +72,7 @@ MeasureResult decode_result(const Json& j) {
   r.timing.n_repeat = j.at("n_repeat").get<std::int64_t>();
   r.timing.estimate_ms = j.at("estimate_ms").get<double>();
   r.timing.samples_ns = j.at("samples_ns").get<std::vector<double>>();
-  const auto s = j.at("stats").get<std::vector<double>>();
-  r.stats = {s.at(0), s.at(1), s.at(2), s.at(3), s.at(4), s.at(5), s.at(6)};
+  r.stats = statistics_from_json(j.at("stats"));
   r.flops = j.at("flops").get<double>();
   r.bytes = j.at("bytes").get<double>();
   r.device_peak_bytes = j.at("device_peak_bytes").get<std::uint64_t>();

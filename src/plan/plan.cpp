@@ -177,20 +177,8 @@ class PlanBuilder {
   Plan take() {
     Plan plan;
     plan.points = std::move(points_);
-    plan.groups = groups_of(plan.points);
+    plan.groups = group_points(plan.points);
     return plan;
-  }
-
-  static std::vector<Plan::Group> groups_of(const std::vector<Point>& points) {
-    std::vector<Plan::Group> groups;
-    std::string previous_key;
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      std::string key = points[i].shape_key();
-      if (groups.empty() || key != previous_key) groups.push_back({i, i});
-      groups.back().last = i + 1;
-      previous_key = std::move(key);
-    }
-    return groups;
   }
 
  private:
@@ -308,7 +296,7 @@ Plan select_shard(const Plan& full, std::size_t shard_index, std::size_t shard_c
       shard.points.back().index = shard.points.size() - 1;
     }
   }
-  shard.groups = PlanBuilder::groups_of(shard.points);
+  shard.groups = group_points(shard.points);
   return shard;
 }
 
@@ -330,6 +318,18 @@ std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& re
     total = saturating_add(total, saturating_multiply(combinations, variants));
   }
   return total;
+}
+
+std::vector<Plan::Group> group_points(const std::vector<Point>& points) {
+  std::vector<Plan::Group> groups;
+  std::string previous_key;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    std::string key = points[i].shape_key();
+    if (groups.empty() || key != previous_key) groups.push_back({i, i});
+    groups.back().last = i + 1;
+    previous_key = std::move(key);
+  }
+  return groups;
 }
 
 Plan make_plan(const SweepSpec& spec, const Registry& registry, const PlanOptions& options) {

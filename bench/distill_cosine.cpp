@@ -5,12 +5,17 @@
 // bench/results/.
 //
 //   bench_distill_cosine [--tokens 1024,2048,4096,8192] [--variants c2048,c2048/t1024/overlap,...]
-//                        [--modes full,forward] [--no-naive]
+//                        [--modes full,forward] [--no-naive] [--row-kernels c2048/two-pass,...]
+//
+// --row-kernels times the row kernel alone on one chunk's logits for each variant given (the part of
+// a pass that is not a product) and prints its time and its rate in GB/s for the least traffic (one
+// read of s and t, one write of dL/ds), to set against the memory's copy rate.
 //
 // A variant is cCHUNK, then optionally /tROWS (teacher sub-chunk), /serial or /overlap (schedule;
 // serial when absent), /two-pass or /cluster (row kernel; two-pass when absent). "c2048" is the
 // schedule before the overlap existed: one teacher product per chunk, all on one stream.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -59,7 +64,8 @@ Variant parse_variant(const std::string& text) {
   while (std::getline(in, part, '/')) {
     try {
       if (first && part.size() > 1 && part[0] == 'c') v.chunk = std::stoll(part.substr(1));
-      else if (!first && part.size() > 1 && part[0] == 't') v.options.teacher_rows = std::stoll(part.substr(1));
+      else if (!first && part.size() > 1 && part[0] == 't' && std::isdigit(static_cast<unsigned char>(part[1])))
+        v.options.teacher_rows = std::stoll(part.substr(1));
       else if (!first && (part == "serial" || part == "overlap")) v.options.schedule = ks::distill::schedule_from_string(part);
       else if (!first) v.options.row_kernel = ks::distill::row_kernel_from_string(part);
       else throw std::invalid_argument("expected cCHUNK first");
@@ -79,6 +85,7 @@ struct Options {
                                     "c2048/t512/overlap", "c3072/t512/overlap", "c4096/t512/serial",
                                     "c4096/t256/overlap", "c4096/t512/overlap"};
   std::vector<std::string> modes{"full"};
+  std::vector<std::string> row_kernels;
   bool naive = true;
 };
 
@@ -94,6 +101,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--variants") o.variants = split(value());
     else if (arg == "--modes") o.modes = split(value());
     else if (arg == "--no-naive") o.naive = false;
+    else if (arg == "--row-kernels") o.row_kernels = split(value());
     else throw std::invalid_argument("unknown argument " + arg);
   }
   return o;
@@ -103,6 +111,7 @@ struct Figures {
   double median_ms = 0, p20_ms = 0, p80_ms = 0;
   double peak_gb = 0;
   double tflops = 0;
+  double gbps = 0;
 };
 
 Figures time_point(ks::Instance& instance, const std::string& mode, const ks::Protocol& protocol) {
@@ -116,7 +125,22 @@ Figures time_point(ks::Instance& instance, const std::string& mode, const ks::Pr
   f.p80_ms = ks::quantile_linear(sorted, 0.8) * 1e-6;
   f.peak_gb = static_cast<double>(instance.device_peak_bytes()) * 1e-9;
   f.tflops = instance.flops(mode) / (f.median_ms * 1e-3) * 1e-12;
+  f.gbps = instance.bytes(mode) / (f.median_ms * 1e-3) * 1e-9;
   return f;
+}
+
+// An instance of `variant` at p's token count from `make`, or null (with a line saying why) when the
+// variant's chunk exceeds the tokens or the instance cannot be made here.
+template <typename Make>
+std::unique_ptr<ks::Instance> make_variant(Params p, const Variant& variant, const char* what, Make make) {
+  if (variant.chunk > p.tokens) return nullptr;
+  p.chunk_size = variant.chunk;
+  try {
+    return make(p, variant.options);
+  } catch (const std::exception& e) {
+    fmt::print("{:>6} skipped {} {}: {}\n", p.tokens, what, variant.name, e.what());
+    return nullptr;
+  }
 }
 
 // The goals for the full pass: median (ms) and peak memory (GB) per token count.
@@ -161,17 +185,21 @@ int main(int argc, char** argv) {
         b.floor = time_point(*floor, "full", protocol);
         line(tokens, "gemm-floor", "4 products", b.floor);
       }
+      for (const std::string& text : options.row_kernels) {
+        const Variant variant = parse_variant(text);
+        auto rows = make_variant(p, variant, "row kernel", ks::distill::make_row_pass_instance);
+        if (!rows) continue;
+        const Figures f = time_point(*rows, "full", protocol);
+        fmt::print("{:>6} {:>24} {:>12} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.0f} GB/s\n", tokens, variant.name, "row kernel",
+                   f.median_ms, f.p20_ms, f.p80_ms, f.gbps);
+      }
       for (const std::string& text : options.variants) {
         const Variant variant = parse_variant(text);
-        if (variant.chunk > tokens) continue;
-        p.chunk_size = variant.chunk;
-        std::unique_ptr<ks::Instance> fused;
-        try {
-          fused = ks::distill::make_fused_instance(p, variant.options);
-        } catch (const std::exception& e) {
-          fmt::print("{:>6} skipped fused {}: {}\n", tokens, variant.name, e.what());
-          continue;
-        }
+        std::unique_ptr<ks::Instance> fused = make_variant(
+            p, variant, "fused", [](const Params& q, const ks::distill::FusedOptions& o) {
+              return ks::distill::make_fused_instance(q, o);
+            });
+        if (!fused) continue;
         for (const std::string& mode : options.modes) {
           const Figures f = time_point(*fused, mode, protocol);
           line(tokens, variant.name, mode, f);

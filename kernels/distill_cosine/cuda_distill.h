@@ -100,6 +100,12 @@ std::int64_t fused_chunk_size(const Params& p);
 // mode; check() compares nothing.
 std::unique_ptr<Instance> make_gemm_floor_instance(const Params& p);
 
+// The fused implementation's row kernel alone (the part of a pass that is not a product), for
+// bench/distill_cosine: run() applies it with gradients to the logits of one teacher sub-chunk in
+// place, as a pass does (the values become dL/ds, which changes nothing its time depends on).
+// bytes() counts the least traffic a row kernel can make: one read of s and t, one write of dL/ds.
+std::unique_ptr<Instance> make_row_pass_instance(const Params& p, const FusedOptions& options);
+
 // The inputs as the device generated them, copied back (bf16 values held as float): the GPU tests
 // compare them bit for bit with make_inputs(). `instance` must come from make_fused_instance or
 // make_naive_instance.

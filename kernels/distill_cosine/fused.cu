@@ -37,7 +37,8 @@ __global__ void __launch_bounds__(kRowThreads) row_two_pass(T* s, const T* t, co
   const P* t_row = reinterpret_cast<const P*>(t + row * vocab);
   const std::int64_t packs = vocab / VEC;
   RowStats stats = empty_stats();
-  for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) accumulate(stats, s_row[i], t_row[i]);
+  for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads)
+    accumulate(stats, load_pack(s_row + i), load_pack(t_row + i));
   stats = block_combine(stats);
 
   __shared__ RowTerms terms;
@@ -52,15 +53,8 @@ __global__ void __launch_bounds__(kRowThreads) row_two_pass(T* s, const T* t, co
   if (!with_grad) return;
   const RowTerms k = terms;
   for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) {
-    const P sp = s_row[i], tp = t_row[i];
-    P out;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      float g = logit_gradient(k, to_float(sp.v[e]), to_float(tp.v[e]));
-      if (i * VEC + e == target) g += k.onehot;
-      out.v[e] = from_float<T>(g);
-    }
-    s_row[i] = out;
+    const P gradient = gradient_pack(k, load_pack(s_row + i), load_pack(t_row + i), target_lane<VEC>(i, 0, target));
+    store_pack(s_row + i, gradient);
   }
 }
 
@@ -90,9 +84,9 @@ __global__ void __launch_bounds__(kRowThreads) row_cluster(T* s, const T* t, con
   RowStats stats = empty_stats();
 #pragma unroll 4
   for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) {
-    const P sp = s_row[i], tp = t_row[i];
-    s_seg[i] = sp;
-    t_seg[i] = tp;
+    const P sp = load_pack(s_row + i), tp = load_pack(t_row + i);
+    store_pack(s_seg + i, sp);
+    store_pack(t_seg + i, tp);
     accumulate(stats, sp, tp);
   }
   stats = block_combine(stats);
@@ -123,15 +117,9 @@ __global__ void __launch_bounds__(kRowThreads) row_cluster(T* s, const T* t, con
   if (!with_grad) return;
   const RowTerms k = terms;
   for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) {
-    const P sp = s_seg[i], tp = t_seg[i];
-    P out;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      float g = logit_gradient(k, to_float(sp.v[e]), to_float(tp.v[e]));
-      if (begin + i * VEC + e == target) g += k.onehot;
-      out.v[e] = from_float<T>(g);
-    }
-    s_row[i] = out;
+    const P gradient =
+        gradient_pack(k, load_pack(s_seg + i), load_pack(t_seg + i), target_lane<VEC>(i, begin, target));
+    store_pack(s_row + i, gradient);
   }
 #else
   (void)s, (void)t, (void)targets, (void)vocab, (void)segment, (void)scales, (void)with_grad, (void)loss;
@@ -197,6 +185,10 @@ class FusedInstance final : public DistillInstance {
       cudaStreamDestroy(row_stream_);
     }
   }
+
+  // The row kernel alone, with gradients, on the rows of the first teacher buffer (RowPassInstance).
+  void run_row_kernel_alone() { launch_rows(s_, t_[0], plan_.teacher_rows, in_.targets, true, stream_); }
+  std::int64_t row_kernel_rows() const { return plan_.teacher_rows; }
 
  protected:
   const char* name() const override { return "fused"; }
@@ -368,6 +360,30 @@ class FusedInstance final : public DistillInstance {
   OrderEvent fork_, join_, teacher_ready_[2], buffer_free_[2];
 };
 
+// make_row_pass_instance: a fused instance whose buffers hold the logits of a no-grad pass, and a
+// run() that launches its row kernel alone.
+template <typename T>
+class RowPassInstance final : public Instance {
+ public:
+  RowPassInstance(const Params& p, const FusedOptions& options)
+      : fused_(std::make_unique<FusedInstance<T>>(p, options)), vocab_(p.vocab) {
+    fused_->run("no-grad-forward");
+    KS_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(fused_->stream())));
+  }
+  void run(const std::string&) override { fused_->run_row_kernel_alone(); }
+  double flops(const std::string&) const override { return 0; }
+  double bytes(const std::string&) const override {
+    return 3.0 * static_cast<double>(fused_->row_kernel_rows() * vocab_) * sizeof(T);
+  }
+  std::size_t device_bytes() const override { return fused_->device_bytes(); }
+  CheckResult check(const std::string&) override { return {true, "the row kernel alone computes no loss"}; }
+  void* stream() const override { return fused_->stream(); }
+
+ private:
+  std::unique_ptr<FusedInstance<T>> fused_;
+  std::int64_t vocab_;
+};
+
 // The floor: the four products of a full pass, unchunked (M = BT), on the same inputs.
 template <typename T>
 class GemmFloorInstance final : public Instance {
@@ -434,6 +450,11 @@ std::unique_ptr<Instance> make_fused_instance(const Params& p, const FusedOption
 }
 
 std::unique_ptr<Instance> make_fused_instance(const Params& p) { return make_fused_instance(p, FusedOptions{}); }
+
+std::unique_ptr<Instance> make_row_pass_instance(const Params& p, const FusedOptions& options) {
+  if (p.dtype == "bf16") return std::make_unique<cuda::RowPassInstance<__nv_bfloat16>>(p, options);
+  return std::make_unique<cuda::RowPassInstance<float>>(p, options);
+}
 
 std::unique_ptr<Instance> make_gemm_floor_instance(const Params& p) {
   if (p.dtype == "bf16") return std::make_unique<cuda::GemmFloorInstance<__nv_bfloat16>>(p);

@@ -131,6 +131,36 @@ TEST(DistillCosineGpu, FusedClusterMatchesCpuReference) {
   }
 }
 
+// The row kernels this GPU can run: the cluster kernel needs sm_90.
+std::vector<ks::distill::RowKernel> row_kernels_here() {
+  std::vector<ks::distill::RowKernel> kernels{ks::distill::RowKernel::two_pass};
+  if (compute_capability_major() >= 9) kernels.push_back(ks::distill::RowKernel::cluster);
+  return kernels;
+}
+
+// Rows whose packs split unevenly over the cluster's 8 blocks: vocab a multiple of the 16-byte pack
+// (8 bf16, 4 fp32) but not of 8 packs, so the last block's segment is shorter; and a vocab so small
+// that some blocks of the cluster hold nothing.
+std::vector<Params> uneven_segment_shapes() {
+  std::vector<Params> shapes = small_shapes();
+  for (Params& p : shapes) p.vocab = p.dtype == "fp32" ? 4100 : 4104;
+  Params tiny = small(24, 32, 40, 16);
+  tiny.ignored_fraction = 0.2;
+  tiny.seed = 15;
+  shapes.push_back(tiny);
+  return shapes;
+}
+
+TEST(DistillCosineGpu, RowKernelsMatchCpuReferenceWhereSegmentsAreUneven) {
+  SKIP_WITHOUT_GPU();
+  for (const ks::distill::RowKernel kernel : row_kernels_here()) {
+    for (const Params& p : uneven_segment_shapes()) {
+      auto instance = ks::distill::make_fused_instance(p, {kernel});
+      expect_checks_pass(*instance, p, std::string("fused ") + ks::distill::to_string(kernel));
+    }
+  }
+}
+
 // Teacher sub-chunks of a third of the chunk: sub-chunks that do not divide the chunk, and more
 // sub-chunks than teacher buffers, so that the overlap schedule reuses each buffer.
 ks::distill::FusedOptions with_sub_chunks(const Params& p, ks::distill::RowKernel row_kernel,
@@ -158,9 +188,7 @@ TEST(DistillCosineGpu, FusedSerialWithTeacherSubChunksMatchesCpuReference) {
 
 TEST(DistillCosineGpu, FusedOverlapMatchesCpuReference) {
   SKIP_WITHOUT_GPU();
-  std::vector<ks::distill::RowKernel> kernels{ks::distill::RowKernel::two_pass};
-  if (compute_capability_major() >= 9) kernels.push_back(ks::distill::RowKernel::cluster);
-  for (const ks::distill::RowKernel kernel : kernels) {
+  for (const ks::distill::RowKernel kernel : row_kernels_here()) {
     for (const Params& p : small_shapes()) {
       const auto options = with_sub_chunks(p, kernel, ks::distill::Schedule::overlap);
       auto instance = ks::distill::make_fused_instance(p, options);

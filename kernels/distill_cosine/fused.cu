@@ -62,8 +62,11 @@ __global__ void __launch_bounds__(kRowThreads) row_two_pass(T* s, const T* t, co
 // t in shared memory, so the row is read from memory once. The blocks exchange their partial
 // statistics through distributed shared memory; every block combines them in the same order, so all
 // use identical row terms.
+// Three blocks fit on an SM (shared memory); saying so lets ptxas use up to 85 registers (80, against 48
+// with the default bound), and the unrolled loads keep more packs in flight
+// (bench/results/distill_cosine_notes.md, session 2).
 template <typename T, int VEC>
-__global__ void __launch_bounds__(kRowThreads) row_cluster(T* s, const T* t, const std::int64_t* targets,
+__global__ void __launch_bounds__(kRowThreads, 3) row_cluster(T* s, const T* t, const std::int64_t* targets,
                                                            std::int64_t vocab, std::int64_t segment,
                                                            LossScales scales, bool with_grad, double* loss) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -293,16 +296,17 @@ class FusedInstance final : public DistillInstance {
     return status == cudaSuccess && clusters > 0;
   }
 
+  // Automatic is the two-pass kernel (RowKernel::automatic says why); the cluster kernel only on request.
   RowKernel choose_row_kernel(RowKernel wanted) const {
+    if (wanted != RowKernel::cluster) return RowKernel::two_pass;
     int device = 0, major = 0;
     KS_CUDA(cudaGetDevice(&device));
     KS_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     const bool possible = major >= 9 && (vec_ == 1 ? cluster_launchable<1>() : cluster_launchable<16 / sizeof(T)>());
-    if (wanted == RowKernel::cluster && !possible)
+    if (!possible)
       throw std::runtime_error(concat("distill_cosine: the cluster row kernel needs sm_90 and ", cluster_shared_bytes(),
                                       " bytes of shared memory per block (vocab ", params_.vocab, ")"));
-    if (wanted == RowKernel::automatic) return possible ? RowKernel::cluster : RowKernel::two_pass;
-    return wanted;
+    return RowKernel::cluster;
   }
 
   static cudaLaunchConfig_t cluster_config(std::int64_t rows, std::size_t shared, cudaStream_t stream) {

@@ -14,8 +14,8 @@ namespace ks::distill {
 
 // How the fused implementation reads a row of logits for its statistics and its gradient.
 enum class RowKernel {
-  automatic,  // two_pass: inside a pass it measured as fast as cluster or faster on an H200, though
-              // cluster alone is 5 % faster (bench/results/distill_cosine_notes.md, session 2)
+  automatic,  // two_pass: inside a pass no H200 run told it from cluster, though cluster alone is 5 %
+              // faster; it runs on any GPU (bench/results/distill_cosine_notes.md, session 2)
   two_pass,   // one block per row, reading s and t twice from memory (any GPU)
   cluster,    // a cluster of blocks per row keeps the row in shared memory: one read (sm_90)
 };

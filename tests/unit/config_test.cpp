@@ -304,6 +304,16 @@ TEST(ConfigDocs, FirstExampleOfTheSweepFileDocParses) {
   EXPECT_EQ(spec.source_text, example);
 }
 
+TEST(ConfigDocs, FirstExampleOfTheMeasurementDocParses) {
+  const std::string doc = source_path("docs/measurement.md");
+  const SweepSpec spec = parse_sweep_text(first_yaml_block(read_text(doc)), doc, builtin_registry());
+  ASSERT_EQ(spec.kernels.size(), 1u);
+  EXPECT_EQ(spec.kernels[0].kernel, "gemm");
+  EXPECT_EQ(spec.kernels[0].implementations, std::vector<std::string>{"cublaslt"});
+  EXPECT_EQ(spec.protocol.warmup_ms, 25);
+  EXPECT_EQ(spec.protocol.rep_ms, 100);
+}
+
 TEST(ConfigShipped, EveryConfigParses) {
   std::vector<fs::path> paths;
   for (const auto& entry : fs::directory_iterator(source_path("configs")))

@@ -2,10 +2,10 @@
 // kernelindex documents (apiVersion kernelindex.dev/v1alpha1): one object per run,
 //   {run: BenchmarkRun, protocol: BenchmarkProtocol, environment: ExecutionEnvironment,
 //    workload: Workload, implementation: Implementation},
-// shaped like the seed document (../shared/seed/000_dd8fd397e3a8b2f1.txt). docs/kernelindex.md
-// describes every field. A run cites the other four by digest: "sha256:" + SHA-256 of the canonical
-// JSON of {apiVersion, kind, spec}, metadata left out, so a title or name can change without
-// changing what a figure is comparable with.
+// shaped like the seed document (tests/data/seed/000_dd8fd397e3a8b2f1.txt, a copy of the shared
+// seed). docs/kernelindex.md describes every field. A run cites the other four by digest: "sha256:"
+// + SHA-256 of the canonical JSON of {apiVersion, kind, spec}, metadata left out, so a title or
+// name can change without changing what a figure is comparable with.
 #include <cstddef>
 #include <string>
 #include <string_view>

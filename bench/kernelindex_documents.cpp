@@ -93,9 +93,9 @@ ks::RunRecord distill_record(std::int64_t i, const ks::Json& params) {
   return r;
 }
 
+// The documents a rank cites in every run, cited once as the sweep does (ks::cite).
 struct Fixed {
-  ks::CitedDocuments cited;
-  std::string protocol_digest, environment_digest, implementation_digest;
+  ks::CitedDocument protocol, environment, implementation;
   std::string hardware;
 };
 
@@ -103,12 +103,10 @@ Fixed fixed_documents() {
   Fixed f;
   const auto host = h200_host();
   const auto gpu = h200_gpu();
-  f.cited.protocol = ks::protocol_document(do_bench_protocol());
-  f.cited.environment = ks::environment_document(host, gpu);
-  f.cited.implementation = ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", gpu));
-  f.protocol_digest = ks::document_digest(f.cited.protocol);
-  f.environment_digest = ks::document_digest(f.cited.environment);
-  f.implementation_digest = ks::document_digest(f.cited.implementation);
+  f.protocol = ks::cite(ks::protocol_document(do_bench_protocol()));
+  f.environment = ks::cite(ks::environment_document(host, gpu));
+  f.implementation = ks::cite(
+      ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", gpu)));
   f.hardware = ks::hardware_slug(host, gpu);
   return f;
 }
@@ -140,9 +138,9 @@ Built build_run(const Fixed& fixed, Input& input) {
   Built built;
   built.workload = ks::workload_document("distill_cosine_loss", "Chunked distillation cosine loss", input.params);
   ks::RunRecord& record = input.record;
-  record.protocol_digest = fixed.protocol_digest;
-  record.environment_digest = fixed.environment_digest;
-  record.implementation_digest = fixed.implementation_digest;
+  record.protocol_digest = fixed.protocol.digest;
+  record.environment_digest = fixed.environment.digest;
+  record.implementation_digest = fixed.implementation.digest;
   record.workload_digest = ks::document_digest(built.workload);
   const ks::RunContext context{"Chunked distillation cosine loss", fixed.hardware, ks::workload_slug(input.params)};
   built.run = ks::benchmark_run_document(record, context);
@@ -151,7 +149,7 @@ Built build_run(const Fixed& fixed, Input& input) {
 
 void write_run(ks::DocumentWriter& writer, const Fixed& fixed, Input& input) {
   const Built built = build_run(fixed, input);
-  writer.write(built.run, {fixed.cited.protocol, fixed.cited.environment, built.workload, fixed.cited.implementation});
+  writer.write(built.run, {fixed.protocol, fixed.environment, built.workload, fixed.implementation});
 }
 
 struct Rate {
@@ -189,9 +187,9 @@ int main(int argc, char** argv) {
       std::vector<Input> one = inputs(1);
       const Fixed fixed = fixed_documents();
       Built built = build_run(fixed, one[0]);
-      ks::CitedDocuments cited = fixed.cited;
-      cited.workload = std::move(built.workload);
-      std::puts(ks::kernelindex_object(std::move(built.run), std::move(cited)).dump(2).c_str());
+      const ks::CitedDocuments cited{fixed.protocol.document, fixed.environment.document, std::move(built.workload),
+                                     fixed.implementation.document};
+      std::puts(ks::kernelindex_object(std::move(built.run), cited).dump(2).c_str());
       return 0;
     }
     if (arg == "--count" && i + 1 < argc) count = std::stoll(argv[++i]);

@@ -92,10 +92,6 @@ inline FusedPlan fused_plan(const Params& p, const FusedOptions& options) {
 
 std::unique_ptr<Instance> make_fused_instance(const Params& p, const FusedOptions& options);
 
-// The tokens per chunk the fused implementation uses for `p` (resolves chunk_size 0, "auto"):
-// fused_plan(p, {}).chunk.
-std::int64_t fused_chunk_size(const Params& p);
-
 // The floor: the four matrix products of a full pass (s, t, dXs, dWs), unchunked, with cuBLASLt on
 // the same inputs and dtypes as the fused implementation. Its run() times them back to back in any
 // mode; check() compares nothing.

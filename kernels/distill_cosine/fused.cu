@@ -16,8 +16,6 @@
 
 namespace ks::distill {
 
-std::int64_t fused_chunk_size(const Params& p) { return fused_plan(p, FusedOptions{}).chunk; }
-
 namespace cuda {
 namespace {
 
@@ -370,14 +368,14 @@ template <typename T>
 class RowPassInstance final : public Instance {
  public:
   RowPassInstance(const Params& p, const FusedOptions& options)
-      : fused_(std::make_unique<FusedInstance<T>>(p, options)), vocab_(p.vocab) {
+      : fused_(std::make_unique<FusedInstance<T>>(p, options)) {
     fused_->run("no-grad-forward");
     KS_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(fused_->stream())));
   }
   void run(const std::string&) override { fused_->run_row_kernel_alone(); }
   double flops(const std::string&) const override { return 0; }
   double bytes(const std::string&) const override {
-    return 3.0 * static_cast<double>(fused_->row_kernel_rows() * vocab_) * sizeof(T);
+    return 3.0 * static_cast<double>(fused_->row_kernel_rows() * fused_->params().vocab) * sizeof(T);
   }
   std::size_t device_bytes() const override { return fused_->device_bytes(); }
   CheckResult check(const std::string&) override { return {true, "the row kernel alone computes no loss"}; }
@@ -385,7 +383,6 @@ class RowPassInstance final : public Instance {
 
  private:
   std::unique_ptr<FusedInstance<T>> fused_;
-  std::int64_t vocab_;
 };
 
 // The floor: the four products of a full pass, unchunked (M = BT), on the same inputs.

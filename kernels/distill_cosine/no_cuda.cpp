@@ -23,7 +23,6 @@ std::unique_ptr<Instance> make_gemm_floor_instance(const Params&) { without_cuda
 std::unique_ptr<Instance> make_row_pass_instance(const Params&, const FusedOptions&) {
   without_cuda("the row kernel alone");
 }
-std::int64_t fused_chunk_size(const Params&) { without_cuda("the fused chunk size"); }
 Inputs download_inputs(Instance&) { without_cuda("download_inputs"); }
 
 }  // namespace ks::distill

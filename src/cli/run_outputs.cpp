@@ -33,65 +33,66 @@ void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
   ranks_ = ranks;
   for (const RankIdentity& r : ranks) {
     file_.put_rank({r.rank, r.host.hostname, r.gpu.index, r.gpu.uuid, r.gpu.pci_bus_id, r.gpu.name});
-    const Cited& env = environment_of(r.rank);
+    const CitedDocument& env = environment_of(r);
     file_.put_environment(env.digest, canonical_json(env.document));
+    hardware_slugs_[r.rank] = hardware_slug(r.host, r.gpu);
   }
   file_.flush();
 }
 
-const RunOutputs::Cited& RunOutputs::environment_of(int rank) {
-  // Points no rank could run (skipped before dispatch) are described by rank 0's environment.
-  const RankIdentity& r = ranks_.at(rank >= 0 && rank < static_cast<int>(ranks_.size()) ? rank : 0);
-  auto it = environments_.find(r.rank);
-  if (it == environments_.end()) {
-    Json doc = environment_document(r.host, r.gpu);
-    it = environments_.emplace(r.rank, Cited{doc, document_digest(doc)}).first;
-  }
+const RankIdentity& RunOutputs::rank_of(int rank) const {
+  return ranks_.at(rank >= 0 && rank < static_cast<int>(ranks_.size()) ? rank : 0);
+}
+
+const CitedDocument& RunOutputs::environment_of(const RankIdentity& rank) {
+  auto it = environments_.find(rank.rank);
+  if (it == environments_.end())
+    it = environments_.emplace(rank.rank, cite(environment_document(rank.host, rank.gpu))).first;
   return it->second;
 }
 
-const RunOutputs::Cited& RunOutputs::protocol_for(const RunRecord& record, const nlohmann::json& protocol) {
+const CitedDocument& RunOutputs::protocol_for(const RunRecord& record, const nlohmann::json& protocol) {
   // A point that was never timed (crashed, timeout, skipped) cites the protocol it would have used.
   const Json resolved = protocol.is_null() ? protocol_to_json(resolve_protocol(protocol_spec_, backend_of(record)))
                                            : protocol;
   const std::string key = canonical_json(resolved);
   auto it = protocols_.find(key);
   if (it == protocols_.end()) {
-    Json doc = protocol_document(resolved);
-    it = protocols_.emplace(key, Cited{doc, document_digest(doc)}).first;
-    file_.put_protocol(it->second.digest, canonical_json(doc));
+    it = protocols_.emplace(key, cite(protocol_document(resolved))).first;
+    file_.put_protocol(it->second.digest, canonical_json(it->second.document));
   }
   return it->second;
 }
 
-const RunOutputs::Cited& RunOutputs::implementation_for(const RunRecord& record, const RankIdentity& rank) {
+const CitedDocument& RunOutputs::implementation_for(const RunRecord& record, const RankIdentity& rank) {
   const std::string key = record.kernel + "/" + record.implementation + "/" + std::to_string(rank.rank);
   auto it = implementations_.find(key);
   if (it == implementations_.end()) {
     const std::string backend = to_string(backend_of(record));
-    Json doc = implementation_document(record.kernel, record.implementation, backend,
-                                       implementation_libraries(backend, rank.gpu));
-    it = implementations_.emplace(key, Cited{doc, document_digest(doc)}).first;
+    it = implementations_
+             .emplace(key, cite(implementation_document(record.kernel, record.implementation, backend,
+                                                        implementation_libraries(backend, rank.gpu))))
+             .first;
   }
   return it->second;
 }
 
 void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol) {
-  const RankIdentity& rank = ranks_.at(record.rank >= 0 && record.rank < static_cast<int>(ranks_.size()) ? record.rank : 0);
+  const RankIdentity& rank = rank_of(record.rank);
   const Json params = Json::parse(record.params_json);
   const std::string title = title_of(record.kernel);
-  const Cited& protocol_doc = protocol_for(record, protocol);
-  const Cited& environment_doc = environment_of(record.rank);
-  const Cited& implementation_doc = implementation_for(record, rank);
-  const Json workload = workload_document(record.kernel, title, params);
+  const CitedDocument& protocol_doc = protocol_for(record, protocol);
+  const CitedDocument& environment_doc = environment_of(rank);
+  const CitedDocument& implementation_doc = implementation_for(record, rank);
+  std::string slug = workload_slug(params);
+  const Json workload = workload_document(record.kernel, title, params, slug);
   record.protocol_digest = protocol_doc.digest;
   record.environment_digest = environment_doc.digest;
   record.workload_digest = document_digest(workload);
   record.implementation_digest = implementation_doc.digest;
 
-  const RunContext context{title, hardware_slug(rank.host, rank.gpu), workload_slug(params)};
-  writer_.write(benchmark_run_document(record, context),
-                {protocol_doc.document, environment_doc.document, workload, implementation_doc.document});
+  const RunContext context{title, hardware_slugs_.at(rank.rank), std::move(slug)};
+  writer_.write(benchmark_run_document(record, context), {protocol_doc, environment_doc, workload, implementation_doc});
   progress_.add(record);
   ++received_;
   if (record.status != "passed" && record.status != "skipped") ++not_passed_;

@@ -33,13 +33,11 @@ class RunOutputs final : public ResultSink {
   std::size_t save_interrupted();
 
  private:
-  struct Cited {
-    Json document;
-    std::string digest;
-  };
-  const Cited& environment_of(int rank);
-  const Cited& protocol_for(const RunRecord& record, const nlohmann::json& protocol);
-  const Cited& implementation_for(const RunRecord& record, const RankIdentity& rank);
+  // The rank a record names; points no rank could run (skipped before dispatch) belong to rank 0.
+  const RankIdentity& rank_of(int rank) const;
+  const CitedDocument& environment_of(const RankIdentity& rank);
+  const CitedDocument& protocol_for(const RunRecord& record, const nlohmann::json& protocol);
+  const CitedDocument& implementation_for(const RunRecord& record, const RankIdentity& rank);
   void write_batch();
 
   ResultsFile file_;
@@ -47,9 +45,10 @@ class RunOutputs final : public ResultSink {
   ProtocolSpec protocol_spec_;
   Progress progress_;
   std::vector<RankIdentity> ranks_;
-  std::map<int, Cited> environments_;
-  std::map<std::string, Cited> protocols_;        // by canonical JSON of the resolved protocol
-  std::map<std::string, Cited> implementations_;  // by kernel/implementation/rank
+  std::map<int, std::string> hardware_slugs_;  // by rank
+  std::map<int, CitedDocument> environments_;
+  std::map<std::string, CitedDocument> protocols_;        // by canonical JSON of the resolved protocol
+  std::map<std::string, CitedDocument> implementations_;  // by kernel/implementation/rank
   std::vector<RunRecord> batch_;
   std::chrono::steady_clock::time_point last_write_;
   std::size_t not_passed_ = 0;

@@ -23,10 +23,13 @@ const std::string& run_name(const Json& run) {
   throw std::invalid_argument("kernelindex run document has no metadata.name to name its file after");
 }
 
-// Enough for the documents of one rank's run many times over; a run citing more is merely slower.
-constexpr std::size_t kMaxCachedTexts = 64;
-
 }  // namespace
+
+CitedDocument cite(Json document) {
+  std::string digest = document_digest(document);
+  std::string text = dump(document, -1);
+  return {std::move(document), std::move(digest), std::move(text)};
+}
 
 DocumentWriter::DocumentWriter(std::filesystem::path directory, std::string format)
     : directory_(std::move(directory)), format_(std::move(format)) {
@@ -55,7 +58,8 @@ void DocumentWriter::write(const Json& run, const CitedView& cited) {
 
 void DocumentWriter::write_json_file(const Json& run, const CitedView& cited) {
   const auto path = path_for(run);
-  const Json object = kernelindex_object(run, {cited.protocol, cited.environment, cited.workload, cited.implementation});
+  const Json object = kernelindex_object(
+      run, {cited.protocol.document, cited.environment.document, cited.workload, cited.implementation.document});
   auto partial = path;
   partial += ".partial";
   {
@@ -68,29 +72,16 @@ void DocumentWriter::write_json_file(const Json& run, const CitedView& cited) {
   if (error) throw std::runtime_error(fmt::format("{}: cannot rename into {}: {}", partial.string(), path.string(), error.message()));
 }
 
-const std::string& DocumentWriter::cited_text(const Json& run, const char* digest_key, const Json& document) {
-  // The same document object, cited by the same digest as when its text was made: reuse the text.
-  // (A deep comparison per run cost more than the rest of the line.)
-  const auto& spec = run.at("spec");
-  const auto cited = spec.find(digest_key);
-  const std::string digest = cited != spec.end() && cited->is_string() ? cited->get<std::string>() : std::string();
-  for (const auto& entry : cited_texts_)
-    if (entry.document == &document && entry.digest == digest && !digest.empty()) return entry.text;
-  if (cited_texts_.size() >= kMaxCachedTexts) cited_texts_.clear();
-  cited_texts_.push_back({&document, digest, dump(document, -1)});
-  return cited_texts_.back().text;
-}
-
 void DocumentWriter::write_jsonl_line(const Json& run, const CitedView& cited) {
   run_name(run);  // the same precondition as the json format
-  // The text kernelindex_object(...).dump() gives (keys in sorted order), with the text of the
-  // documents cited run after run reused from earlier lines.
+  // The text kernelindex_object(...).dump() gives (keys in sorted order), with the cited documents'
+  // texts as made once by cite().
   std::string line = "{\"environment\":";
-  line += cited_text(run, "environmentDigest", cited.environment);
+  line += cited.environment.text;
   line += ",\"implementation\":";
-  line += cited_text(run, "implementationDigest", cited.implementation);
+  line += cited.implementation.text;
   line += ",\"protocol\":";
-  line += cited_text(run, "protocolDigest", cited.protocol);
+  line += cited.protocol.text;
   line += ",\"run\":";
   line += dump(run, -1);
   line += ",\"workload\":";

@@ -18,6 +18,25 @@ namespace ks {
 
 using Json = nlohmann::json;
 
+// A document that runs cite by digest (a protocol, a rank's environment, an implementation), with
+// what citing it takes, made once where the document is made rather than for every run that cites
+// it: its digest and its text on one line (what a jsonl line carries; bytes that are not UTF-8
+// replaced).
+struct CitedDocument {
+  Json document;
+  std::string digest;  // document_digest(document)
+  std::string text;
+};
+CitedDocument cite(Json document);
+
+// What a run cites: the documents a rank cites in every run by reference, its workload as made.
+struct CitedView {
+  const CitedDocument& protocol;
+  const CitedDocument& environment;
+  const Json& workload;
+  const CitedDocument& implementation;
+};
+
 class DocumentWriter {
  public:
   static constexpr const char* kJsonlFileName = "kernelindex.jsonl";
@@ -27,7 +46,7 @@ class DocumentWriter {
   DocumentWriter(std::filesystem::path directory, std::string format);
 
   // Writes the object {run, protocol, environment, workload, implementation} (kernelindex_object's
-  // shape) without copying the cited documents. Throws std::runtime_error naming the file when the
+  // shape); a jsonl line takes the cited documents' texts as they are. Throws std::runtime_error naming the file when the
   // write fails, std::invalid_argument when the run has no metadata.name.
   void write(const Json& run, const CitedView& cited);
 
@@ -45,20 +64,10 @@ class DocumentWriter {
  private:
   void write_json_file(const Json& run, const CitedView& cited);
   void write_jsonl_line(const Json& run, const CitedView& cited);
-  // The compact text of a document a run cites. A rank cites the same protocol, environment and
-  // implementation in nearly every run, so their text is kept, keyed by the document object and the
-  // digest the run cites it by, instead of being serialised again for each line.
-  const std::string& cited_text(const Json& run, const char* digest_key, const Json& document);
-  struct CitedText {
-    const Json* document;
-    std::string digest;
-    std::string text;
-  };
 
   std::filesystem::path directory_;
   std::string format_;
   std::ofstream jsonl_;
-  std::vector<CitedText> cited_texts_;
   std::size_t written_ = 0;
 };
 

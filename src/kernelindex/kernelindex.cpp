@@ -220,7 +220,7 @@ std::string workload_slug(const Json& params) {
     } else {
       numbers += '-';
       numbers += id_segment(key);
-      numbers += id_segment(value.is_number_float() ? ecmascript_number(value.get<double>()) : canonical_json(value));
+      numbers += id_segment(canonical_json(value));  // floats in their ECMAScript form
     }
   }
   std::string out = numbers + strings;
@@ -296,7 +296,11 @@ Json environment_document(const HostInfo& host, const GpuInfo& gpu) {
 }
 
 Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params) {
-  const std::string slug = workload_slug(params);
+  return workload_document(kernel, kernel_title, params, workload_slug(params));
+}
+
+Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params,
+                       const std::string& slug) {
   return document("Workload",
                   {{"name", metadata_name(fmt::format("{}-{}", kernel, slug))},
                    {"title", fmt::format("{} · {}", kernel_title.empty() ? kernel : kernel_title, slug)}},

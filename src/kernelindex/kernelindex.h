@@ -60,6 +60,9 @@ Json environment_document(const HostInfo& host, const GpuInfo& gpu);
 
 // Workload: spec {kernel, parameters}; params is the point's parameter object (defaults filled in).
 Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params);
+// The same, given workload_slug(params) already made (the run that cites it needs it too).
+Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params,
+                       const std::string& slug);
 
 // Implementation: spec {kernel, implementation, backend, build: {compiler, flags, [cudaCompiler,
 // cudaArchitectures on cuda], libraries}}; build facts from build_info.h, libraries as given
@@ -86,15 +89,6 @@ Json benchmark_run_document(const RunRecord& record, const RunContext& context);
 // The documents a run cites, complete (apiVersion, kind, metadata, spec).
 struct CitedDocuments {
   Json protocol, environment, workload, implementation;
-};
-
-// The same documents by reference: what the DocumentWriter takes, so that the documents a rank cites
-// in every run (protocol, environment, implementation) are not copied for each run.
-struct CitedView {
-  const Json& protocol;
-  const Json& environment;
-  const Json& workload;
-  const Json& implementation;
 };
 
 // {run, protocol, environment, workload, implementation}: what the DocumentWriter writes. Takes its

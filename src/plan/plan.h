@@ -30,6 +30,10 @@ class PlanError : public std::runtime_error {
 // kernel's, which is why the registry is needed.
 std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& registry = Registry::global());
 
+// Consecutive points of one shape_key (the modes of one shape) as groups: what make_plan fills in,
+// and what a plan thinned by --resume is regrouped with.
+std::vector<Plan::Group> group_points(const std::vector<Point>& points);
+
 // Order: kernel blocks in file order; in each, the grid product (grid axes in file order, the last
 // varying fastest; a zip group advances as one axis at the position of the earliest of its axes),
 // then the include entries; for each parameter combination every implementation in listed order,
@@ -39,10 +43,6 @@ std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& re
 // Point::index is the position in the returned plan (renumbered in a shard). Throws SweepFileError
 // (unknown kernel, implementation, mode or parameter; missing required parameter; the kernel's
 // validate refusing a combination that keeps a point) and PlanError (too many points, bad shard).
-// Consecutive points of one shape_key (the modes of one shape) as groups: what make_plan fills in,
-// and what a plan thinned by --resume is regrouped with.
-std::vector<Plan::Group> group_points(const std::vector<Point>& points);
-
 Plan make_plan(const SweepSpec& spec, const Registry& registry, const PlanOptions& options = {});
 
 // Parses "i/N" (0 <= i < N). Throws PlanError.

@@ -200,14 +200,13 @@ struct ResultsFile::Impl {
   Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode)
       : path(std::move(file_path)), writable(mode != Mode::ReadOnly), file(std::move(file_handle)) {
     const bool fresh = mode == Mode::Create;
-    runs.emplace(fresh ? h5::Table<RunRecord>::create(id(), "/runs", runs_layout, kRunsChunkRows, kRunsOptions)
-                       : h5::Table<RunRecord>::open(id(), "/runs", kRunsOptions));
+    runs.emplace(table(runs_layout, "/runs", fresh, kRunsChunkRows, kRunsOptions));
     samples.emplace(fresh ? h5::Extendable1D::create(id(), "/samples", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions)
                           : h5::Extendable1D::open(id(), "/samples", kSamplesOptions));
-    environments.emplace(small_table(documents_layout, "/environments", fresh));
-    protocols.emplace(small_table(documents_layout, "/protocols", fresh));
-    ranks.emplace(small_table(ranks_layout, "/ranks", fresh));
-    sessions.emplace(small_table(sessions_layout, "/sessions", fresh));
+    environments.emplace(table(documents_layout, "/environments", fresh));
+    protocols.emplace(table(documents_layout, "/protocols", fresh));
+    ranks.emplace(table(ranks_layout, "/ranks", fresh));
+    sessions.emplace(table(sessions_layout, "/sessions", fresh));
     if (fresh) h5::write_string_attribute(samples->id(), "units", "ns");
     if (writable) postpone_metadata_writes(id());
     if (mode == Mode::Append) clear_past_ends();
@@ -226,11 +225,13 @@ struct ResultsFile::Impl {
 
   hid_t id() const { return file.get(); }
 
+  // A table made (fresh) or opened; the small ones (documents, ranks, sessions) take the defaults.
   template <class Record>
-  h5::Table<Record> small_table(const h5::CompoundLayout<Record>& layout,
-                                                           const std::string& name, bool fresh) {
-    return fresh ? h5::Table<Record>::create(id(), name, layout, kSmallTableChunkRows, kSmallTableOptions)
-                 : h5::Table<Record>::open(id(), name, kSmallTableOptions);
+  h5::Table<Record> table(const h5::CompoundLayout<Record>& layout, const std::string& name, bool fresh,
+                          hsize_t chunk_rows = kSmallTableChunkRows,
+                          const h5::Extendable1D::Options& options = kSmallTableOptions) {
+    return fresh ? h5::Table<Record>::create(id(), name, layout, chunk_rows, options)
+                 : h5::Table<Record>::open(id(), name, options);
   }
 
   // The keys that make puts idempotent across sessions: digests and rank rows already stored.

@@ -160,8 +160,11 @@ Fixture make_fixture(const std::string& status = "passed") {
   return f;
 }
 
-ks::CitedView view(const ks::CitedDocuments& cited) {
-  return {cited.protocol, cited.environment, cited.workload, cited.implementation};
+// Writes `run` citing `cited`, its documents cited as the sweep cites them (ks::cite).
+void write(ks::DocumentWriter& writer, const Json& run, const ks::CitedDocuments& cited) {
+  const ks::CitedDocument protocol = ks::cite(cited.protocol), environment = ks::cite(cited.environment),
+                          implementation = ks::cite(cited.implementation);
+  writer.write(run, {protocol, environment, cited.workload, implementation});
 }
 
 std::filesystem::path fresh_folder(const std::string& name) {
@@ -380,7 +383,7 @@ TEST(Kernelindex, JsonFormatWritesOneParseableFilePerRun) {
   const auto dir = fresh_folder("kernelindex_json");
   const Fixture f = make_fixture();
   ks::DocumentWriter writer(dir, "json");
-  writer.write(f.run, view(f.cited));
+  write(writer, f.run, f.cited);
   writer.flush();
   const auto path = dir / (f.run["metadata"]["name"].get<std::string>() + ".json");
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
@@ -398,8 +401,8 @@ TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
   second.object = ks::kernelindex_object(second.run, second.cited);
   {
     ks::DocumentWriter writer(dir, "jsonl");
-    writer.write(first.run, view(first.cited));
-    writer.write(second.run, view(second.cited));
+    write(writer, first.run, first.cited);
+    write(writer, second.run, second.cited);
   }
   std::ifstream in(dir / ks::DocumentWriter::kJsonlFileName);
   std::vector<std::string> lines;
@@ -410,7 +413,7 @@ TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
   EXPECT_EQ(lines[1], second.object.dump());
   {
     ks::DocumentWriter reopened(dir, "jsonl");  // a resumed run appends
-    reopened.write(first.run, view(first.cited));
+    write(reopened, first.run, first.cited);
   }
   EXPECT_EQ(split(read_text(dir / ks::DocumentWriter::kJsonlFileName), '\n').size(), 3u);
 }
@@ -421,7 +424,7 @@ TEST(Kernelindex, WriterRefusesUnknownFormatsAndNamelessRuns) {
   const Fixture f = make_fixture();
   Json run = f.run;
   run["metadata"].erase("name");
-  EXPECT_THROW(writer.write(run, view(f.cited)), std::invalid_argument);
+  EXPECT_THROW(write(writer, run, f.cited), std::invalid_argument);
 }
 
 TEST(Kernelindex, DocumentedExampleIsGenuine) {

@@ -30,7 +30,18 @@
 
 namespace {
 
-using ks::distill::Params;
+using ks::distill::Problem;
+
+// The kernel's defaults (hidden 4096, vocab 128256, bf16, ...) at `tokens` tokens.
+Problem default_problem(std::int64_t tokens) {
+  ks::Registry registry;
+  ks::register_builtin_kernels(registry);
+  ks::Json params = ks::Json::object();
+  for (const auto& parameter : registry.find("distill_cosine_loss")->parameters)
+    params[parameter.name] = parameter.default_value;
+  params["tokens"] = tokens;
+  return Problem(ks::Parameters(params));
+}
 
 std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> items;
@@ -114,25 +125,27 @@ struct Figures {
   double gbps = 0;
 };
 
-Figures time_point(ks::Instance& instance, const std::string& mode, const ks::Protocol& protocol) {
-  instance.prepare(mode);
-  const ks::Timing timing = ks::do_bench(instance, mode, protocol);
+// Times `instance` bound to `mode`; `work` is what one call does (for TFLOP/s and GB/s).
+Figures time_point(ks::Instance& instance, const std::string& mode, const ks::Work& work,
+                   const ks::Protocol& protocol) {
+  const ks::BoundMode bound = instance.bind(mode);
+  const ks::Timing timing = ks::do_bench(bound, instance.stream(), protocol);
   std::vector<double> sorted = timing.samples_ns;
   std::sort(sorted.begin(), sorted.end());
   Figures f;
   f.median_ms = ks::quantile_linear(sorted, 0.5) * 1e-6;
   f.p20_ms = ks::quantile_linear(sorted, 0.2) * 1e-6;
   f.p80_ms = ks::quantile_linear(sorted, 0.8) * 1e-6;
-  f.peak_gb = static_cast<double>(instance.device_peak_bytes()) * 1e-9;
-  f.tflops = instance.flops(mode) / (f.median_ms * 1e-3) * 1e-12;
-  f.gbps = instance.bytes(mode) / (f.median_ms * 1e-3) * 1e-9;
+  f.peak_gb = static_cast<double>(instance.device_bytes()) * 1e-9;
+  f.tflops = work.flops / (f.median_ms * 1e-3) * 1e-12;
+  f.gbps = work.bytes / (f.median_ms * 1e-3) * 1e-9;
   return f;
 }
 
 // An instance of `variant` at p's token count from `make`, or null (with a line saying why) when the
 // variant's chunk exceeds the tokens or the instance cannot be made here.
 template <typename Make>
-std::unique_ptr<ks::Instance> make_variant(Params p, const Variant& variant, const char* what, Make make) {
+std::unique_ptr<ks::Instance> make_variant(Problem p, const Variant& variant, const char* what, Make make) {
   if (variant.chunk > p.tokens) return nullptr;
   p.chunk_size = variant.chunk;
   try {
@@ -143,33 +156,37 @@ std::unique_ptr<ks::Instance> make_variant(Params p, const Variant& variant, con
   }
 }
 
-// The goals for the full pass: median (ms) and peak memory (GB) per token count.
-double goal_ms(std::int64_t tokens) {
-  static const std::map<std::int64_t, double> goals{{1024, 4.4}, {2048, 8.5}, {4096, 16.8}, {8192, 34.0}};
-  const auto it = goals.find(tokens);
-  return it == goals.end() ? 0 : it->second;
+// The target median of the full pass (ms) per token count, printed beside the figures (0: none).
+double target_ms(std::int64_t tokens) {
+  static const std::map<std::int64_t, double> targets{{1024, 4.4}, {2048, 8.5}, {4096, 16.8}, {8192, 34.0}};
+  const auto it = targets.find(tokens);
+  return it == targets.end() ? 0 : it->second;
 }
 
-// The memory goals: 3.0 GB at 1024 tokens, 3.5 GB at 8192; 3.5 GB taken between them.
-double memory_goal_gb(std::int64_t tokens) { return tokens <= 1024 ? 3.0 : 3.5; }
+// The memory a variant may hold to count as the best: 3.0 GB at 1024 tokens, 3.5 GB at 8192; 3.5 GB
+// taken between them.
+double memory_budget_gb(std::int64_t tokens) { return tokens <= 1024 ? 3.0 : 3.5; }
+
+// The least traffic of the row kernel on one teacher sub-chunk of `variant`: one read of s and t, one
+// write of dL/ds.
+ks::Work row_kernel_work(Problem p, const Variant& variant) {
+  p.chunk_size = variant.chunk;
+  const double rows = static_cast<double>(ks::distill::fused_plan(p, variant.options).teacher_rows);
+  return {0, 3.0 * rows * static_cast<double>(p.vocab) * static_cast<double>(p.element_size())};
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifndef KERNELSWEEP_HAVE_CUDA
-  (void)argc, (void)argv;
-  std::fprintf(stderr, "bench_distill_cosine: kernelsweep was built without CUDA\n");
-  return 1;
-#else
   try {
     const Options options = parse(argc, argv);
     const ks::Protocol protocol = ks::resolve_protocol(ks::ProtocolSpec{}, ks::Backend::cuda);
     struct Best {
       std::string variant;
       Figures fused, floor, automatic;
-      // Keeps `f` when it is the fastest full pass so far within the memory goal.
-      void consider(const std::string& name, const Figures& f, double memory_goal) {
-        if (f.peak_gb > memory_goal || (!variant.empty() && f.median_ms >= fused.median_ms)) return;
+      // Keeps `f` when it is the fastest full pass so far within the memory budget.
+      void consider(const std::string& name, const Figures& f, double memory_budget) {
+        if (f.peak_gb > memory_budget || (!variant.empty() && f.median_ms >= fused.median_ms)) return;
         variant = name;
         fused = f;
       }
@@ -183,33 +200,33 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     };
     for (std::int64_t tokens : options.tokens) {
-      Params p;
-      p.tokens = tokens;
+      Problem p = default_problem(tokens);
+      const ks::Work full = ks::distill::work(p, "full");
       Best& b = best[tokens];
       {
         auto floor = ks::distill::make_gemm_floor_instance(p);
-        b.floor = time_point(*floor, "full", protocol);
+        b.floor = time_point(*floor, "full", full, protocol);
         line(tokens, "gemm-floor", "4 products", b.floor);
       }
       for (const std::string& text : options.row_kernels) {
         const Variant variant = parse_variant(text);
         auto rows = make_variant(p, variant, "row kernel", ks::distill::make_row_pass_instance);
         if (!rows) continue;
-        const Figures f = time_point(*rows, "full", protocol);
+        const Figures f = time_point(*rows, "full", row_kernel_work(p, variant), protocol);
         fmt::print("{:>6} {:>24} {:>12} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.0f} GB/s\n", tokens, variant.name, "row kernel",
                    f.median_ms, f.p20_ms, f.p80_ms, f.gbps);
       }
       for (const std::string& text : options.variants) {
         const Variant variant = parse_variant(text);
         std::unique_ptr<ks::Instance> fused = make_variant(
-            p, variant, "fused", [](const Params& q, const ks::distill::FusedOptions& o) {
+            p, variant, "fused", [](const Problem& q, const ks::distill::FusedOptions& o) {
               return ks::distill::make_fused_instance(q, o);
             });
         if (!fused) continue;
         for (const std::string& mode : options.modes) {
-          const Figures f = time_point(*fused, mode, protocol);
+          const Figures f = time_point(*fused, mode, ks::distill::work(p, mode), protocol);
           line(tokens, variant.name, mode, f);
-          if (mode == "full") b.consider(variant.name, f, memory_goal_gb(tokens));
+          if (mode == "full") b.consider(variant.name, f, memory_budget_gb(tokens));
         }
       }
       {
@@ -219,30 +236,29 @@ int main(int argc, char** argv) {
         const ks::distill::FusedPlan plan = ks::distill::fused_plan(p, {});
         const std::string name = fmt::format("auto=c{}/t{}/{}", plan.chunk, plan.teacher_rows,
                                              ks::distill::to_string(plan.schedule));
-        b.automatic = time_point(*fused, "full", protocol);
+        b.automatic = time_point(*fused, "full", full, protocol);
         line(tokens, name, "full", b.automatic);
-        b.consider(name, b.automatic, memory_goal_gb(tokens));
+        b.consider(name, b.automatic, memory_budget_gb(tokens));
       }
       if (options.naive) {
         p.chunk_size = 1024;
         auto naive = ks::distill::make_naive_instance(p);
-        line(tokens, "naive", "full", time_point(*naive, "full", protocol));
+        line(tokens, "naive", "full", time_point(*naive, "full", full, protocol));
       }
     }
     fmt::print("\nsummary: full pass, bf16, hidden 4096, vocab 128256, do_bench (flush 256 MiB, warmup 25 ms, rep 100 ms);\n"
-               "best variant: the fastest within the memory goal (3.0 GB at 1024 tokens, else 3.5 GB); auto: what a\n"
+               "best variant: the fastest within the memory budget (3.0 GB at 1024 tokens, else 3.5 GB); auto: what a\n"
                "sweep gets (chunk_size auto, every option automatic); ratios against the floor of the same run\n");
     fmt::print("{:>6} {:>24} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>7} {:>7}\n", "tokens", "best variant",
-               "median_ms", "p20_ms", "p80_ms", "floor_ms", "ratio", "TFLOP/s", "peak_GB", "auto_ms", "ratio", "goal_ms");
+               "median_ms", "p20_ms", "p80_ms", "floor_ms", "ratio", "TFLOP/s", "peak_GB", "auto_ms", "ratio", "target_ms");
     for (const auto& [tokens, b] : best)
       fmt::print("{:>6} {:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.3f} {:>8.1f} {:>8.3f} {:>9.3f} {:>7.3f} {:>7.1f}\n",
                  tokens, b.variant, b.fused.median_ms, b.fused.p20_ms, b.fused.p80_ms, b.floor.median_ms,
                  b.fused.median_ms / b.floor.median_ms, b.fused.tflops, b.fused.peak_gb, b.automatic.median_ms,
-                 b.automatic.median_ms / b.floor.median_ms, goal_ms(tokens));
+                 b.automatic.median_ms / b.floor.median_ms, target_ms(tokens));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_distill_cosine: %s\n", e.what());
     return 1;
   }
-#endif
 }

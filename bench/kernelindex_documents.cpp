@@ -137,13 +137,10 @@ struct Built {
 Built build_run(const Fixed& fixed, Input& input) {
   Built built;
   built.workload = ks::workload_document("distill_cosine_loss", "Chunked distillation cosine loss", input.params);
-  ks::RunRecord& record = input.record;
-  record.protocol_digest = fixed.protocol.digest;
-  record.environment_digest = fixed.environment.digest;
-  record.implementation_digest = fixed.implementation.digest;
-  record.workload_digest = ks::document_digest(built.workload);
+  const ks::Citations cited{fixed.protocol.digest, fixed.environment.digest, ks::document_digest(built.workload),
+                            fixed.implementation.digest};
   const ks::RunContext context{"Chunked distillation cosine loss", fixed.hardware, ks::workload_slug(input.params)};
-  built.run = ks::benchmark_run_document(record, context);
+  built.run = ks::benchmark_run_document(input.record, cited, context);
   return built;
 }
 

@@ -4,11 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <stdexcept>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "kernels/common/cpu.h"
 #include "kernels/distill_cosine/distill_cosine.h"
 
 namespace ks::distill {
@@ -24,21 +25,9 @@ constexpr std::int64_t kAutoChunkBytes = 64ll << 20;
 constexpr double kFullCheckLimit = 268435456.0;  // 2^28
 constexpr double kLossTolerance = 2e-3, kGradientTolerance = 2e-2;
 
-// Runs body(begin, end) over [0, count) split into contiguous ranges, one per hardware thread.
-void parallel_for(std::int64_t count, const std::function<void(std::int64_t, std::int64_t)>& body) {
-  const std::int64_t threads = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, std::max<std::int64_t>(count, 1));
-  if (threads == 1) {
-    body(0, count);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (std::int64_t t = 0; t < threads; ++t) workers.emplace_back(body, count * t / threads, count * (t + 1) / threads);
-  for (auto& worker : workers) worker.join();
-}
-
 // Token ranges as Liger makes them: max(1, BT / chunk_size) chunks by torch.chunk, so every chunk
 // but the last has ceil(BT / chunks) tokens.
-std::vector<std::pair<std::int64_t, std::int64_t>> token_chunks(const Params& p) {
+std::vector<std::pair<std::int64_t, std::int64_t>> token_chunks(const Problem& p) {
   const std::int64_t chunk_size =
       p.chunk_size > 0 ? p.chunk_size : std::max<std::int64_t>(1, kAutoChunkBytes / (4 * p.vocab));
   const std::int64_t count = std::max<std::int64_t>(1, p.tokens / chunk_size);
@@ -69,43 +58,38 @@ struct RowStats {
 
 class CpuDistill final : public Instance {
  public:
-  explicit CpuDistill(const Params& p) : p_(p), in_(make_inputs(p)) {
+  explicit CpuDistill(const Problem& p) : p_(p), in_(make_inputs(p)) {
     const std::int64_t labelled = std::count_if(in_.targets.begin(), in_.targets.end(),
                                                 [&](std::int64_t y) { return y != p_.ignore_index; });
-    divisor_ = p_.normalize == "tokens" ? static_cast<double>(p_.tokens) : static_cast<double>(std::max<std::int64_t>(labelled, 1));
+    divisor_ = loss_divisor(p_, labelled);
     for (std::int64_t y : in_.targets)
       if (y != p_.ignore_index && (y < 0 || y >= p_.vocab))
-        throw std::out_of_range(fmt::format("distill_cosine: target {} outside [0, {})", y, p_.vocab));
+        throw std::out_of_range(fmt::format("distill_cosine_loss: target {} outside [0, {})", y, p_.vocab));
   }
 
-  void prepare(const std::string& mode) override {
+  BoundMode bind(const std::string& mode) override {
     // backward scales the gradients a forward pass stored.
     if (mode == "backward" && !has_gradients_) forward(true);
+    return {pass(mode), [this, mode] { return check(mode); }};
   }
 
-  void run(const std::string& mode) override {
-    if (mode == "forward") {
-      forward(true);
-    } else if (mode == "no-grad-forward") {
-      forward(false);
-    } else if (mode == "backward") {
-      backward();
-    } else if (mode == "full") {
+ private:
+  std::function<void()> pass(const std::string& mode) {
+    if (mode == "forward") return [this] { forward(true); };
+    if (mode == "no-grad-forward") return [this] { forward(false); };
+    if (mode == "backward") return [this] { backward(); };
+    if (mode == "full") return [this] {
       forward(true);
       backward();
-    } else {
-      throw std::invalid_argument("distill_cosine: unknown mode: " + mode);
-    }
+    };
+    throw std::invalid_argument("distill_cosine_loss: unknown mode " + mode);
   }
 
-  double flops(const std::string& mode) const override { return distill::flops(p_, mode); }
-  double bytes(const std::string& mode) const override { return distill::bytes(p_, mode); }
-
-  CheckResult check(const std::string& mode) override {
+  CheckResult check(const std::string& mode) {
     const double size = static_cast<double>(p_.tokens) * static_cast<double>(p_.vocab) * static_cast<double>(p_.hidden);
     if (size <= kFullCheckLimit) return compare_with_reference(mode, "");
     // The same parameters at a shape the double reference computes in seconds.
-    Params reduced = p_;
+    Problem reduced = p_;
     reduced.tokens = std::min<std::int64_t>(p_.tokens, 128);
     reduced.hidden = std::min<std::int64_t>(p_.hidden, 512);
     reduced.vocab = std::min<std::int64_t>(p_.vocab, 4093);
@@ -113,17 +97,16 @@ class CpuDistill final : public Instance {
     return small.compare_with_reference(mode, " (reduced shape)");
   }
 
- private:
   // Runs `mode` and compares the loss and (for modes that produce them) the gradients with reference().
   CheckResult compare_with_reference(const std::string& mode, const std::string& note) {
-    prepare(mode);
-    run(mode);
+    bind(mode).run();
     const Result ref = reference(p_, in_);
     const double loss_error = std::fabs(loss_ - ref.loss) / std::max(std::fabs(ref.loss), 1e-30);
     CheckResult result;
     result.passed = loss_error <= kLossTolerance;  // false for NaN
-    result.detail = fmt::format("distill_cosine cpu {} at tokens {} hidden {} vocab {}{}: loss {:.9g} vs {:.9g} (rel {:.2e})",
-                                mode, p_.tokens, p_.hidden, p_.vocab, note, loss_, ref.loss, loss_error);
+    result.detail =
+        fmt::format("distill_cosine_loss cpu {} at tokens {} hidden {} vocab {}{}: loss {:.9g} vs {:.9g} (rel {:.2e})",
+                    mode, p_.tokens, p_.hidden, p_.vocab, note, loss_, ref.loss, loss_error);
     if (mode == "no-grad-forward") return result;
     const auto widen = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
     const double errors[] = {relative_error(widen(grad_xs_), ref.grad_xs), relative_error(widen(grad_ws_), ref.grad_ws),
@@ -278,7 +261,7 @@ class CpuDistill final : public Instance {
     }
   }
 
-  Params p_;
+  Problem p_;
   Inputs in_;
   double divisor_ = 1;
   std::vector<float> logits_;  // one chunk's student logits, then their gradient
@@ -289,7 +272,8 @@ class CpuDistill final : public Instance {
 };
 
 }  // namespace
-
-std::unique_ptr<Instance> make_cpu_instance(const Params& p) { return std::make_unique<CpuDistill>(p); }
-
 }  // namespace ks::distill
+
+KS_IMPLEMENTATION(distill_cosine_loss, cpu, cpu, "float, chunked over tokens, multi-threaded") {
+  return std::make_unique<ks::distill::CpuDistill>(ks::distill::Problem(params));
+}

@@ -1,7 +1,7 @@
 #pragma once
-// The CUDA side of distill_cosine as the benchmark and the GPU tests see it: plain C++ (no CUDA
-// types), so that bench/ and tests/ compile with or without CUDA. Without CUDA every function here
-// throws "built without CUDA" (no_cuda.cpp).
+// The CUDA implementations of distill_cosine_loss as the benchmark and the GPU tests see them, with
+// the options a sweep does not reach (row kernel, schedule, teacher sub-chunk) and the instances that
+// time parts of a pass. Plain C++ (no CUDA types); the functions are defined in builds with CUDA only.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -15,7 +15,7 @@ namespace ks::distill {
 // How the fused implementation reads a row of logits for its statistics and its gradient.
 enum class RowKernel {
   automatic,  // two_pass: inside a pass no H200 run told it from cluster, though cluster alone is 5 %
-              // faster; it runs on any GPU (bench/results/distill_cosine_notes.md, session 2)
+              // faster; it runs on any GPU (bench/results/distill_cosine-notes.md)
   two_pass,   // one block per row, reading s and t twice from memory (any GPU)
   cluster,    // a cluster of blocks per row keeps the row in shared memory: one read (sm_90)
 };
@@ -32,7 +32,7 @@ inline const char* to_string(RowKernel kernel) {
 inline RowKernel row_kernel_from_string(const std::string& name) {
   for (RowKernel k : {RowKernel::automatic, RowKernel::two_pass, RowKernel::cluster})
     if (name == to_string(k)) return k;
-  throw std::invalid_argument("distill_cosine: unknown row kernel '" + name + "' (auto, two-pass, cluster)");
+  throw std::invalid_argument("distill_cosine_loss: unknown row kernel '" + name + "' (auto, two-pass, cluster)");
 }
 
 // How the fused implementation orders a chunk's work. Per chunk it computes the student logits of
@@ -58,7 +58,7 @@ inline const char* to_string(Schedule schedule) {
 inline Schedule schedule_from_string(const std::string& name) {
   for (Schedule s : {Schedule::automatic, Schedule::serial, Schedule::overlap})
     if (name == to_string(s)) return s;
-  throw std::invalid_argument("distill_cosine: unknown schedule '" + name + "' (auto, serial, overlap)");
+  throw std::invalid_argument("distill_cosine_loss: unknown schedule '" + name + "' (auto, serial, overlap)");
 }
 
 struct FusedOptions {
@@ -75,11 +75,11 @@ struct FusedPlan {
   Schedule schedule = Schedule::serial;
   int teacher_buffers() const { return schedule == Schedule::overlap ? 2 : 1; }
 };
-// Plain logic, inline so that builds without CUDA have it too. The automatic choices are the
-// fastest measured on an H200 within the memory goal (bench/results/distill_cosine_notes.md): chunk
-// 2048, serial. The overlap schedule measured no faster (its row kernel cannot share an SM with
-// cuBLASLt's products, so the two only take turns), and is kept as an option.
-inline FusedPlan fused_plan(const Params& p, const FusedOptions& options) {
+// The automatic choices are the fastest measured on an H200 that hold at most 3.0 GB at 1024 tokens
+// and 3.5 GB at 8192 (bench/results/distill_cosine-notes.md): chunk 2048, serial. The overlap
+// schedule measured no faster (its row kernel cannot share an SM with cuBLASLt's products, so the
+// two only take turns), and is kept as an option.
+inline FusedPlan fused_plan(const Problem& p, const FusedOptions& options) {
   FusedPlan plan;
   plan.chunk = std::min<std::int64_t>(p.chunk_size > 0 ? p.chunk_size : 2048, p.tokens);
   plan.schedule = options.schedule == Schedule::automatic ? Schedule::serial : options.schedule;
@@ -90,18 +90,20 @@ inline FusedPlan fused_plan(const Params& p, const FusedOptions& options) {
   return plan;
 }
 
-std::unique_ptr<Instance> make_fused_instance(const Params& p, const FusedOptions& options);
+// The implementations `fused` (with `options`) and `naive`, as a sweep gets them from the registry.
+std::unique_ptr<Instance> make_fused_instance(const Problem& p, const FusedOptions& options = {});
+std::unique_ptr<Instance> make_naive_instance(const Problem& p);
 
 // The floor: the four matrix products of a full pass (s, t, dXs, dWs), unchunked, with cuBLASLt on
-// the same inputs and dtypes as the fused implementation. Its run() times them back to back in any
-// mode; check() compares nothing.
-std::unique_ptr<Instance> make_gemm_floor_instance(const Params& p);
+// the same inputs and dtypes as the fused implementation. Bound to any mode, it runs them back to
+// back; its check compares nothing.
+std::unique_ptr<Instance> make_gemm_floor_instance(const Problem& p);
 
 // The fused implementation's row kernel alone (the part of a pass that is not a product), for
-// bench/distill_cosine: run() applies it with gradients to the logits of one teacher sub-chunk in
-// place, as a pass does (the values become dL/ds, which changes nothing its time depends on).
-// bytes() counts the least traffic a row kernel can make: one read of s and t, one write of dL/ds.
-std::unique_ptr<Instance> make_row_pass_instance(const Params& p, const FusedOptions& options);
+// bench/distill_cosine: bound to any mode, it applies the row kernel with gradients to the logits of
+// one teacher sub-chunk (fused_plan(p, options).teacher_rows rows) in place, as a pass does (the
+// values become dL/ds, which changes nothing its time depends on); its check compares nothing.
+std::unique_ptr<Instance> make_row_pass_instance(const Problem& p, const FusedOptions& options);
 
 // The inputs as the device generated them, copied back (bf16 values held as float): the GPU tests
 // compare them bit for bit with make_inputs(). `instance` must come from make_fused_instance or

@@ -1,7 +1,7 @@
 #pragma once
 // Device math of one row of logits, shared by the fused row kernels: the online statistics (max and
 // sum of exp for logsumexp, ‖s‖², ‖t‖², s·t), their combination across threads and blocks, and the
-// per-row terms of the loss and of dL/ds derived from them (bench/results/distill_cosine_notes.md
+// per-row terms of the loss and of dL/ds derived from them (bench/results/distill_cosine-notes.md
 // derives the formulas; reference.cpp computes the same thing step by step in double).
 #include <cmath>
 #include <cstdint>

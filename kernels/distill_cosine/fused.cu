@@ -1,15 +1,17 @@
-// distill_cosine `fused`: chunked over tokens so memory stays flat in BT. Per chunk: s = Xs·Wsᵀ (+bs)
-// with cuBLASLt (bf16 in, fp32 accumulation, bf16 out, bias in the epilogue); then per teacher
-// sub-chunk t = Xt·Wtᵀ (+bt) and one row kernel that reads each row of s and t for the row
-// statistics, adds the row's loss to a device accumulator and writes dL/ds in place of s; then
-// dXs = dZ·Ws and dWs (+)= dZᵀ·Xs with cuBLASLt. No host synchronisation inside a pass. With the
-// overlap schedule the row kernels run on a second stream, each beside the next teacher product
-// (two teacher buffers), joined back into stream() with events (FusedPlan, cuda_distill.h).
+// distill_cosine_loss's `fused` implementation: chunked over tokens so memory stays flat in BT. Per
+// chunk: s = Xs·Wsᵀ (+bs) with cuBLASLt (bf16 in, fp32 accumulation, bf16 out, bias in the
+// epilogue); then per teacher sub-chunk t = Xt·Wtᵀ (+bt) and one row kernel that reads each row of s
+// and t for the row statistics, adds the row's loss to a device accumulator and writes dL/ds in place
+// of s; then dXs = dZ·Ws and dWs (+)= dZᵀ·Xs with cuBLASLt. No host synchronisation inside a pass.
+// With the overlap schedule the row kernels run on a second stream, each beside the next teacher
+// product (two teacher buffers), joined back into stream() with events (FusedPlan, cuda_distill.h).
 #include <cooperative_groups.h>
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/distill_cosine/cuda_rows.h"
 #include "kernels/distill_cosine/cuda_support.h"
@@ -62,7 +64,7 @@ __global__ void __launch_bounds__(kRowThreads) row_two_pass(T* s, const T* t, co
 // use identical row terms.
 // Three blocks fit on an SM (shared memory); saying so lets ptxas use up to 85 registers (it takes
 // 80, against 48 with the default bound), and its unrolled loads keep more packs in flight: 0.645 ms
-// against 0.772 ms per 2048 rows (bench/results/distill_cosine_notes.md, session 2).
+// against 0.772 ms per 2048 rows (bench/results/distill_cosine-notes.md).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(kRowThreads, 3) row_cluster(T* s, const T* t, const std::int64_t* targets,
                                                               std::int64_t vocab, std::int64_t segment,
@@ -155,7 +157,7 @@ class OrderEvent {
 template <typename T>
 class FusedInstance final : public DistillInstance {
  public:
-  FusedInstance(const Params& p, const FusedOptions& options) : DistillInstance(p), plan_(fused_plan(p, options)) {
+  FusedInstance(const Problem& p, const FusedOptions& options) : DistillInstance(p), plan_(fused_plan(p, options)) {
     s_ = memory_.allocate<T>(static_cast<std::size_t>(plan_.chunk * p.vocab), "student logits of a chunk (then dL/ds)");
     for (int b = 0; b < plan_.teacher_buffers(); ++b)
       t_[b] = memory_.allocate<T>(static_cast<std::size_t>(plan_.teacher_rows * p.vocab),
@@ -189,14 +191,13 @@ class FusedInstance final : public DistillInstance {
 
   // The row kernel alone, with gradients, on the rows of the first teacher buffer (RowPassInstance).
   void run_row_kernel_alone() { launch_rows(s_, t_[0], plan_.teacher_rows, in_.targets, true, stream_); }
-  std::int64_t row_kernel_rows() const { return plan_.teacher_rows; }
 
  protected:
   const char* name() const override { return "fused"; }
-  std::unique_ptr<Instance> make_counterpart() const override { return make_naive_instance(params_); }
+  std::unique_ptr<DistillInstance> make_counterpart() const override { return make_naive(problem_); }
 
   void forward(bool with_grad) override {
-    const Params& p = params_;
+    const Problem& p = problem_;
     const std::int64_t hs = p.student_hidden();
     const bool overlap = plan_.schedule == Schedule::overlap;
     cudaStream_t rows_stream = overlap ? row_stream_ : stream_;
@@ -235,7 +236,7 @@ class FusedInstance final : public DistillInstance {
   // Chunks start at multiples of the chunk and sub-chunks at multiples of teacher_rows: the largest
   // alignment every row offset into Xs, Xt and dXs keeps.
   std::uint32_t row_alignment() const {
-    const Params& p = params_;
+    const Problem& p = problem_;
     const auto es = static_cast<std::int64_t>(sizeof(T));
     std::uint32_t alignment = 256;
     for (std::int64_t rows : {plan_.chunk, plan_.teacher_rows})
@@ -244,33 +245,33 @@ class FusedInstance final : public DistillInstance {
   }
 
   std::unique_ptr<ChunkProducts> make_products(std::int64_t rows) const {
-    const Params& p = params_;
+    const Problem& p = problem_;
     const std::int64_t hs = p.student_hidden();
     const cudaDataType_t type = data_type(p);
     const std::uint32_t alignment = row_alignment();
     auto products = std::make_unique<ChunkProducts>();
     // Column-major view: row-major s (rows×V) is sᵀ (V×rows) = Ws(as hs×V)ᵀ · Xs(as hs×rows).
     products->student = std::make_unique<Matmul>(
-        lt_, MatmulShape{true, false, p.vocab, rows, hs, hs, hs, p.vocab, type, type, p.bias, alignment});
+        lt_.get(), MatmulShape{true, false, p.vocab, rows, hs, hs, hs, p.vocab, type, type, p.bias, alignment});
     // dXsᵀ (hs×rows) = Ws(as hs×V) · dZᵀ(as V×rows)
     products->grad_x = std::make_unique<Matmul>(
-        lt_, MatmulShape{false, false, hs, rows, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
+        lt_.get(), MatmulShape{false, false, hs, rows, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
     // dWsᵀ (hs×V) = Xs(as hs×rows) · dZ(as V×rows)ᵀ
     products->grad_w = std::make_unique<Matmul>(
-        lt_, MatmulShape{false, true, hs, p.vocab, rows, hs, p.vocab, hs, type, type, false, alignment});
+        lt_.get(), MatmulShape{false, true, hs, p.vocab, rows, hs, p.vocab, hs, type, type, false, alignment});
     return products;
   }
 
   // tᵀ (V×rows) = Wt(as H×V)ᵀ · Xt(as H×rows)
   std::unique_ptr<Matmul> make_teacher_product(std::int64_t rows) const {
-    const Params& p = params_;
+    const Problem& p = problem_;
     const cudaDataType_t type = data_type(p);
-    return std::make_unique<Matmul>(lt_, MatmulShape{true, false, p.vocab, rows, p.hidden, p.hidden, p.hidden,
-                                                     p.vocab, type, type, p.bias, row_alignment()});
+    return std::make_unique<Matmul>(lt_.get(), MatmulShape{true, false, p.vocab, rows, p.hidden, p.hidden,
+                                                           p.hidden, p.vocab, type, type, p.bias, row_alignment()});
   }
 
   std::int64_t cluster_segment() const {
-    const std::int64_t per_block = (params_.vocab + kClusterBlocks - 1) / kClusterBlocks;
+    const std::int64_t per_block = (problem_.vocab + kClusterBlocks - 1) / kClusterBlocks;
     return (per_block + vec_ - 1) / vec_ * vec_;
   }
   std::size_t cluster_shared_bytes() const { return 2 * static_cast<std::size_t>(cluster_segment()) * sizeof(T); }
@@ -302,8 +303,9 @@ class FusedInstance final : public DistillInstance {
     KS_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     const bool possible = major >= 9 && (vec_ == 1 ? cluster_launchable<1>() : cluster_launchable<16 / sizeof(T)>());
     if (!possible)
-      throw std::runtime_error(concat("distill_cosine: the cluster row kernel needs sm_90 and ", cluster_shared_bytes(),
-                                      " bytes of shared memory per block (vocab ", params_.vocab, ")"));
+      throw std::runtime_error(concat("distill_cosine_loss: the cluster row kernel needs sm_90 and ",
+                                      cluster_shared_bytes(), " bytes of shared memory per block (vocab ",
+                                      problem_.vocab, ")"));
     return RowKernel::cluster;
   }
 
@@ -333,10 +335,10 @@ class FusedInstance final : public DistillInstance {
       cudaLaunchAttribute attribute = cluster_attribute();
       config.attrs = &attribute;
       config.numAttrs = 1;
-      KS_CUDA(cudaLaunchKernelEx(&config, row_cluster<T, VEC>, s, t, targets, params_.vocab, cluster_segment(),
+      KS_CUDA(cudaLaunchKernelEx(&config, row_cluster<T, VEC>, s, t, targets, problem_.vocab, cluster_segment(),
                                  scales_, with_grad, loss_));
     } else {
-      row_two_pass<T, VEC><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(s, t, targets, params_.vocab,
+      row_two_pass<T, VEC><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(s, t, targets, problem_.vocab,
                                                                                      scales_, with_grad, loss_);
       KS_CUDA_LAUNCHED();
     }
@@ -362,23 +364,21 @@ class FusedInstance final : public DistillInstance {
   OrderEvent fork_, join_, teacher_ready_[2], buffer_free_[2];
 };
 
-// make_row_pass_instance: a fused instance whose buffers hold the logits of a no-grad pass, and a
-// run() that launches its row kernel alone.
+// make_row_pass_instance: a fused instance whose buffers hold the logits of a no-grad pass, bound to
+// its row kernel alone.
 template <typename T>
 class RowPassInstance final : public Instance {
  public:
-  RowPassInstance(const Params& p, const FusedOptions& options)
+  RowPassInstance(const Problem& p, const FusedOptions& options)
       : fused_(std::make_unique<FusedInstance<T>>(p, options)) {
-    fused_->run("no-grad-forward");
+    fused_->bind("no-grad-forward").run();
     KS_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(fused_->stream())));
   }
-  void run(const std::string&) override { fused_->run_row_kernel_alone(); }
-  double flops(const std::string&) const override { return 0; }
-  double bytes(const std::string&) const override {
-    return 3.0 * static_cast<double>(fused_->row_kernel_rows() * fused_->params().vocab) * sizeof(T);
+  BoundMode bind(const std::string&) override {
+    return {[this] { fused_->run_row_kernel_alone(); },
+            [] { return CheckResult{true, "the row kernel alone computes no loss"}; }};
   }
   std::size_t device_bytes() const override { return fused_->device_bytes(); }
-  CheckResult check(const std::string&) override { return {true, "the row kernel alone computes no loss"}; }
   void* stream() const override { return fused_->stream(); }
 
  private:
@@ -389,9 +389,10 @@ class RowPassInstance final : public Instance {
 template <typename T>
 class GemmFloorInstance final : public Instance {
  public:
-  explicit GemmFloorInstance(const Params& p) : p_(p) {
-    KS_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    KS_CUBLAS(cublasLtCreate(&lt_));
+  explicit GemmFloorInstance(const Problem& p) {
+    cublasLtHandle_t lt = nullptr;
+    KS_CUBLAS(cublasLtCreate(&lt));
+    lt_.reset(lt);
     in_ = generate_inputs(p, memory_, stream_);
     const std::int64_t hs = p.student_hidden();
     const std::size_t logits = static_cast<std::size_t>(p.tokens * p.vocab);
@@ -399,43 +400,37 @@ class GemmFloorInstance final : public Instance {
     t_ = memory_.allocate<T>(logits, "teacher logits");
     grad_xs_ = memory_.allocate<T>(static_cast<std::size_t>(p.tokens * hs), "grad of Xs");
     grad_ws_ = memory_.allocate<T>(static_cast<std::size_t>(p.vocab * hs), "grad of Ws");
-    workspace_ = memory_.allocate<char>(kWorkspaceBytes, "cuBLASLt workspace");
+    workspace_ = memory_.allocate<char>(kCublasWorkspaceBytes, "cuBLASLt workspace");
     const cudaDataType_t type = data_type(p);
     const std::uint32_t alignment = 256;
     student_ = std::make_unique<Matmul>(
-        lt_, MatmulShape{true, false, p.vocab, p.tokens, hs, hs, hs, p.vocab, type, type, false, alignment});
-    teacher_ = std::make_unique<Matmul>(lt_, MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden,
-                                                         p.hidden, p.vocab, type, type, false, alignment});
+        lt, MatmulShape{true, false, p.vocab, p.tokens, hs, hs, hs, p.vocab, type, type, false, alignment});
+    teacher_ = std::make_unique<Matmul>(lt, MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden,
+                                                        p.hidden, p.vocab, type, type, false, alignment});
     grad_x_ = std::make_unique<Matmul>(
-        lt_, MatmulShape{false, false, hs, p.tokens, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
+        lt, MatmulShape{false, false, hs, p.tokens, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
     grad_w_ = std::make_unique<Matmul>(
-        lt_, MatmulShape{false, true, hs, p.vocab, p.tokens, hs, p.vocab, hs, type, type, false, alignment});
-    KS_CUDA(cudaStreamSynchronize(stream_));
-  }
-  ~GemmFloorInstance() override {
-    cudaStreamSynchronize(stream_);
-    cublasLtDestroy(lt_);
-    cudaStreamDestroy(stream_);
+        lt, MatmulShape{false, true, hs, p.vocab, p.tokens, hs, p.vocab, hs, type, type, false, alignment});
+    stream_.synchronize();
   }
 
-  void run(const std::string&) override {
-    student_->run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
-    teacher_->run(in_.wt, in_.xt, t_, 0.0f, nullptr, workspace_, stream_);
-    // The student logits stand in for dL/ds: same shape and dtype, and not zeros.
-    grad_x_->run(in_.ws, s_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
-    grad_w_->run(in_.xs, s_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
+  BoundMode bind(const std::string&) override {
+    return {[this] {
+              student_->run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
+              teacher_->run(in_.wt, in_.xt, t_, 0.0f, nullptr, workspace_, stream_);
+              // The student logits stand in for dL/ds: same shape and dtype, and not zeros.
+              grad_x_->run(in_.ws, s_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
+              grad_w_->run(in_.xs, s_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
+            },
+            [] { return CheckResult{true, "the GEMM floor computes no loss"}; }};
   }
-  double flops(const std::string&) const override { return distill::flops(p_, "full"); }
-  double bytes(const std::string&) const override { return distill::bytes(p_, "full"); }
   std::size_t device_bytes() const override { return memory_.total_bytes(); }
-  CheckResult check(const std::string&) override { return {true, "the GEMM floor computes no loss"}; }
-  void* stream() const override { return stream_; }
+  void* stream() const override { return stream_.get(); }
 
  private:
-  Params p_;
-  cudaStream_t stream_ = nullptr;
-  cublasLtHandle_t lt_ = nullptr;
   DeviceMemory memory_;
+  Owned<cublasLtHandle_t, cublasLtDestroy> lt_;
+  Stream stream_;  // destroyed (once its work is done) before lt_ and memory_
   DeviceInputs in_;
   T *s_ = nullptr, *t_ = nullptr, *grad_xs_ = nullptr, *grad_ws_ = nullptr;
   void* workspace_ = nullptr;
@@ -443,23 +438,26 @@ class GemmFloorInstance final : public Instance {
 };
 
 }  // namespace
-}  // namespace cuda
 
-std::unique_ptr<Instance> make_fused_instance(const Params& p, const FusedOptions& options) {
-  if (p.dtype == "bf16") return std::make_unique<cuda::FusedInstance<__nv_bfloat16>>(p, options);
-  return std::make_unique<cuda::FusedInstance<float>>(p, options);
+std::unique_ptr<DistillInstance> make_fused(const Problem& p, const FusedOptions& options) {
+  if (p.bf16) return std::make_unique<FusedInstance<__nv_bfloat16>>(p, options);
+  return std::make_unique<FusedInstance<float>>(p, options);
 }
 
-std::unique_ptr<Instance> make_fused_instance(const Params& p) { return make_fused_instance(p, FusedOptions{}); }
+}  // namespace cuda
 
-std::unique_ptr<Instance> make_row_pass_instance(const Params& p, const FusedOptions& options) {
-  if (p.dtype == "bf16") return std::make_unique<cuda::RowPassInstance<__nv_bfloat16>>(p, options);
+std::unique_ptr<Instance> make_row_pass_instance(const Problem& p, const FusedOptions& options) {
+  if (p.bf16) return std::make_unique<cuda::RowPassInstance<__nv_bfloat16>>(p, options);
   return std::make_unique<cuda::RowPassInstance<float>>(p, options);
 }
 
-std::unique_ptr<Instance> make_gemm_floor_instance(const Params& p) {
-  if (p.dtype == "bf16") return std::make_unique<cuda::GemmFloorInstance<__nv_bfloat16>>(p);
+std::unique_ptr<Instance> make_gemm_floor_instance(const Problem& p) {
+  if (p.bf16) return std::make_unique<cuda::GemmFloorInstance<__nv_bfloat16>>(p);
   return std::make_unique<cuda::GemmFloorInstance<float>>(p);
 }
 
 }  // namespace ks::distill
+
+KS_IMPLEMENTATION(distill_cosine_loss, fused, cuda, "chunked over tokens, cuBLASLt products and one fused row kernel") {
+  return ks::distill::make_fused_instance(ks::distill::Problem(params));
+}

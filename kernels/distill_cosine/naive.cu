@@ -1,9 +1,10 @@
-// distill_cosine `naive`: the baseline, as PyTorch eager would run it. Unchunked: the full BT×V
-// logits in fp32, and one simple kernel per operation (bias add, log_softmax, gather, divide by T,
-// norms, normalise, cosine, sum; then autograd's chain back through each step), each a pass over
-// memory. It follows autograd's order of operations rather than the fused closed form, so the two
-// check each other at shapes too large for the CPU reference.
+// distill_cosine_loss's `naive` implementation: the baseline, as PyTorch eager would run it.
+// Unchunked: the full BT×V logits in fp32, and one simple kernel per operation (bias add,
+// log_softmax, gather, divide by T, norms, normalise, cosine, sum; then autograd's chain back through
+// each step), each a pass over memory. It follows autograd's order of operations rather than the
+// fused closed form, so the two check each other at shapes too large for the CPU reference.
 #include <algorithm>
+#include <memory>
 
 #include "kernels/distill_cosine/cuda_support.h"
 
@@ -18,9 +19,7 @@ constexpr double kCosineEps = 1e-8;      // F.cosine_similarity
 __device__ inline std::int64_t global_index() { return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; }
 __device__ inline std::int64_t global_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
-unsigned blocks_for(std::int64_t n) {
-  return static_cast<unsigned>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 132 * 64));
-}
+unsigned blocks_for(std::int64_t n) { return grid_for(n, kThreads, 64); }
 
 // Block sum of one value per thread, returned to every thread.
 __device__ inline double block_sum(double mine) {
@@ -144,7 +143,7 @@ __global__ void logits_backward(const float* grad_a, const float* a, const doubl
 template <typename T>
 class NaiveInstance final : public DistillInstance {
  public:
-  explicit NaiveInstance(const Params& p) : DistillInstance(p) {
+  explicit NaiveInstance(const Problem& p) : DistillInstance(p) {
     const std::int64_t hs = p.student_hidden();
     const auto logits = static_cast<std::size_t>(p.tokens * p.vocab);
     const auto rows = static_cast<std::size_t>(p.tokens);
@@ -158,21 +157,21 @@ class NaiveInstance final : public DistillInstance {
     const cudaDataType_t type = data_type(p);
     // Logits in fp32 (D fp32), then the backward products in dtype, all unchunked.
     student_ = std::make_unique<Matmul>(
-        lt_, MatmulShape{true, false, p.vocab, p.tokens, hs, hs, hs, p.vocab, type, CUDA_R_32F, false, 256});
-    teacher_ = std::make_unique<Matmul>(lt_, MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden,
-                                                         p.hidden, p.vocab, type, CUDA_R_32F, false, 256});
+        lt_.get(), MatmulShape{true, false, p.vocab, p.tokens, hs, hs, hs, p.vocab, type, CUDA_R_32F, false, 256});
+    teacher_ = std::make_unique<Matmul>(lt_.get(), MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden,
+                                                               p.hidden, p.vocab, type, CUDA_R_32F, false, 256});
     grad_x_ = std::make_unique<Matmul>(
-        lt_, MatmulShape{false, false, hs, p.tokens, p.vocab, hs, p.vocab, hs, type, type, false, 256});
+        lt_.get(), MatmulShape{false, false, hs, p.tokens, p.vocab, hs, p.vocab, hs, type, type, false, 256});
     grad_w_ = std::make_unique<Matmul>(
-        lt_, MatmulShape{false, true, hs, p.vocab, p.tokens, hs, p.vocab, hs, type, type, false, 256});
+        lt_.get(), MatmulShape{false, true, hs, p.vocab, p.tokens, hs, p.vocab, hs, type, type, false, 256});
   }
 
  protected:
   const char* name() const override { return "naive"; }
-  std::unique_ptr<Instance> make_counterpart() const override { return make_fused_instance(params_); }
+  std::unique_ptr<DistillInstance> make_counterpart() const override { return make_fused(problem_, {}); }
 
   void forward(bool with_grad) override {
-    const Params& p = params_;
+    const Problem& p = problem_;
     const std::int64_t rows = p.tokens, cols = p.vocab, n = rows * cols;
     const double hard_scale = p.weight_hard_loss / divisor_, soft_scale = p.weight_soft_loss * p.beta / divisor_;
     student_->run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
@@ -223,11 +222,15 @@ class NaiveInstance final : public DistillInstance {
 };
 
 }  // namespace
-}  // namespace cuda
 
-std::unique_ptr<Instance> make_naive_instance(const Params& p) {
-  if (p.dtype == "bf16") return std::make_unique<cuda::NaiveInstance<__nv_bfloat16>>(p);
-  return std::make_unique<cuda::NaiveInstance<float>>(p);
+std::unique_ptr<DistillInstance> make_naive(const Problem& p) {
+  if (p.bf16) return std::make_unique<NaiveInstance<__nv_bfloat16>>(p);
+  return std::make_unique<NaiveInstance<float>>(p);
 }
 
+}  // namespace cuda
 }  // namespace ks::distill
+
+KS_IMPLEMENTATION(distill_cosine_loss, naive, cuda, "unchunked fp32 logits, one step per operation, as PyTorch eager") {
+  return ks::distill::make_naive_instance(ks::distill::Problem(params));
+}

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/bf16.h"
 #include "kernels/distill_cosine/distill_cosine.h"
-#include "kernels/gemm/gemm.h"  // round_to_bf16
 
 namespace ks::distill {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 constexpr double kNormalizeEps = 1e-12;
 constexpr double kCosineEps = 1e-8;
 
-std::vector<float> uniform_tensor(const Params& p, Tensor tensor, std::int64_t count) {
+std::vector<float> uniform_tensor(const Problem& p, Tensor tensor, std::int64_t count) {
   std::vector<float> values(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i)
     values[static_cast<std::size_t>(i)] = counter_uniform(p.seed, tensor, static_cast<std::uint64_t>(i));
@@ -26,19 +26,19 @@ std::vector<float> uniform_tensor(const Params& p, Tensor tensor, std::int64_t c
 
 // nn.Linear's default initialisation: uniform in ±1/sqrt(fan_in), computed in float so the device
 // generator (which runs the same expression) gets the same values.
-std::vector<float> linear_tensor(const Params& p, Tensor tensor, std::int64_t count, std::int64_t fan_in) {
+std::vector<float> linear_tensor(const Problem& p, Tensor tensor, std::int64_t count, std::int64_t fan_in) {
   const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
   std::vector<float> values = uniform_tensor(p, tensor, count);
   for (float& v : values) v = (2.0f * v - 1.0f) * bound;
   return values;
 }
 
-void round_to_dtype(const Params& p, std::vector<float>& values) {
-  if (p.dtype != "bf16") return;
-  for (float& v : values) v = gemm::round_to_bf16(v);
+void round_to_dtype(const Problem& p, std::vector<float>& values) {
+  if (!p.bf16) return;
+  for (float& v : values) v = round_to_bf16(v);
 }
 
-std::vector<std::int64_t> make_targets(const Params& p) {
+std::vector<std::int64_t> make_targets(const Problem& p) {
   std::vector<std::int64_t> targets(static_cast<std::size_t>(p.tokens));
   for (std::int64_t i = 0; i < p.tokens; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
@@ -50,13 +50,12 @@ std::vector<std::int64_t> make_targets(const Params& p) {
   return targets;
 }
 
-bool is_labelled(const Params& p, std::int64_t target) { return target != p.ignore_index; }
+bool is_labelled(const Problem& p, std::int64_t target) { return target != p.ignore_index; }
 
-// The loss's divisor: all tokens (the seed's Liger), or the labelled ones, at least 1 (later Liger).
-double loss_divisor(const Params& p, const std::vector<std::int64_t>& targets) {
-  if (p.normalize == "tokens") return static_cast<double>(p.tokens);
+// The loss's divisor: all tokens (Liger of July 2025), or the labelled ones (later Liger).
+double divisor_of(const Problem& p, const std::vector<std::int64_t>& targets) {
   const auto labelled = std::count_if(targets.begin(), targets.end(), [&](std::int64_t y) { return is_labelled(p, y); });
-  return static_cast<double>(std::max<std::ptrdiff_t>(labelled, 1));
+  return loss_divisor(p, labelled);
 }
 
 // One row of logits: x (n values) against every row of w (V×n), plus the bias when there is one.
@@ -135,7 +134,7 @@ double cosine_row(const std::vector<double>& s, const std::vector<double>& t, do
 
 }  // namespace
 
-Inputs make_inputs(const Params& p) {
+Inputs make_inputs(const Problem& p) {
   const std::int64_t hs = p.student_hidden();
   Inputs in;
   in.xs = uniform_tensor(p, kStudentInput, p.tokens * hs);
@@ -151,9 +150,9 @@ Inputs make_inputs(const Params& p) {
   return in;
 }
 
-Result reference(const Params& p, const Inputs& in) {
+Result reference(const Problem& p, const Inputs& in) {
   const std::int64_t hs = p.student_hidden();
-  const double divisor = loss_divisor(p, in.targets);
+  const double divisor = divisor_of(p, in.targets);
   const double hard_scale = p.weight_hard_loss / divisor;
   const double soft_scale = p.weight_soft_loss * p.beta / divisor;
   Result result;

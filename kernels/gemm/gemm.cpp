@@ -1,14 +1,15 @@
-// gemm's schema, input generator, work counts and sampled check; the implementations live in
-// gemm_cpu.cpp and gemm_cublaslt.cu.
+// gemm's declaration, input generator, work counts and sampled check; each implementation lives in
+// a file of its own (cpu.cpp, cublaslt.cu, cublas.cu).
 #include "kernels/gemm/gemm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "kernels/common/bf16.h"
 
 namespace ks {
 namespace gemm {
@@ -18,7 +19,7 @@ namespace {
 constexpr std::int64_t kSampledEntries = 64;
 constexpr std::int64_t kCompareAllUpTo = 4096;
 
-std::vector<std::pair<std::int64_t, std::int64_t>> entries_to_compare(const Params& p) {
+std::vector<std::pair<std::int64_t, std::int64_t>> entries_to_compare(const Shape& p) {
   std::vector<std::pair<std::int64_t, std::int64_t>> entries;
   if (p.m * p.n <= kCompareAllUpTo) {
     for (std::int64_t row = 0; row < p.m; ++row)
@@ -32,71 +33,50 @@ std::vector<std::pair<std::int64_t, std::int64_t>> entries_to_compare(const Para
   entries.emplace_back(0, p.n - 1);
   entries.emplace_back(p.m - 1, 0);
   for (std::int64_t i = 0; static_cast<std::int64_t>(entries.size()) < kSampledEntries; ++i) {
-    const auto row = static_cast<std::int64_t>((input_value(p.seed, 3, 2 * i) + 1.0f) * 0.5f * p.m);
-    const auto col = static_cast<std::int64_t>((input_value(p.seed, 3, 2 * i + 1) + 1.0f) * 0.5f * p.n);
+    const auto row = static_cast<std::int64_t>((counter_symmetric(p.seed, 3, 2 * i) + 1.0f) * 0.5f * p.m);
+    const auto col = static_cast<std::int64_t>((counter_symmetric(p.seed, 3, 2 * i + 1) + 1.0f) * 0.5f * p.n);
     entries.emplace_back(std::min(row, p.m - 1), std::min(col, p.n - 1));
   }
   return entries;
 }
 
-ParamSpec dimension(const std::string& name, const std::string& help) {
-  ParamSpec spec;
-  spec.name = name;
-  spec.type = ParamType::integer;
-  spec.default_value = 1024;
-  spec.min = 1;
-  spec.help = help;
-  return spec;
-}
-
 }  // namespace
 
-Params params_from_json(const Json& j) {
-  Params p;
-  p.m = j.at("M").get<std::int64_t>();
-  p.n = j.at("N").get<std::int64_t>();
-  p.k = j.at("K").get<std::int64_t>();
-  p.dtype = j.at("dtype").get<std::string>();
-  p.seed = j.at("seed").get<std::uint64_t>();
-  if (p.m < 1 || p.n < 1 || p.k < 1)
-    throw std::invalid_argument(fmt::format("gemm: M, N and K must be at least 1, got {}×{}×{}", p.m, p.n, p.k));
-  if (p.dtype != "bf16" && p.dtype != "fp32")
-    throw std::invalid_argument("gemm: dtype: expected bf16 or fp32, got " + p.dtype);
-  return p;
-}
+std::string Shape::describe() const { return fmt::format("{}x{}x{} {}", m, n, k, bf16 ? "bf16" : "fp32"); }
 
-float element(const Params& p, Matrix matrix, std::int64_t row, std::int64_t col) {
+float element(const Shape& p, Matrix matrix, std::int64_t row, std::int64_t col) {
   const std::int64_t cols = matrix == kA ? p.k : p.n;
-  const float value = input_value(p.seed, matrix, static_cast<std::uint64_t>(row * cols + col));
-  return p.is_bf16() ? round_to_bf16(value) : value;
+  const float value = counter_symmetric(p.seed, matrix, static_cast<std::uint64_t>(row * cols + col));
+  return p.bf16 ? round_to_bf16(value) : value;
 }
 
-std::vector<float> make_matrix(const Params& p, Matrix matrix) {
+std::vector<float> make_matrix(const Shape& p, Matrix matrix) {
   const std::int64_t rows = matrix == kA ? p.m : p.k;
   const std::int64_t cols = matrix == kA ? p.k : p.n;
   std::vector<float> values(static_cast<std::size_t>(rows * cols));
   for (std::int64_t i = 0; i < rows * cols; ++i) {
-    const float value = input_value(p.seed, matrix, static_cast<std::uint64_t>(i));
-    values[static_cast<std::size_t>(i)] = p.is_bf16() ? round_to_bf16(value) : value;
+    const float value = counter_symmetric(p.seed, matrix, static_cast<std::uint64_t>(i));
+    values[static_cast<std::size_t>(i)] = p.bf16 ? round_to_bf16(value) : value;
   }
   return values;
 }
 
-double flops(const Params& p) { return 2.0 * static_cast<double>(p.m) * p.n * p.k; }
-
-double bytes(const Params& p) {
-  const double element_size = p.is_bf16() ? 2.0 : 4.0;
-  return element_size * (static_cast<double>(p.m) * p.k + static_cast<double>(p.k) * p.n +
-                         static_cast<double>(p.m) * p.n);
+// 2·M·N·K FLOPs; A and B read and C written in the dtype's size (C in bf16 for bf16, as
+// torch.matmul returns it).
+Work work(const Shape& p) {
+  const double element_size = static_cast<double>(p.element_size());
+  return {2.0 * static_cast<double>(p.m) * p.n * p.k,
+          element_size * (static_cast<double>(p.m) * p.k + static_cast<double>(p.k) * p.n +
+                          static_cast<double>(p.m) * p.n)};
 }
 
-double tolerance(const Params& p) {
+double tolerance(const Shape& p) {
   // fp32 sums of K terms stay far below 1e-5 of Σ|a·b|; a bf16 output adds its rounding (2^-9 of
   // the value), so bf16 gets the loose bound usual for bf16 results.
-  return p.is_bf16() ? 1e-2 : 1e-5;
+  return p.bf16 ? 1e-2 : 1e-5;
 }
 
-CheckResult check_entries(const Params& p, const std::function<double(std::int64_t, std::int64_t)>& got) {
+CheckResult check_entries(const Shape& p, const std::function<double(std::int64_t, std::int64_t)>& got) {
   const auto entries = entries_to_compare(p);
   double worst = 0;
   std::pair<std::int64_t, std::int64_t> worst_entry{0, 0};
@@ -122,54 +102,23 @@ CheckResult check_entries(const Params& p, const std::function<double(std::int64
   CheckResult result;
   result.passed = worst <= tolerance(p);
   result.detail = fmt::format(
-      "gemm {}x{}x{} {}: {} entries vs double dot products; worst error {:.3e} (|got-exact|/sum|a*b|, "
-      "tolerance {:.1e}) at C[{},{}]: got {:.9g}, exact {:.9g}",
-      p.m, p.n, p.k, p.dtype, entries.size(), worst, tolerance(p), worst_entry.first, worst_entry.second,
-      worst_got, worst_exact);
+      "gemm {}: {} entries vs double dot products; worst error {:.3e} (|got-exact|/sum|a*b|, tolerance {:.1e}) "
+      "at C[{},{}]: got {:.9g}, exact {:.9g}",
+      p.describe(), entries.size(), worst, tolerance(p), worst_entry.first, worst_entry.second, worst_got, worst_exact);
   return result;
 }
 
 }  // namespace gemm
 
-KernelSpec make_gemm_kernel() {
-  KernelSpec spec;
-  spec.name = "gemm";
-  spec.title = "Matrix multiplication";
-  spec.description = "C = A·B (row-major, A M×K, B K×N); bf16 inputs with fp32 accumulation, or fp32";
-  spec.parameters.push_back(gemm::dimension("M", "rows of A and C"));
-  spec.parameters.push_back(gemm::dimension("N", "columns of B and C"));
-  spec.parameters.push_back(gemm::dimension("K", "columns of A, rows of B (the reduction)"));
-  ParamSpec dtype;
-  dtype.name = "dtype";
-  dtype.type = ParamType::string;
-  dtype.default_value = "bf16";
-  dtype.allowed = {"fp32", "bf16"};
-  dtype.help = "fp32, or bf16 (bf16 inputs, fp32 accumulation)";
-  spec.parameters.push_back(dtype);
-  ParamSpec seed;
-  seed.name = "seed";
-  seed.type = ParamType::integer;
-  seed.default_value = 0;
-  seed.min = 0;
-  seed.help = "seed of the generated inputs";
-  spec.parameters.push_back(seed);
-  spec.modes = {"forward"};
-  spec.implementations = {{"cpu", Backend::cpu, "blocked, multi-threaded, fp32 accumulation"},
-                          {"cublaslt", Backend::cuda,
-                           "cuBLASLt matmul, fastest of the top 8 heuristic algorithms, 32 MiB workspace"},
-                          {"cublas", Backend::cuda, "cublasGemmEx with cuBLAS's default algorithm (as torch.matmul)"}};
-  spec.validate = [](const Json& params) -> std::optional<std::string> {
-    (void)params;  // every constraint of gemm is a bound of one parameter, checked by the schema
-    return std::nullopt;
-  };
-  spec.instantiate = [](const std::string& implementation, const Json& params) -> std::unique_ptr<Instance> {
-    const gemm::Params p = gemm::params_from_json(params);
-    if (implementation == "cpu") return gemm::make_cpu_instance(p);
-    if (implementation == "cublaslt") return gemm::make_cublaslt_instance(p);
-    if (implementation == "cublas") return gemm::make_cublas_instance(p);
-    throw std::invalid_argument("gemm: unknown implementation: " + implementation);
-  };
-  return spec;
+KS_KERNEL(gemm, "Matrix multiplication",
+          "C = A·B (row-major, A M×K, B K×N); bf16 inputs with fp32 accumulation, or fp32") {
+  kernel.integer("M", 1024, "rows of A and C").min(1);
+  kernel.integer("N", 1024, "columns of B and C").min(1);
+  kernel.integer("K", 1024, "columns of A, rows of B (the reduction)").min(1);
+  kernel.choice("dtype", "bf16", {"fp32", "bf16"}, "fp32, or bf16 (bf16 inputs, fp32 accumulation)");
+  kernel.integer("seed", 0, "seed of the generated inputs").min(0);
+  kernel.modes({"forward"});
+  kernel.work([](const Parameters& p, const std::string&) { return gemm::work(gemm::Shape(p)); });
 }
 
 }  // namespace ks

@@ -1,32 +1,23 @@
 // noop: a kernel that does nothing, on the CPU. Sweeping it measures kernelsweep's own cost per
 // point (scheduling, worker round trip, streaming, HDF5, documents): bench/sweep_overhead uses it.
+#include <memory>
+
 #include "kernels/kernel.h"
 
-namespace ks {
 namespace {
 
-class NoopInstance final : public Instance {
+class NoopInstance final : public ks::Instance {
  public:
-  void run(const std::string&) override {}
-  double flops(const std::string&) const override { return 0; }
-  double bytes(const std::string&) const override { return 0; }
-  CheckResult check(const std::string&) override { return {true, "nothing to compare"}; }
+  ks::BoundMode bind(const std::string&) override {
+    return {[] {}, [] { return ks::CheckResult{true, "nothing to compare"}; }};
+  }
 };
 
 }  // namespace
 
-KernelSpec make_noop_kernel() {
-  KernelSpec spec;
-  spec.name = "noop";
-  spec.title = "No-op";
-  spec.description = "Does nothing: a sweep of it measures kernelsweep's own overhead per point.";
-  spec.parameters = {{"id", ParamType::integer, 0, {}, 0.0, {}, {}, "distinguishes otherwise equal points"}};
-  spec.modes = {"forward"};
-  spec.implementations = {{"cpu", Backend::cpu, "an empty function"}};
-  spec.instantiate = [](const std::string&, const Json&) -> std::unique_ptr<Instance> {
-    return std::make_unique<NoopInstance>();
-  };
-  return spec;
+KS_KERNEL(noop, "No-op", "Does nothing: a sweep of it measures kernelsweep's own overhead per point.") {
+  kernel.integer("id", 0, "distinguishes otherwise equal points").min(0);
+  kernel.modes({"forward"});
 }
 
-}  // namespace ks
+KS_IMPLEMENTATION(noop, cpu, cpu, "an empty function") { return std::make_unique<NoopInstance>(); }

@@ -6,15 +6,22 @@
 #include <fmt/format.h>
 
 #include "build_info.h"
-#include "cli/commands.h"
 #include "cluster/worker.h"
 #include "kernels/kernel.h"
+#include "run/run.h"
 
 namespace ks::cli {
 namespace {
 
-void add_plan_options(CLI::App& command, PlanArguments& args) {
+void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins) {
+  command.add_option("--plugin", plugins,
+                     "load a kernel plugin first: a library path, or a name looked up in KERNELSWEEP_PLUGIN_PATH "
+                     "and the installed plugin folder (repeatable)");
+}
+
+void add_plan_options(CLI::App& command, PlanRequest& args) {
   command.add_option("sweep_file", args.sweep_file, "the sweep file (YAML)")->required();
+  add_plugin_option(command, args.plugins);
   command.add_option("--max-points", args.max_points, "refuse plans larger than this, before expanding them")
       ->capture_default_str();
   command.add_option("--shard", args.shard, "keep shard i of N (\"i/N\", 0 <= i < N): a stable part of the plan");
@@ -22,25 +29,28 @@ void add_plan_options(CLI::App& command, PlanArguments& args) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv, Registry& registry) {
   CLI::App app{"kernelsweep: benchmark GPU kernels over parameter grids, on any number of ranks"};
   app.set_version_flag("--version", fmt::format("kernelsweep {} (git {})", build::version, build::git_commit));
   app.require_subcommand(1);
 
-  std::string validate_file;
+  PlanRequest validate_args;
   auto* validate = app.add_subcommand("validate", "check a sweep file; print \"ok: N points\" or its first error");
-  validate->add_option("sweep_file", validate_file, "the sweep file (YAML)")->required();
+  validate->add_option("sweep_file", validate_args.sweep_file, "the sweep file (YAML)")->required();
+  add_plugin_option(*validate, validate_args.plugins);
 
-  PlanArguments plan_args;
+  PlanRequest plan_args;
   auto* plan = app.add_subcommand("plan", "print the points a sweep file expands to");
   add_plan_options(*plan, plan_args);
   plan->add_flag("--json", plan_args.json, "print the points as a JSON array");
 
   bool kernels_json = false;
+  std::vector<std::string> kernels_plugins;
   auto* kernels = app.add_subcommand("kernels", "list the kernels: parameters, modes, implementations");
   kernels->add_flag("--json", kernels_json, "print as JSON");
+  add_plugin_option(*kernels, kernels_plugins);
 
-  RunArguments run_args;
+  RunRequest run_args;
   auto* run = app.add_subcommand("run", "measure every point of a sweep (under mpirun or srun: across all ranks)");
   add_plan_options(*run, run_args.plan);
   run->add_option("--output-dir", run_args.output_directory, "where results go (default: the sweep file's output.directory)");
@@ -65,6 +75,7 @@ int main(int argc, char** argv) {
   worker->add_option("--in-fd", worker_args.in_fd);
   worker->add_option("--out-fd", worker_args.out_fd);
   worker->add_option("--local-rank", worker_args.local_rank);
+  worker->add_option("--plugin", worker_args.plugins);
 
   std::string status_file;
   bool status_json = false;
@@ -80,12 +91,12 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*validate) return validate_command(validate_file);
-    if (*plan) return plan_command(plan_args);
-    if (*kernels) return kernels_command(kernels_json);
-    if (*run) return run_command(run_args, &argc, &argv);
-    if (*worker) return run_worker(worker_args, Registry::global());
-    if (*status) return status_command(status_file, status_json);
+    if (*validate) return validate_sweep(validate_args, registry);
+    if (*plan) return print_plan(plan_args, registry);
+    if (*kernels) return print_kernels(kernels_json, kernels_plugins, registry);
+    if (*run) return run_sweep(run_args, registry, &argc, &argv);
+    if (*worker) return run_worker(worker_args, registry);
+    if (*status) return print_status(status_file, status_json, registry);
   } catch (const std::exception& e) {
     std::cerr << "kernelsweep: " << e.what() << "\n";
     return kExitFailure;

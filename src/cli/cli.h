@@ -1,12 +1,14 @@
 #pragma once
-// The `kernelsweep` command. Exit codes: 0 success, 1 a run finished with failed points or an
-// internal error, 2 bad input (sweep file, arguments, results file).
+// The `kernelsweep` command line: parses the arguments and calls the stage that does the work
+// (src/run, or the worker of src/cluster). Exit codes are the run stage's (src/run/run.h).
+namespace ks {
+class Registry;
+}
+
 namespace ks::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitBadInput = 2;
-
-int main(int argc, char** argv);
+// `registry` holds the built-in kernels; plugins named on the command line or in a sweep file are
+// added to it.
+int main(int argc, char** argv, Registry& registry);
 
 }  // namespace ks::cli

@@ -2,6 +2,7 @@
 #include "kernels/kernel.h"
 
 int main(int argc, char** argv) {
-  ks::register_builtin_kernels(ks::Registry::global());
-  return ks::cli::main(argc, argv);
+  ks::Registry registry;
+  ks::register_builtin_kernels(registry);
+  return ks::cli::main(argc, argv, registry);
 }

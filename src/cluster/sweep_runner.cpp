@@ -12,7 +12,6 @@
 #include "common/canonical_json.h"
 #include "common/clock.h"
 #include "common/digest.h"
-#include "kernels/kernel.h"
 
 namespace ks {
 namespace {
@@ -24,8 +23,8 @@ constexpr int kTagRequest = 101;  // rank -> 0: give me work
 constexpr int kTagAssign = 102;   // 0 -> rank: group indices (none: no more work)
 constexpr int kTagResult = 103;   // rank -> 0: one record
 
-bool needs_gpu(const Point& point) {
-  const KernelSpec* kernel = Registry::global().find(point.kernel);
+bool needs_gpu(const Registry& registry, const Point& point) {
+  const KernelSpec* kernel = registry.find(point.kernel);
   const ImplementationSpec* implementation = kernel ? kernel->implementation(point.implementation) : nullptr;
   return implementation && implementation->backend == Backend::cuda;
 }
@@ -37,41 +36,38 @@ std::vector<bool> group_starts(const Plan& plan) {
   return starts;
 }
 
-RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me) {
-  RunRecord rec;
+// The worker's measurement completed with the point and where it ran: the record as it stays.
+RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu) {
+  RunRecord rec = r.record;
   rec.point_id = point.id;
   rec.kernel = point.kernel;
   rec.implementation = point.implementation;
   rec.mode = point.mode;
   rec.params_json = canonical_json(point.params);
-  rec.status = r.status;
-  rec.message = r.message;
   rec.rank = me.rank;
   rec.host = me.host.hostname;
-  if (needs_gpu(point)) rec.gpu_uuid = me.gpu.uuid;
-  rec.started_at = r.started_at;
-  rec.ended_at = r.ended_at;
-  rec.n_warmup = r.timing.n_warmup;
-  rec.n_repeat = r.timing.n_repeat;
-  rec.stats = r.stats;
-  rec.flops = r.flops;
-  rec.bytes = r.bytes;
-  if (r.stats.median_ns > 0) {
-    rec.tflops = r.flops / r.stats.median_ns / 1e3;  // FLOP per ns = GFLOP/s
-    rec.gbps = r.bytes / r.stats.median_ns;          // bytes per ns = GB/s
+  if (on_gpu) rec.gpu_uuid = me.gpu.uuid;
+  if (rec.stats.median_ns > 0) {
+    rec.tflops = rec.flops / rec.stats.median_ns / 1e3;  // FLOP per ns = GFLOP/s
+    rec.gbps = rec.bytes / rec.stats.median_ns;          // bytes per ns = GB/s
   }
-  rec.device_peak_bytes = r.device_peak_bytes;
-  rec.samples_ns = r.timing.samples_ns;
   return rec;
 }
 
 RunRecord skipped_record(const Point& point, const std::string& reason) {
   MeasureResult r;
-  r.status = "skipped";
-  r.message = reason;
-  r.started_at = r.ended_at = iso_utc_now();
+  r.record.status = "skipped";
+  r.record.message = reason;
+  r.record.started_at = r.record.ended_at = iso_utc_now();
   RankIdentity nobody;
-  return make_record(point, r, nobody);
+  return make_record(point, r, nobody, false);
+}
+
+std::vector<bool> points_needing_gpu(const Registry& registry, const Plan& plan) {
+  std::vector<bool> out;
+  out.reserve(plan.points.size());
+  for (const Point& p : plan.points) out.push_back(needs_gpu(registry, p));
+  return out;
 }
 
 std::vector<std::size_t> points_of(const Plan& plan, const std::vector<std::size_t>& groups) {
@@ -114,7 +110,8 @@ class Sweep {
  public:
   Sweep(const MpiWorld& world, const Plan& plan, const ProtocolSpec& protocol, const RunOptions& options)
       : world_(world), plan_(plan), protocol_(protocol), options_(options), group_starts_(group_starts(plan)),
-        worker_(options.executable, world.local_rank()) {}
+        point_needs_gpu_(points_needing_gpu(*options.registry, plan)),
+        worker_(options.executable, world.local_rank(), options.plugins) {}
 
   std::vector<RankIdentity> introduce();
   void run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink);
@@ -128,12 +125,16 @@ class Sweep {
   std::vector<std::size_t> receive_assignment(PendingSends& sends);
   MeasureResult measure_other(std::size_t index, PendingSends& sends);
   MeasureRequest request_for(std::size_t index) const;
+  RunRecord record_of(std::size_t index, const MeasureResult& result) const {
+    return make_record(plan_.points[index], result, me_, point_needs_gpu_[index]);
+  }
 
   const MpiWorld& world_;
   const Plan& plan_;
   const ProtocolSpec& protocol_;
   const RunOptions& options_;
   const std::vector<bool> group_starts_;
+  const std::vector<bool> point_needs_gpu_;
   WorkerProcess worker_;
   RankIdentity me_;
   std::size_t received_ = 0;
@@ -218,7 +219,7 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
 
 void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink) {
   std::vector<bool> group_needs_gpu(plan_.groups.size());
-  for (std::size_t g = 0; g < plan_.groups.size(); ++g) group_needs_gpu[g] = needs_gpu(plan_.points[plan_.groups[g].first]);
+  for (std::size_t g = 0; g < plan_.groups.size(); ++g) group_needs_gpu[g] = point_needs_gpu_[plan_.groups[g].first];
   std::vector<bool> rank_has_gpu;
   for (const auto& r : ranks) rank_has_gpu.push_back(r.gpu_count > 0);
   WorkQueue queue(todo, group_needs_gpu, rank_has_gpu, options_.schedule);
@@ -249,7 +250,7 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
     }
     if (worker_.busy()) {
       if (auto result = worker_.poll(poll_slice)) {
-        sink.on_record(make_record(plan_.points[current], *result, me_), result->protocol);
+        sink.on_record(record_of(current, *result), result->protocol);
         ++received_;
       }
     } else {
@@ -293,7 +294,7 @@ void Sweep::run_other() {
     if (groups.empty()) break;
     for (std::size_t index : points_of(plan_, groups)) {
       const MeasureResult result = measure_other(index, sends);
-      sends.send(encode_result(make_record(plan_.points[index], result, me_), result.protocol), kTagResult);
+      sends.send(encode_result(record_of(index, result), result.protocol), kTagResult);
     }
   }
   sends.wait_all();
@@ -301,7 +302,7 @@ void Sweep::run_other() {
 
 }  // namespace
 
-void run_sweep(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
+void measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
                const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink) {
   install_stop_handlers();
   Sweep sweep(world, plan, protocol, options);
@@ -328,42 +329,6 @@ RankIdentity rank_identity_from_json(const Json& j) {
   r.host = host_info_from_json(j.at("host"));
   r.gpu = gpu_info_from_json(j.at("gpu"));
   r.problem = j.at("problem").get<std::string>();
-  return r;
-}
-
-Json to_json(const RunRecord& r) {
-  return {{"point_id", r.point_id}, {"kernel", r.kernel}, {"implementation", r.implementation}, {"mode", r.mode},
-          {"params_json", r.params_json}, {"status", r.status}, {"message", r.message}, {"rank", r.rank},
-          {"host", r.host}, {"gpu_uuid", r.gpu_uuid}, {"started_at", r.started_at}, {"ended_at", r.ended_at},
-          {"n_warmup", r.n_warmup}, {"n_repeat", r.n_repeat},
-          {"stats", to_json(r.stats)},
-          {"flops", r.flops}, {"bytes", r.bytes}, {"tflops", r.tflops}, {"gbps", r.gbps},
-          {"device_peak_bytes", r.device_peak_bytes}, {"samples_ns", r.samples_ns}};
-}
-
-RunRecord run_record_from_json(const Json& j) {
-  RunRecord r;
-  r.point_id = j.at("point_id").get<std::string>();
-  r.kernel = j.at("kernel").get<std::string>();
-  r.implementation = j.at("implementation").get<std::string>();
-  r.mode = j.at("mode").get<std::string>();
-  r.params_json = j.at("params_json").get<std::string>();
-  r.status = j.at("status").get<std::string>();
-  r.message = j.at("message").get<std::string>();
-  r.rank = j.at("rank").get<std::int32_t>();
-  r.host = j.at("host").get<std::string>();
-  r.gpu_uuid = j.at("gpu_uuid").get<std::string>();
-  r.started_at = j.at("started_at").get<std::string>();
-  r.ended_at = j.at("ended_at").get<std::string>();
-  r.n_warmup = j.at("n_warmup").get<std::int64_t>();
-  r.n_repeat = j.at("n_repeat").get<std::int64_t>();
-  r.stats = statistics_from_json(j.at("stats"));
-  r.flops = j.at("flops").get<double>();
-  r.bytes = j.at("bytes").get<double>();
-  r.tflops = j.at("tflops").get<double>();
-  r.gbps = j.at("gbps").get<double>();
-  r.device_peak_bytes = j.at("device_peak_bytes").get<std::uint64_t>();
-  r.samples_ns = j.at("samples_ns").get<std::vector<double>>();
   return r;
 }
 

@@ -11,8 +11,9 @@
 #include "cluster/work_queue.h"
 #include "config/sweep_spec.h"
 #include "env/environment.h"
+#include "kernels/kernel.h"
 #include "plan/point.h"
-#include "store/run_record.h"
+#include "cluster/run_record.h"
 
 namespace ks {
 
@@ -41,10 +42,12 @@ class ResultSink {
 enum class CheckPolicy { none, first_mode, every_mode };
 
 struct RunOptions {
+  const Registry* registry = nullptr;  // the kernels the plan names (which need a GPU)
   Schedule schedule = Schedule::dynamic;
   bool allow_shared_gpu = false;
   CheckPolicy check = CheckPolicy::first_mode;
   std::string executable;  // the kernelsweep binary that runs as `worker`
+  std::vector<std::string> plugins;  // plugin libraries the workers load, as the rank did
 };
 
 class RunError : public std::runtime_error {
@@ -54,11 +57,7 @@ class RunError : public std::runtime_error {
 
 // Measures the groups `todo` (indices into plan.groups) across the world; `sink` is used on rank 0
 // only. Throws RunError on a setup problem that every rank agrees on (shared GPUs, plan mismatch).
-void run_sweep(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
+void measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
                const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink);
-
-// RunRecord <-> JSON, as records travel from a rank to rank 0.
-nlohmann::json to_json(const RunRecord& record);
-RunRecord run_record_from_json(const nlohmann::json& j);
 
 }  // namespace ks

@@ -1,6 +1,8 @@
 #include "cluster/worker.h"
 
+#include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <exception>
 #include <memory>
 
@@ -10,28 +12,40 @@
 #include "common/canonical_json.h"
 #include "common/clock.h"
 #include "env/environment.h"
+#include "measure/device_memory.h"
 #include "measure/do_bench.h"
+#include "plugins/plugins.h"
+#include "plugins/requested.h"
 
 namespace ks {
 namespace {
 
-// The instance of the last shape, kept while the next request has the same shape (its other modes).
+// The instance of the last shape, kept while the next request has the same shape (its other modes),
+// with the device memory measured from before it was made.
 class InstanceCache {
  public:
-  Instance& get(const KernelSpec& kernel, const Point& point) {
+  Instance& get(const KernelSpec& kernel, const Point& point, bool on_gpu) {
     const std::string key = point.shape_key();
     if (!instance_ || key != key_) {
-      instance_.reset();  // free the old shape's memory before the new one allocates
+      drop();  // free the old shape's memory before the new one allocates
+      memory_ = DeviceMemoryPeak();
+      if (on_gpu) memory_.start();
       instance_ = kernel.instantiate(point.implementation, point.params);
       key_ = key;
     }
+    memory_.sample();
     return *instance_;
   }
-  void drop() { instance_.reset(); key_.clear(); }
+  void drop() {
+    instance_.reset();
+    key_.clear();
+  }
+  DeviceMemoryPeak& memory() { return memory_; }
 
  private:
   std::unique_ptr<Instance> instance_;
   std::string key_;
+  DeviceMemoryPeak memory_;
 };
 
 class Worker {
@@ -73,47 +87,62 @@ class Worker {
 
   MeasureResult measure(const MeasureRequest& request) {
     MeasureResult result;
-    result.started_at = iso_utc_now();
+    RunRecord& record = result.record;
+    record.started_at = iso_utc_now();
     const Point& point = request.point;
     const KernelSpec* kernel = registry_.find(point.kernel);
     const ImplementationSpec* implementation = kernel ? kernel->implementation(point.implementation) : nullptr;
     if (!implementation) {
-      result.status = "error";
-      result.message = "worker does not know " + point.kernel + "/" + point.implementation;
+      record.status = "error";
+      record.message = "worker does not know " + point.kernel + "/" + point.implementation;
     } else if (implementation->backend == Backend::cuda && gpu_count_ == 0) {
-      result.status = "skipped";
-      result.message = "no GPU visible to this worker";
+      record.status = "skipped";
+      record.message = "no GPU visible to this worker";
     } else {
       time_and_check(*kernel, *implementation, request, result);
     }
-    result.ended_at = iso_utc_now();
+    record.ended_at = iso_utc_now();
     return result;
   }
 
   void time_and_check(const KernelSpec& kernel, const ImplementationSpec& implementation,
                       const MeasureRequest& request, MeasureResult& result) {
     const Point& point = request.point;
+    RunRecord& record = result.record;
+    const bool on_gpu = implementation.backend == Backend::cuda;
     try {
       const Protocol protocol = resolve_protocol(request.protocol, implementation.backend);
       result.protocol = protocol_to_json(protocol);
-      Instance& instance = cache_.get(kernel, point);
-      result.timing = do_bench(instance, point.mode, protocol);
-      result.stats = summarize(result.timing.samples_ns);
-      result.flops = instance.flops(point.mode);
-      result.bytes = instance.bytes(point.mode);
-      result.device_peak_bytes = instance.device_peak_bytes();
-      result.status = "passed";
+      if (on_gpu) reserve_timer(protocol);  // before the memory baseline: the flush buffer is not the point's
+      Instance& instance = cache_.get(kernel, point, on_gpu);
+      DeviceMemoryPeak& memory = cache_.memory();
+      memory.reset_peak();
+      memory.sample();
+      const BoundMode mode = kernel.bind(instance, point.mode);
+      memory.sample();
+      Timing timing = do_bench(mode, instance.stream(), protocol);
+      memory.sample();
+      record.n_warmup = timing.n_warmup;
+      record.n_repeat = timing.n_repeat;
+      record.stats = summarize(timing.samples_ns);
+      record.samples_ns = std::move(timing.samples_ns);
+      const Work work = kernel.work_of(point.params, point.mode);
+      record.flops = work.flops;
+      record.bytes = work.bytes;
+      record.status = "passed";
       if (request.check) {
-        const CheckResult check = instance.check(point.mode);
-        result.message = check.detail;
-        if (!check.passed) result.status = "failed";
+        const CheckResult check = mode.check();
+        memory.sample();
+        record.message = check.detail;
+        if (!check.passed) record.status = "failed";
       }
+      record.device_peak_bytes = std::max<std::uint64_t>(memory.peak_bytes(), instance.device_bytes());
     } catch (const std::exception& e) {
-      result.status = "error";
-      result.message = e.what();
+      record.status = "error";
+      record.message = e.what();
       cache_.drop();
       // A CUDA error can leave the context unusable: a fresh worker takes the next point.
-      result.worker_exits = implementation.backend == Backend::cuda;
+      result.worker_exits = on_gpu;
     }
   }
 
@@ -126,8 +155,14 @@ class Worker {
 
 }  // namespace
 
-int run_worker(const WorkerArguments& args, const Registry& registry) {
+int run_worker(const WorkerArguments& args, Registry& registry) {
   std::signal(SIGPIPE, SIG_IGN);
+  try {
+    load_requested_plugins(args.plugins, registry);
+  } catch (const PluginError& e) {
+    std::fprintf(stderr, "kernelsweep worker: %s\n", e.what());
+    return 2;
+  }
   Worker worker(args, registry);
   return worker.serve();
 }

@@ -52,30 +52,13 @@ MeasureRequest decode_request(const Json& j) {
 }
 
 std::string encode(const MeasureResult& r) {
-  Json j = {{"type", "result"}, {"status", r.status}, {"message", r.message},
-            {"started_at", r.started_at}, {"ended_at", r.ended_at},
-            {"n_warmup", r.timing.n_warmup}, {"n_repeat", r.timing.n_repeat},
-            {"estimate_ms", r.timing.estimate_ms}, {"samples_ns", r.timing.samples_ns},
-            {"stats", to_json(r.stats)},
-            {"flops", r.flops}, {"bytes", r.bytes}, {"device_peak_bytes", r.device_peak_bytes},
-            {"protocol", r.protocol}, {"worker_exits", r.worker_exits}};
-  return j.dump();
+  return Json{{"type", "result"}, {"record", to_json(r.record)}, {"protocol", r.protocol}, {"worker_exits", r.worker_exits}}
+      .dump();
 }
 
 MeasureResult decode_result(const Json& j) {
   MeasureResult r;
-  r.status = j.at("status").get<std::string>();
-  r.message = j.at("message").get<std::string>();
-  r.started_at = j.at("started_at").get<std::string>();
-  r.ended_at = j.at("ended_at").get<std::string>();
-  r.timing.n_warmup = j.at("n_warmup").get<std::int64_t>();
-  r.timing.n_repeat = j.at("n_repeat").get<std::int64_t>();
-  r.timing.estimate_ms = j.at("estimate_ms").get<double>();
-  r.timing.samples_ns = j.at("samples_ns").get<std::vector<double>>();
-  r.stats = statistics_from_json(j.at("stats"));
-  r.flops = j.at("flops").get<double>();
-  r.bytes = j.at("bytes").get<double>();
-  r.device_peak_bytes = j.at("device_peak_bytes").get<std::uint64_t>();
+  r.record = run_record_from_json(j.at("record"));
   r.protocol = j.at("protocol");
   r.worker_exits = j.at("worker_exits").get<bool>();
   return r;

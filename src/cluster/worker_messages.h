@@ -3,14 +3,15 @@
 //   worker -> rank, once at start:  {"type":"hello","gpu_count":N,"gpu":{…},"host":{…}}
 //   rank -> worker:                 {"type":"measure","point":{kernel,implementation,mode,params},
 //                                    "protocol":{ProtocolSpec},"check":bool}
-//   worker -> rank:                 {"type":"result", MeasureResult fields}
+//   worker -> rank:                 {"type":"result","record":{RunRecord fields},"protocol":{…},
+//                                    "worker_exits":bool}
 //   rank -> worker:                 {"type":"stop"}
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/run_record.h"
 #include "config/sweep_spec.h"
-#include "measure/measurement.h"
 #include "plan/point.h"
 
 namespace ks {
@@ -24,14 +25,11 @@ struct MeasureRequest {
 };
 
 struct MeasureResult {
-  std::string status;   // passed, failed, error, skipped (crashed and timeout are decided by the rank)
-  std::string message;
-  std::string started_at, ended_at;
-  Timing timing;
-  Statistics stats;
-  double flops = 0, bytes = 0;
-  std::uint64_t device_peak_bytes = 0;
-  Json protocol;        // the resolved protocol (protocol_to_json) the point was timed with
+  // The measurement's fields: status (passed, failed, error, skipped; crashed and timeout are decided
+  // by the rank), message, times, repetitions, statistics, work, memory and samples. The rank adds
+  // the point and where it ran.
+  RunRecord record;
+  Json protocol;              // the resolved protocol (protocol_to_json) the point was timed with
   bool worker_exits = false;  // the worker leaves after this result (its CUDA context may be broken)
 };
 

@@ -35,8 +35,13 @@ std::string current_executable() {
   return std::string(buffer.data(), static_cast<std::size_t>(n));
 }
 
-WorkerProcess::WorkerProcess(std::string executable, int local_rank)
-    : executable_(std::move(executable)), local_rank_(local_rank) {
+WorkerProcess::WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins)
+    : executable_(std::move(executable)),
+      arguments_{executable_, "worker", "--in-fd", "3", "--out-fd", "4", "--local-rank", std::to_string(local_rank)} {
+  for (auto& plugin : plugins) {
+    arguments_.push_back("--plugin");
+    arguments_.push_back(std::move(plugin));
+  }
   ::signal(SIGPIPE, SIG_IGN);  // a dead worker must show up as EPIPE, not kill the rank
 }
 
@@ -46,7 +51,10 @@ void WorkerProcess::spawn() {
   int to_worker[2], from_worker[2];
   make_pipe(to_worker);
   make_pipe(from_worker);
-  const std::string rank_text = std::to_string(local_rank_);
+  // The child may only make async-signal-safe calls before exec: its argv is ready before the fork.
+  std::vector<char*> argv;
+  for (std::string& argument : arguments_) argv.push_back(argument.data());
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
@@ -57,9 +65,7 @@ void WorkerProcess::spawn() {
     const int out = ::fcntl(from_worker[1], F_DUPFD, 10);
     if (in < 0 || out < 0 || ::dup2(in, kWorkerInFd) < 0 || ::dup2(out, kWorkerOutFd) < 0) ::_exit(126);
     ::close_range(kWorkerOutFd + 1, ~0U, 0);
-    const char* argv[] = {executable_.c_str(), "worker", "--in-fd", "3", "--out-fd", "4",
-                          "--local-rank", rank_text.c_str(), nullptr};
-    ::execv(executable_.c_str(), const_cast<char* const*>(argv));
+    ::execv(executable_.c_str(), argv.data());
     ::_exit(127);
   }
   ::close(to_worker[0]);
@@ -125,10 +131,10 @@ MeasureResult WorkerProcess::measure(const MeasureRequest& request) {
 MeasureResult WorkerProcess::lost_worker(const std::string& status, const std::string& message) {
   busy_ = false;
   MeasureResult result;
-  result.status = status;
-  result.message = message;
-  result.started_at = started_at_;
-  result.ended_at = iso_utc_now();
+  result.record.status = status;
+  result.record.message = message;
+  result.record.started_at = started_at_;
+  result.record.ended_at = iso_utc_now();
   return result;
 }
 

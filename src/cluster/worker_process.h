@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "cluster/pipe_channel.h"
@@ -17,7 +19,8 @@ namespace ks {
 
 class WorkerProcess {
  public:
-  WorkerProcess(std::string executable, int local_rank);
+  // `plugins`: the plugin libraries the worker loads (the rank's own), passed as --plugin.
+  WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins = {});
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -43,7 +46,7 @@ class WorkerProcess {
   std::string reap();  // waits for the child and says how it ended
 
   std::string executable_;
-  int local_rank_;
+  std::vector<std::string> arguments_;  // argv of `kernelsweep worker`, made before fork (see spawn)
   pid_t pid_ = -1;
   PipeChannel channel_;
   nlohmann::json hello_;

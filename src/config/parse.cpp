@@ -20,7 +20,7 @@ using config::Field;
 using config::MapEntry;
 using config::MapFields;
 
-const std::vector<std::string> kTopKeys{"name", "protocol", "kernels", "output"};
+const std::vector<std::string> kTopKeys{"name", "plugins", "protocol", "kernels", "output"};
 const std::vector<std::string> kProtocolKeys{"name", "warmup_ms", "rep_ms", "max_repeat", "flush_bytes", "quantiles"};
 const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes", "timeout_s", "grid",
                                            "fixed",  "zip",             "include", "exclude"};
@@ -291,7 +291,20 @@ YAML::Node load_document(const std::string& text, const std::string& path) {
   return documents.front();
 }
 
+std::vector<PluginReference> read_plugins(const MapFields& top) {
+  std::vector<PluginReference> plugins;
+  if (const MapEntry* e = top.find("plugins"))
+    for (const Field& element : e->value.elements()) plugins.push_back({non_empty_string(element), element.where(), element.key()});
+  return plugins;
+}
+
 }  // namespace
+
+std::vector<PluginReference> plugin_references(const std::string& text, const std::string& path) {
+  const YAML::Node root = load_document(text, path);
+  const Field document(path, root, "", root.Mark());
+  return read_plugins(MapFields(document, kTopKeys));
+}
 
 SweepSpec parse_sweep_text(const std::string& text, const std::string& path, const Registry& registry) {
   const YAML::Node root = load_document(text, path);
@@ -301,6 +314,7 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path, con
   spec.source_path = path;
   spec.source_text = text;
   spec.name = sweep_name(top.require("name").value);
+  spec.plugins = read_plugins(top);
   if (const MapEntry* e = top.find("protocol")) spec.protocol = read_protocol(e->value);
   for (const Field& block : top.require("kernels").value.elements()) spec.kernels.push_back(read_kernel_block(block, registry));
   if (const MapEntry* e = top.find("output")) spec.output = read_output(e->value);
@@ -308,13 +322,17 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path, con
   return spec;
 }
 
-SweepSpec load_sweep_file(const std::string& path, const Registry& registry) {
+std::string read_sweep_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw SweepFileError({path, 1, 1}, "(file)", fmt::format("cannot open: {}", std::strerror(errno)));
   std::ostringstream text;
   text << file.rdbuf();
   if (file.bad()) throw SweepFileError({path, 1, 1}, "(file)", fmt::format("cannot read: {}", std::strerror(errno)));
-  return parse_sweep_text(text.str(), path, registry);
+  return text.str();
+}
+
+SweepSpec load_sweep_file(const std::string& path, const Registry& registry) {
+  return parse_sweep_text(read_sweep_file(path), path, registry);
 }
 
 }  // namespace ks

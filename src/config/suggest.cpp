@@ -31,6 +31,11 @@ std::size_t allowed_distance(const std::string& candidate) {
   return std::min(third, candidate.empty() ? 0 : candidate.size() - 1);
 }
 
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.size() >= prefix.size() &&
+         std::equal(prefix.begin(), prefix.end(), text.begin(), [](char a, char b) { return lower(a) == lower(b); });
+}
+
 }  // namespace
 
 std::optional<std::string> nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
@@ -39,7 +44,10 @@ std::optional<std::string> nearest_name(const std::string& word, const std::vect
   for (const auto& candidate : candidates) {
     const std::size_t distance = edit_distance(word, candidate);
     if (distance > allowed_distance(candidate)) continue;
-    if (!best || distance < best_distance) {
+    // Between names as near, one the word begins (a name cut short) is the likelier meaning.
+    const bool nearer = !best || distance < best_distance ||
+                        (distance == best_distance && starts_with(candidate, word) && !starts_with(*best, word));
+    if (nearer) {
       best = candidate;
       best_distance = distance;
     }

@@ -71,8 +71,16 @@ struct OutputSpec {
   std::string kernelindex_format = "json";      // json (one file per run) or jsonl (one file)
 };
 
+// A plugin the sweep file's `plugins:` list names (a path or a name), with where it is written.
+struct PluginReference {
+  std::string name;
+  SourceLocation where;
+  std::string key;  // plugins[i]
+};
+
 struct SweepSpec {
   std::string name;
+  std::vector<PluginReference> plugins;
   std::string source_path;
   std::string source_text;  // the file's exact text, stored in the results file
   ProtocolSpec protocol;

@@ -1,6 +1,7 @@
 #include "kernelindex/kernelindex.h"
 
 #include <cmath>
+#include <type_traits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -106,29 +107,26 @@ Json measurements(const RunRecord& record) {
   return out;
 }
 
-// Non-finite figures have no JSON form; a figure that was not computed is left out.
-void put_finite(Json& object, const char* key, double value) {
-  if (std::isfinite(value)) object[key] = value;
+const std::vector<Field<RunRecord>>& metric_fields() {
+  static const std::vector<Field<RunRecord>> metrics = [] {
+    std::vector<Field<RunRecord>> out;
+    for (auto& field : run_record_fields())
+      if (field.metric) out.push_back(field);
+    return out;
+  }();
+  return metrics;
 }
 
+// The record's metric fields: all of them when the point was timed, else those it has (a peak of
+// device memory); non-finite figures have no JSON form and are left out.
 Json native_metrics(const RunRecord& record) {
   Json metrics = Json::object();
-  if (has_timing(record)) {
-    put_finite(metrics, "median_ns", record.stats.median_ns);
-    put_finite(metrics, "p20_ns", record.stats.p20_ns);
-    put_finite(metrics, "p80_ns", record.stats.p80_ns);
-    put_finite(metrics, "mean_ns", record.stats.mean_ns);
-    put_finite(metrics, "min_ns", record.stats.min_ns);
-    put_finite(metrics, "max_ns", record.stats.max_ns);
-    put_finite(metrics, "stddev_ns", record.stats.stddev_ns);
-    metrics["n_warmup"] = record.n_warmup;
-    metrics["n_repeat"] = record.n_repeat;
-    put_finite(metrics, "flops", record.flops);
-    put_finite(metrics, "bytes", record.bytes);
-    put_finite(metrics, "tflops", record.tflops);
-    put_finite(metrics, "gbps", record.gbps);
-  }
-  if (record.device_peak_bytes > 0) metrics["device_peak_bytes"] = record.device_peak_bytes;
+  const bool timed = has_timing(record);
+  for_each_field(record, metric_fields(), [&](const Field<RunRecord>& field, const auto& value) {
+    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
+      if ((timed || value != 0) && std::isfinite(static_cast<double>(value))) metrics[field.name] = value;
+    }
+  });
   return metrics;
 }
 
@@ -152,7 +150,7 @@ Json source_native(const RunRecord& record, const RunContext& context, const std
   return native;
 }
 
-Json run_spec(const RunRecord& record, const RunContext& context) {
+Json run_spec(const RunRecord& record, const Citations& cited, const RunContext& context) {
   const std::string observed = observed_at(record);
   Json spec = {{"status", run_status(record)}, {"observedAt", observed}};
   if (!record.message.empty()) spec["message"] = record.message;
@@ -160,10 +158,10 @@ Json run_spec(const RunRecord& record, const RunContext& context) {
     spec["timing"] = {{"latencyNs", {{"median", whole_ns(record.stats.median_ns)}}}, {"primaryStatistic", "median"}};
   spec["measurements"] = measurements(record);
   spec["sourceNative"] = source_native(record, context, observed);
-  spec["protocolDigest"] = record.protocol_digest;
-  spec["environmentDigest"] = record.environment_digest;
-  spec["workloadDigest"] = record.workload_digest;
-  spec["implementationDigest"] = record.implementation_digest;
+  spec["protocolDigest"] = cited.protocol_digest;
+  spec["environmentDigest"] = cited.environment_digest;
+  spec["workloadDigest"] = cited.workload_digest;
+  spec["implementationDigest"] = cited.implementation_digest;
   return spec;
 }
 
@@ -270,7 +268,7 @@ Json protocol_document(const Json& protocol) {
     measurement["primaryStatistic"] = measurement.value("primary_statistic", "median");
   measurement.erase("primary_statistic");
   Json spec = {
-      {"harness", {{"name", "kernelsweep"}, {"repository", kKernelsweepRepository}, {"version", build::version}}},
+      {"harness", {{"name", "kernelsweep"}, {"version", build::version}}},
       {"measurement", measurement},
       {"comparability",
        {{"family", "kernelsweep_do_bench"},
@@ -308,7 +306,7 @@ Json workload_document(const std::string& kernel, const std::string& kernel_titl
 }
 
 Json implementation_document(const std::string& kernel, const std::string& implementation,
-                             const std::string& backend, const Json& libraries) {
+                             const std::string& backend, const Json& libraries, const Origin& origin) {
   Json build = {{"compiler", build::compiler}, {"flags", collapse_spaces(build::cxx_flags)}, {"libraries", libraries}};
   // A cpu implementation does not depend on how the CUDA code was built: keep those facts out of its
   // digest.
@@ -316,10 +314,15 @@ Json implementation_document(const std::string& kernel, const std::string& imple
     put_if_set(build, "cudaCompiler", build::cuda_compiler);
     put_if_set(build, "cudaArchitectures", build::cuda_architectures);
   }
-  return document("Implementation",
-                  {{"name", metadata_name(fmt::format("{}-{}-{}", kernel, implementation, backend))},
-                   {"title", fmt::format("{} · {} ({})", kernel, implementation, backend)}},
-                  {{"kernel", kernel}, {"implementation", implementation}, {"backend", backend}, {"build", build}});
+  Json spec = {{"kernel", kernel}, {"implementation", implementation}, {"backend", backend}, {"build", build}};
+  std::string name = fmt::format("{}-{}-{}", kernel, implementation, backend);
+  std::string title = fmt::format("{} · {} ({})", kernel, implementation, backend);
+  if (!origin.plugin.empty()) {
+    spec["plugin"] = {{"name", origin.plugin}, {"version", origin.version}, {"sha256", origin.sha256}};
+    name += "-" + origin.plugin;
+    title += fmt::format(" · plugin {} {}", origin.plugin, origin.version);
+  }
+  return document("Implementation", {{"name", metadata_name(name)}, {"title", title}}, std::move(spec));
 }
 
 Json implementation_libraries(const std::string& backend, const GpuInfo& gpu) {
@@ -331,8 +334,8 @@ Json implementation_libraries(const std::string& backend, const GpuInfo& gpu) {
   return libraries;
 }
 
-Json benchmark_run_document(const RunRecord& record, const RunContext& context) {
-  Json spec = run_spec(record, context);
+Json benchmark_run_document(const RunRecord& record, const Citations& cited, const RunContext& context) {
+  Json spec = run_spec(record, cited, context);
   const std::string& id = spec["sourceNative"]["externalId"].get_ref<const std::string&>();
   Json metadata = {{"name", metadata_name("kernelsweep-" + id)},
                    {"title", fmt::format("{} · {} · {}", context.kernel_title.empty() ? record.kernel : context.kernel_title,

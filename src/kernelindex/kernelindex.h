@@ -14,14 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "env/environment.h"
-#include "store/run_record.h"
+#include "kernels/kernel.h"
+#include "store/stored_run.h"
 
 namespace ks {
 
 using Json = nlohmann::json;
 
 inline constexpr const char* kKernelindexApiVersion = "kernelindex.dev/v1alpha1";
-inline constexpr const char* kKernelsweepRepository = "https://github.com/kernelsweep/kernelsweep";
 inline constexpr std::size_t kMaxMetadataNameLength = 100;
 
 // "sha256:" + hex SHA-256 of canonical_json({apiVersion, kind, spec}) of a document.
@@ -65,10 +65,12 @@ Json workload_document(const std::string& kernel, const std::string& kernel_titl
                        const std::string& slug);
 
 // Implementation: spec {kernel, implementation, backend, build: {compiler, flags, [cudaCompiler,
-// cudaArchitectures on cuda], libraries}}; build facts from build_info.h, libraries as given
-// ({"cublasLt": "13.0.0", ...}; see implementation_libraries).
+// cudaArchitectures on cuda], libraries}, [plugin: {name, version, sha256}]}; build facts from
+// build_info.h, libraries as given ({"cublasLt": "13.0.0", ...}; see implementation_libraries). An
+// implementation from a plugin names the plugin, its version and the SHA-256 of its library file
+// (the build facts are then kernelsweep's, not the plugin's).
 Json implementation_document(const std::string& kernel, const std::string& implementation,
-                             const std::string& backend, const Json& libraries);
+                             const std::string& backend, const Json& libraries, const Origin& origin = {});
 
 // The library versions an implementation of `backend` runs with: {} on cpu; cudaRuntime, cublas and
 // nccl from the worker's GpuInfo on cuda (each only where known).
@@ -81,10 +83,11 @@ struct RunContext {
   std::string workload_slug;  // workload_slug(point params)
 };
 
-// BenchmarkRun of one record. The four digests are the record's (protocol_digest, ...), which the
-// caller sets from document_digest of the cited documents. Throws std::invalid_argument (naming the
-// point id) for an unknown status or a missing or malformed ended_at/started_at.
-Json benchmark_run_document(const RunRecord& record, const RunContext& context);
+// BenchmarkRun of one record, citing the four documents by the digests in `cited` (document_digest
+// of each). Its sourceNative.metrics are the record's metric fields (run_record_fields). Throws
+// std::invalid_argument (naming the point id) for an unknown status or a missing or malformed
+// ended_at/started_at.
+Json benchmark_run_document(const RunRecord& record, const Citations& cited, const RunContext& context);
 
 // The documents a run cites, complete (apiVersion, kind, metadata, spec).
 struct CitedDocuments {

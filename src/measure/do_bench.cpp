@@ -15,13 +15,13 @@ namespace {
 constexpr std::int64_t kGpuFlushBytes = 256LL << 20;  // Triton's 256 MB L2 flush buffer
 constexpr int kEstimateCalls = 5;
 
-std::unique_ptr<BenchTimer> make_timer(const Instance& instance, const Protocol& protocol) {
+std::unique_ptr<BenchTimer> make_timer(void* stream, const Protocol& protocol) {
   if (protocol.timer == "steady_clock") return make_steady_clock_timer(protocol.flush_bytes);
   if (protocol.timer == "cuda_events") {
 #ifdef KERNELSWEEP_HAVE_CUDA
-    return make_cuda_event_timer(instance.stream(), protocol.flush_bytes);
+    return make_cuda_event_timer(stream, protocol.flush_bytes);
 #else
-    (void)instance;
+    (void)stream;
     throw std::runtime_error(
         "do_bench: timer 'cuda_events' needs CUDA, and this kernelsweep was built without it "
         "(configure with -DKERNELSWEEP_CUDA=ON)");
@@ -39,12 +39,12 @@ std::int64_t calls_within(double budget_ms, double estimate_ms, std::int64_t cap
 
 // Step 2: five calls, each after a flush, timed together; the flush is part of the estimate, as in
 // Triton's do_bench.
-double estimate_call_ms(Instance& instance, const std::string& mode, BenchTimer& timer) {
+double estimate_call_ms(const BoundMode& mode, BenchTimer& timer) {
   timer.reserve_marks(2);
   timer.record(0);
   for (int i = 0; i < kEstimateCalls; ++i) {
     timer.flush();
-    instance.run(mode);
+    mode.run();
   }
   timer.record(1);
   timer.synchronize();
@@ -52,14 +52,13 @@ double estimate_call_ms(Instance& instance, const std::string& mode, BenchTimer&
 }
 
 // Step 5: each repetition flushes, then is timed alone between its own two marks.
-std::vector<double> timed_repetitions(Instance& instance, const std::string& mode, BenchTimer& timer,
-                                      std::int64_t n_repeat) {
+std::vector<double> timed_repetitions(const BoundMode& mode, BenchTimer& timer, std::int64_t n_repeat) {
   const auto count = static_cast<std::size_t>(n_repeat);
   timer.reserve_marks(2 * count);
   for (std::size_t i = 0; i < count; ++i) {
     timer.flush();
     timer.record(2 * i);
-    instance.run(mode);
+    mode.run();
     timer.record(2 * i + 1);
   }
   timer.synchronize();
@@ -107,17 +106,18 @@ Timing repetition_counts(double estimate_ms, const Protocol& protocol) {
   return timing;
 }
 
-Timing do_bench(Instance& instance, const std::string& mode, const Protocol& protocol) {
-  instance.prepare(mode);
-  const auto timer = make_timer(instance, protocol);
+Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol) {
+  const auto timer = make_timer(stream, protocol);
 
-  instance.run(mode);  // step 1: first call (lazy initialisation, autotuning) stays out of the estimate
+  mode.run();  // step 1: first call (lazy initialisation, autotuning) stays out of the estimate
   timer->synchronize();
 
-  Timing timing = repetition_counts(estimate_call_ms(instance, mode, *timer), protocol);
-  for (std::int64_t i = 0; i < timing.n_warmup; ++i) instance.run(mode);  // no flush, as in Triton
-  timing.samples_ns = timed_repetitions(instance, mode, *timer, timing.n_repeat);
+  Timing timing = repetition_counts(estimate_call_ms(mode, *timer), protocol);
+  for (std::int64_t i = 0; i < timing.n_warmup; ++i) mode.run();  // no flush, as in Triton
+  timing.samples_ns = timed_repetitions(mode, *timer, timing.n_repeat);
   return timing;
 }
+
+void reserve_timer(const Protocol& protocol) { make_timer(nullptr, protocol); }
 
 }  // namespace ks

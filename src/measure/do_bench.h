@@ -24,11 +24,15 @@ Protocol resolve_protocol(const ProtocolSpec& spec, Backend backend);
 // The BenchmarkProtocol spec content of a resolved protocol (what its digest covers).
 Json protocol_to_json(const Protocol& protocol);
 
-// Times instance.run(mode) under `protocol`: prepare(mode) once, then the steps above; 1 + 5 +
-// n_warmup + n_repeat calls of run(mode) in all. protocol.timer picks the backend ("steady_clock",
-// or "cuda_events" on the instance's stream(), which needs a build with CUDA). Throws what the
-// instance throws, and std::runtime_error naming the CUDA call that failed.
-Timing do_bench(Instance& instance, const std::string& mode, const Protocol& protocol);
+// Times mode.run() under `protocol`, the steps above: 1 + 5 + n_warmup + n_repeat calls in all.
+// protocol.timer picks the backend ("steady_clock", or "cuda_events" on `stream`, a cudaStream_t,
+// which needs a build with CUDA). Throws what the kernel throws, and std::runtime_error naming the
+// CUDA call that failed.
+Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol);
+
+// Makes what the protocol's timer keeps for the whole process (the GPU's flush buffer) now, so that
+// device memory measured around a point does not count it.
+void reserve_timer(const Protocol& protocol);
 
 // Step 3 alone: n_warmup and n_repeat from one call's estimated time (the estimate raised to
 // kMinEstimateMs when the timer read less, so a call too short to see never divides by zero).

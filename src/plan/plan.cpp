@@ -234,7 +234,7 @@ class PlanBuilder {
   // The kernel's cross-parameter constraints; its problem comes back as "key: what is wrong".
   static void validate(const Context& context, const Json& params) {
     if (!context.kernel.validate) return;
-    const auto problem = context.kernel.validate(params);
+    const auto problem = context.kernel.validate(Parameters(params));
     if (!problem) return;
     std::string key = block_key(context.block_index);
     std::string what = *problem;

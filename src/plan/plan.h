@@ -28,7 +28,7 @@ class PlanError : public std::runtime_error {
 // Counts the points a spec would expand to without expanding it (before exclude and deduplication;
 // saturates at UINT64_MAX). A block that lists no implementations or modes counts all of its
 // kernel's, which is why the registry is needed.
-std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& registry = Registry::global());
+std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& registry);
 
 // Consecutive points of one shape_key (the modes of one shape) as groups: what make_plan fills in,
 // and what a plan thinned by --resume is regrouped with.

@@ -1,7 +1,7 @@
 #pragma once
 // Extendable, chunked 1-D datasets, and compound tables whose rows map to a C++ record.
 //
-// A table is described once, as a list of columns (name + accessor into the record); from that list
+// A table is described once, as a list of columns (the record's fields: name + accessor); from that list
 // come the in-memory compound type (one 8-byte slot per column), the packed little-endian file type,
 // and the copying of records into and out of row buffers. Reading with a subset of the columns
 // (partial compound I/O) reads only those fields from the file.
@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/fields.h"
 #include "store/h5.h"
 
 namespace ks::h5 {
@@ -64,18 +65,9 @@ class Extendable1D {
   Handle transfer_;
 };
 
-// One column: its name in the file and where its value lives in the record.
+// A column: a field of the record (common/fields.h), stored under its name.
 template <class Record>
-struct Column {
-  using Accessor = std::variant<std::string& (*)(Record&), std::int32_t& (*)(Record&), std::int64_t& (*)(Record&),
-                                std::uint64_t& (*)(Record&), double& (*)(Record&)>;
-  std::string name;
-  Accessor access;
-};
-
-// Column<RECORD>{"name", accessor to RECORD's `member`}; member may be nested (stats.median_ns).
-#define KS_H5_COLUMN(RECORD, NAME, MEMBER) \
-  ::ks::h5::Column<RECORD> { NAME, +[](RECORD& r) -> decltype((r.MEMBER)) { return r.MEMBER; } }
+using Column = Field<Record>;
 
 // Every column occupies an 8-byte slot in memory: a char* for strings, the number otherwise.
 inline constexpr std::size_t kSlotBytes = 8;

@@ -27,70 +27,45 @@ constexpr std::uint64_t kCrashMarginChunks = 64;
 
 constexpr const char* kFormatName = "kernelsweep-results";
 
-h5::CompoundLayout<RunRecord> run_layout() {
-  using R = RunRecord;
-  return h5::CompoundLayout<R>({
-      KS_H5_COLUMN(R, "point_id", point_id),
-      KS_H5_COLUMN(R, "kernel", kernel),
-      KS_H5_COLUMN(R, "implementation", implementation),
-      KS_H5_COLUMN(R, "mode", mode),
-      KS_H5_COLUMN(R, "params", params_json),
-      KS_H5_COLUMN(R, "status", status),
-      KS_H5_COLUMN(R, "message", message),
-      KS_H5_COLUMN(R, "rank", rank),
-      KS_H5_COLUMN(R, "host", host),
-      KS_H5_COLUMN(R, "gpu_uuid", gpu_uuid),
-      KS_H5_COLUMN(R, "started_at", started_at),
-      KS_H5_COLUMN(R, "ended_at", ended_at),
-      KS_H5_COLUMN(R, "n_warmup", n_warmup),
-      KS_H5_COLUMN(R, "n_repeat", n_repeat),
-      KS_H5_COLUMN(R, "median_ns", stats.median_ns),
-      KS_H5_COLUMN(R, "p20_ns", stats.p20_ns),
-      KS_H5_COLUMN(R, "p80_ns", stats.p80_ns),
-      KS_H5_COLUMN(R, "mean_ns", stats.mean_ns),
-      KS_H5_COLUMN(R, "min_ns", stats.min_ns),
-      KS_H5_COLUMN(R, "max_ns", stats.max_ns),
-      KS_H5_COLUMN(R, "stddev_ns", stats.stddev_ns),
-      KS_H5_COLUMN(R, "flops", flops),
-      KS_H5_COLUMN(R, "bytes", bytes),
-      KS_H5_COLUMN(R, "tflops", tflops),
-      KS_H5_COLUMN(R, "gbps", gbps),
-      KS_H5_COLUMN(R, "device_peak_bytes", device_peak_bytes),
-      KS_H5_COLUMN(R, "protocol_digest", protocol_digest),
-      KS_H5_COLUMN(R, "environment_digest", environment_digest),
-      KS_H5_COLUMN(R, "workload_digest", workload_digest),
-      KS_H5_COLUMN(R, "implementation_digest", implementation_digest),
-      KS_H5_COLUMN(R, "samples_offset", samples_offset),
-      KS_H5_COLUMN(R, "samples_count", samples_count),
-  });
+// The RunRecord's own fields (cluster/run_record.h), then what the store adds.
+h5::CompoundLayout<StoredRun> run_layout() {
+  using R = StoredRun;
+  std::vector<Field<R>> columns = run_record_fields<R>();
+  for (auto column : {KS_FIELD(R, "protocol_digest", cited.protocol_digest),
+                      KS_FIELD(R, "environment_digest", cited.environment_digest),
+                      KS_FIELD(R, "workload_digest", cited.workload_digest),
+                      KS_FIELD(R, "implementation_digest", cited.implementation_digest),
+                      KS_FIELD(R, "samples_offset", samples_offset), KS_FIELD(R, "samples_count", samples_count)})
+    columns.push_back(std::move(column));
+  return h5::CompoundLayout<R>(std::move(columns));
 }
 
 h5::CompoundLayout<DigestedDocument> document_layout() {
   using D = DigestedDocument;
-  return h5::CompoundLayout<D>({KS_H5_COLUMN(D, "digest", digest), KS_H5_COLUMN(D, "json", json)});
+  return h5::CompoundLayout<D>({KS_FIELD(D, "digest", digest), KS_FIELD(D, "json", json)});
 }
 
 h5::CompoundLayout<RankInfo> rank_layout() {
   using K = RankInfo;
   return h5::CompoundLayout<K>({
-      KS_H5_COLUMN(K, "rank", rank),
-      KS_H5_COLUMN(K, "host", host),
-      KS_H5_COLUMN(K, "gpu_index", gpu_index),
-      KS_H5_COLUMN(K, "gpu_uuid", gpu_uuid),
-      KS_H5_COLUMN(K, "pci_bus_id", pci_bus_id),
-      KS_H5_COLUMN(K, "gpu_name", gpu_name),
+      KS_FIELD(K, "rank", rank),
+      KS_FIELD(K, "host", host),
+      KS_FIELD(K, "gpu_index", gpu_index),
+      KS_FIELD(K, "gpu_uuid", gpu_uuid),
+      KS_FIELD(K, "pci_bus_id", pci_bus_id),
+      KS_FIELD(K, "gpu_name", gpu_name),
   });
 }
 
 h5::CompoundLayout<SessionInfo> session_layout() {
   using S = SessionInfo;
   return h5::CompoundLayout<S>({
-      KS_H5_COLUMN(S, "started_at", started_at),
-      KS_H5_COLUMN(S, "world_size", world_size),
-      KS_H5_COLUMN(S, "host", host),
-      KS_H5_COLUMN(S, "command_line", command_line),
-      KS_H5_COLUMN(S, "kernelsweep_version", kernelsweep_version),
-      KS_H5_COLUMN(S, "git_commit", git_commit),
+      KS_FIELD(S, "started_at", started_at),
+      KS_FIELD(S, "world_size", world_size),
+      KS_FIELD(S, "host", host),
+      KS_FIELD(S, "command_line", command_line),
+      KS_FIELD(S, "kernelsweep_version", kernelsweep_version),
+      KS_FIELD(S, "git_commit", git_commit),
   });
 }
 
@@ -269,11 +244,11 @@ struct ResultsFile::Impl {
   std::filesystem::path path;
   bool writable;
   h5::Handle file;
-  h5::CompoundLayout<RunRecord> runs_layout = run_layout();
+  h5::CompoundLayout<StoredRun> runs_layout = run_layout();
   h5::CompoundLayout<DigestedDocument> documents_layout = document_layout();
   h5::CompoundLayout<RankInfo> ranks_layout = rank_layout();
   h5::CompoundLayout<SessionInfo> sessions_layout = session_layout();
-  std::optional<h5::Table<RunRecord>> runs;
+  std::optional<h5::Table<StoredRun>> runs;
   std::optional<h5::Extendable1D> samples;
   std::optional<h5::Table<DigestedDocument>> environments, protocols;
   std::optional<h5::Table<RankInfo>> ranks;
@@ -349,12 +324,12 @@ ResultsFile ResultsFile::open_read_only(const std::filesystem::path& path) {
   });
 }
 
-void ResultsFile::append(std::vector<RunRecord>& batch) {
+void ResultsFile::append(std::vector<StoredRun>& batch) {
   Impl& self = impl();
   guarded(self.path, "appending " + std::to_string(batch.size()) + " runs", [&] {
     self.require_writable("append runs");
     std::vector<double> samples;
-    for (RunRecord& record : batch) {
+    for (StoredRun& record : batch) {
       if (!is_known_status(record.status)) {
         throw ResultsFileError("point " + record.point_id + " has unknown status \"" + record.status + "\"");
       }
@@ -428,7 +403,7 @@ RunInfo ResultsFile::read_info() const {
   return guarded(self.path, "reading the root attributes", [&] { return read_root_attributes(self.id()); });
 }
 
-std::vector<RunRecord> ResultsFile::read_runs() const {
+std::vector<StoredRun> ResultsFile::read_runs() const {
   Impl& self = impl();
   return guarded(self.path, "reading /runs", [&] { return self.runs->read_all(self.runs_layout); });
 }

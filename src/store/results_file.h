@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "store/h5.h"
-#include "store/run_record.h"
+#include "store/stored_run.h"
 
 namespace ks {
 
@@ -86,9 +86,9 @@ class ResultsFile {
 
   const std::filesystem::path& path() const;
 
-  // Appends the records to /runs and their samples_ns to /samples, setting each record's
-  // samples_offset and samples_count. A record's status must be one of kStatuses.
-  void append(std::vector<RunRecord>& batch);
+  // Appends the rows to /runs and their samples_ns to /samples, setting each row's samples_offset
+  // and samples_count. A row's status must be one of kStatuses.
+  void append(std::vector<StoredRun>& batch);
   // Store the document once per digest; a digest already stored (this session or an earlier one) is skipped.
   void put_environment(const std::string& digest, const std::string& json_text);
   void put_protocol(const std::string& digest, const std::string& json_text);
@@ -103,7 +103,7 @@ class ResultsFile {
 
   // Reading works on any open file (also one being appended to).
   RunInfo read_info() const;
-  std::vector<RunRecord> read_runs() const;  // every row, without samples_ns
+  std::vector<StoredRun> read_runs() const;  // every row, without samples_ns
   std::vector<double> read_samples(std::uint64_t offset, std::uint64_t count) const;
   std::vector<DigestedDocument> read_environments() const;
   std::vector<DigestedDocument> read_protocols() const;

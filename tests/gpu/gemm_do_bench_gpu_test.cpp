@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "support/kernels.h"
 #include "env/environment.h"
 #include "kernels/kernel.h"
 #include "measure/do_bench.h"
@@ -11,17 +12,7 @@
 namespace ks {
 namespace {
 
-#define SKIP_WITHOUT_GPU() \
-  if (visible_gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU here"
-
-const KernelSpec& gemm() {
-  static Registry registry = [] {
-    Registry r;
-    register_builtin_kernels(r);
-    return r;
-  }();
-  return *registry.find("gemm");
-}
+const KernelSpec& gemm() { return ks::testing::builtin_kernel("gemm"); }
 
 Json gemm_params(int m, int n, int k, const std::string& dtype) {
   return {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtype}, {"seed", 7}};
@@ -33,9 +24,9 @@ TEST(GpuGemm, CublasLtAndCublasMatchTheReferenceAtOddShapes) {
     for (const std::string dtype : {"fp32", "bf16"}) {
       for (const auto& [m, n, k] : {std::tuple{33, 65, 129}, std::tuple{1, 4099, 17}, std::tuple{257, 3, 1031}}) {
         auto instance = gemm().instantiate(implementation, gemm_params(m, n, k, dtype));
-        instance->prepare("forward");
-        instance->run("forward");
-        const CheckResult check = instance->check("forward");
+        const BoundMode forward = gemm().bind(*instance, "forward");
+        forward.run();
+        const CheckResult check = forward.check();
         EXPECT_TRUE(check.passed) << implementation << " " << dtype << " " << m << "x" << n << "x" << k << ": "
                                   << check.detail;
         EXPECT_GT(instance->device_bytes(), 0u);
@@ -50,7 +41,8 @@ TEST(GpuDoBench, CudaEventsProtocolKeepsEverySample) {
   const Protocol protocol = resolve_protocol(ProtocolSpec{}, Backend::cuda);
   EXPECT_EQ(protocol.timer, "cuda_events");
   EXPECT_EQ(protocol.flush_bytes, 256ll << 20);
-  const Timing timing = do_bench(*instance, "forward", protocol);
+  const BoundMode forward = gemm().bind(*instance, "forward");
+  const Timing timing = do_bench(forward, instance->stream(), protocol);
   ASSERT_EQ(static_cast<std::int64_t>(timing.samples_ns.size()), timing.n_repeat);
   EXPECT_GE(timing.n_warmup, 1);
   EXPECT_GT(timing.n_repeat, 10) << "a 2048^3 product takes well under 10 ms";
@@ -59,7 +51,7 @@ TEST(GpuDoBench, CudaEventsProtocolKeepsEverySample) {
   // 2·2048³ FLOP at the H200's bf16 rate (~800 TFLOP/s) is about 22 us; anything under 1 us means the
   // events did not bracket the work.
   EXPECT_GT(stats.median_ns, 1e3);
-  EXPECT_TRUE(instance->check("forward").passed);
+  EXPECT_TRUE(forward.check().passed);
   std::printf("cublaslt bf16 2048^3: median %.1f us, n_warmup %lld, n_repeat %lld\n", stats.median_ns / 1e3,
               static_cast<long long>(timing.n_warmup), static_cast<long long>(timing.n_repeat));
 }

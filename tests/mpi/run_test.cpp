@@ -82,7 +82,7 @@ TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
   const auto rows = file.read_runs();
   std::map<std::string, int> seen;
   std::set<int> ranks_used;
-  for (const RunRecord& r : rows) {
+  for (const StoredRun& r : rows) {
     ++seen[r.point_id];
     ranks_used.insert(r.rank);
     if (r.implementation == "gpu_only") {
@@ -96,7 +96,7 @@ TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
     EXPECT_DOUBLE_EQ(*std::min_element(samples.begin(), samples.end()), r.stats.min_ns);
     EXPECT_DOUBLE_EQ(*std::max_element(samples.begin(), samples.end()), r.stats.max_ns);
     EXPECT_GE(r.stats.median_ns, r.stats.min_ns);
-    EXPECT_FALSE(r.protocol_digest.empty());
+    EXPECT_FALSE(r.cited.protocol_digest.empty());
   }
   EXPECT_EQ(rows.size(), ids.size());
   for (const auto& id : ids) EXPECT_EQ(seen[id], 1) << id;

@@ -4,7 +4,8 @@
 #include "support/test_kernels.h"
 
 int main(int argc, char** argv) {
-  ks::register_builtin_kernels(ks::Registry::global());
-  ks::testing::register_test_kernels(ks::Registry::global());
-  return ks::cli::main(argc, argv);
+  ks::Registry registry;
+  ks::register_builtin_kernels(registry);
+  ks::testing::register_test_kernels(registry);
+  return ks::cli::main(argc, argv, registry);
 }

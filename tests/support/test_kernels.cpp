@@ -14,13 +14,12 @@ void sleep_ms(double ms) {
 
 class SleepInstance final : public Instance {
  public:
-  explicit SleepInstance(const Json& params) : run_ms_(params.at("run_ms").get<double>()) {
-    sleep_ms(params.at("setup_ms").get<double>());
+  explicit SleepInstance(const Parameters& params) : run_ms_(params.get<double>("run_ms")) {
+    sleep_ms(params.get<double>("setup_ms"));
   }
-  void run(const std::string&) override { sleep_ms(run_ms_); }
-  double flops(const std::string&) const override { return 1e6; }
-  double bytes(const std::string&) const override { return 1e6; }
-  CheckResult check(const std::string&) override { return {true, "sleeps agree"}; }
+  BoundMode bind(const std::string&) override {
+    return {[this] { sleep_ms(run_ms_); }, [] { return CheckResult{true, "sleeps agree"}; }};
+  }
 
  private:
   double run_ms_;
@@ -28,38 +27,42 @@ class SleepInstance final : public Instance {
 
 class CrashInstance final : public Instance {
  public:
-  explicit CrashInstance(const Json& params) : action_(params.at("action").get<std::string>()) {}
-  void run(const std::string&) override {
+  explicit CrashInstance(const Parameters& params) : action_(params.get<std::string>("action")) {}
+  BoundMode bind(const std::string&) override {
+    return {[this] { misbehave(); }, [this] {
+              if (action_ == "fail_check") return CheckResult{false, "test_crash: check fails on purpose"};
+              return CheckResult{true, "ok"};
+            }};
+  }
+
+ private:
+  void misbehave() const {
     if (action_ == "abort") std::abort();
     if (action_ == "sigkill") std::raise(SIGKILL);
     if (action_ == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
     if (action_ == "throw") throw std::runtime_error("test_crash: thrown on purpose");
   }
-  double flops(const std::string&) const override { return 0; }
-  double bytes(const std::string&) const override { return 0; }
-  CheckResult check(const std::string&) override {
-    if (action_ == "fail_check") return {false, "test_crash: check fails on purpose"};
-    return {true, "ok"};
-  }
-
- private:
   std::string action_;
 };
 
-ParamSpec integer_param(const std::string& name) { return {name, ParamType::integer, 0, {}, 0.0, {}, {}, ""}; }
-ParamSpec number_param(const std::string& name) { return {name, ParamType::number, 0.0, {}, 0.0, {}, {}, ""}; }
+template <class T>
+ImplementationSpec implementation(std::string name, Backend backend) {
+  return {std::move(name), backend, "", [](const Parameters& p) { return std::make_unique<T>(p); }, {}};
+}
 
 KernelSpec sleep_kernel() {
   KernelSpec k;
   k.name = "test_sleep";
   k.title = "Test sleeper";
   k.description = "sleeps setup_ms at setup and run_ms per call";
-  k.parameters = {integer_param("id"), number_param("setup_ms"), number_param("run_ms")};
-  k.modes = {"forward", "backward"};
-  k.implementations = {{"cpu", Backend::cpu, ""}, {"gpu_only", Backend::cuda, ""}};
-  k.instantiate = [](const std::string&, const Json& p) -> std::unique_ptr<Instance> {
-    return std::make_unique<SleepInstance>(p);
-  };
+  KernelDeclaration kernel(k);
+  kernel.integer("id", 0, "").min(0);
+  kernel.number("setup_ms", 0.0, "").min(0);
+  kernel.number("run_ms", 0.0, "").min(0);
+  kernel.modes({"forward", "backward"});
+  kernel.work([](const Parameters&, const std::string&) { return Work{1e6, 1e6}; });
+  k.implementations = {implementation<SleepInstance>("cpu", Backend::cpu),
+                       implementation<SleepInstance>("gpu_only", Backend::cuda)};
   return k;
 }
 
@@ -68,14 +71,11 @@ KernelSpec crash_kernel() {
   k.name = "test_crash";
   k.title = "Test crasher";
   k.description = "misbehaves on purpose";
-  ParamSpec action{"action", ParamType::string, "none", {"none", "abort", "sigkill", "hang", "throw", "fail_check"},
-                   {}, {}, {}, ""};
-  k.parameters = {integer_param("id"), action};
-  k.modes = {"forward"};
-  k.implementations = {{"cpu", Backend::cpu, ""}};
-  k.instantiate = [](const std::string&, const Json& p) -> std::unique_ptr<Instance> {
-    return std::make_unique<CrashInstance>(p);
-  };
+  KernelDeclaration kernel(k);
+  kernel.integer("id", 0, "").min(0);
+  kernel.choice("action", "none", {"none", "abort", "sigkill", "hang", "throw", "fail_check"}, "");
+  kernel.modes({"forward"});
+  k.implementations = {implementation<CrashInstance>("cpu", Backend::cpu)};
   return k;
 }
 

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/kernels.h"
 #include "config/parse.h"
 #include "kernels/kernel.h"
 
@@ -19,14 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Registry& builtin_registry() {
-  static const Registry registry = [] {
-    Registry r;
-    register_builtin_kernels(r);
-    return r;
-  }();
-  return registry;
-}
+using testing::builtin_registry;
 
 std::string source_path(const std::string& relative) { return std::string(KS_SOURCE_DIR) + "/" + relative; }
 

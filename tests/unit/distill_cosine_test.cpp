@@ -6,34 +6,28 @@
 
 #include <gtest/gtest.h>
 
+#include "support/kernels.h"
+#include "kernels/common/bf16.h"
 #include "kernels/distill_cosine/distill_cosine.h"
-#include "kernels/gemm/gemm.h"
-
-namespace ks {
-KernelSpec make_distill_cosine_kernel();
-}
 
 namespace {
 
-using ks::distill::Params;
+using ks::distill::Normalize;
+using ks::distill::Problem;
 
-Params small(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab) {
-  Params p;
-  p.tokens = tokens;
-  p.hidden = hidden;
-  p.vocab = vocab;
-  p.dtype = "fp32";
-  p.chunk_size = 4;
-  p.seed = 11;
-  return p;
-}
+const ks::KernelSpec& distill_kernel() { return ks::testing::builtin_kernel("distill_cosine_loss"); }
 
-// The schema's defaults, with `overrides` applied: what the planner hands instantiate().
+// The kernel's defaults, with `overrides` applied: what the planner hands instantiate().
 ks::Json params_json(const ks::Json& overrides) {
   ks::Json j = ks::Json::object();
-  for (const auto& parameter : ks::make_distill_cosine_kernel().parameters) j[parameter.name] = parameter.default_value;
+  for (const auto& parameter : distill_kernel().parameters) j[parameter.name] = parameter.default_value;
   for (const auto& [key, value] : overrides.items()) j[key] = value;
   return j;
+}
+
+Problem small(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab) {
+  return Problem(ks::Parameters(params_json(
+      {{"tokens", tokens}, {"hidden", hidden}, {"vocab", vocab}, {"dtype", "fp32"}, {"chunk_size", 4}, {"seed", 11}})));
 }
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
@@ -46,7 +40,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 // Central differences of reference().loss in each input of the student, against its gradients. The
 // step is applied to the float inputs, so the divisor is the step the floats actually took.
-void expect_gradients_match_finite_differences(const Params& p) {
+void expect_gradients_match_finite_differences(const Problem& p) {
   const ks::distill::Inputs inputs = ks::distill::make_inputs(p);
   const ks::distill::Result analytic = ks::distill::reference(p, inputs);
   const auto numeric = [&](std::vector<float> ks::distill::Inputs::*tensor) {
@@ -69,7 +63,7 @@ void expect_gradients_match_finite_differences(const Params& p) {
 }
 
 TEST(DistillReference, GradientsMatchFiniteDifferencesOfTheLoss) {
-  Params p = small(3, 6, 5);
+  Problem p = small(3, 6, 5);
   p.bias = true;
   p.temperature = 2.5;
   p.beta = 0.7;
@@ -77,7 +71,7 @@ TEST(DistillReference, GradientsMatchFiniteDifferencesOfTheLoss) {
   p.weight_soft_loss = 1.2;
   p.ignored_fraction = 0.4;
   expect_gradients_match_finite_differences(p);
-  p.normalize = "valid_tokens";
+  p.normalize = Normalize::valid_tokens;
   p.temperature = 0.5;
   p.bias = false;
   expect_gradients_match_finite_differences(p);
@@ -85,10 +79,10 @@ TEST(DistillReference, GradientsMatchFiniteDifferencesOfTheLoss) {
 
 TEST(DistillReference, HardAndSoftTermsEachMatchFiniteDifferences) {
   // Each term alone, so a mistake in one cannot hide behind the other.
-  Params hard_only = small(2, 4, 7);
+  Problem hard_only = small(2, 4, 7);
   hard_only.weight_soft_loss = 0;
   expect_gradients_match_finite_differences(hard_only);
-  Params soft_only = small(2, 4, 7);
+  Problem soft_only = small(2, 4, 7);
   soft_only.weight_hard_loss = 0;
   soft_only.temperature = 3;
   expect_gradients_match_finite_differences(soft_only);
@@ -96,7 +90,7 @@ TEST(DistillReference, HardAndSoftTermsEachMatchFiniteDifferences) {
 
 TEST(DistillReference, LossAtATinyShapeMatchesAPlainComputation) {
   // Student hidden 1: each logit is one product, so the loss is easy to write out.
-  Params p = small(2, 2, 3);
+  Problem p = small(2, 2, 3);
   p.bias = true;
   p.temperature = 2;
   const ks::distill::Inputs in = ks::distill::make_inputs(p);
@@ -117,22 +111,22 @@ TEST(DistillReference, LossAtATinyShapeMatchesAPlainComputation) {
 }
 
 TEST(DistillReference, NormalizeDividesByTokensOrByLabelledTokens) {
-  Params p = small(40, 4, 9);
+  Problem p = small(40, 4, 9);
   p.ignored_fraction = 0.5;
   const ks::distill::Inputs in = ks::distill::make_inputs(p);
   const double labelled = std::count_if(in.targets.begin(), in.targets.end(), [&](std::int64_t y) { return y != p.ignore_index; });
   ASSERT_GT(labelled, 0);
   ASSERT_LT(labelled, 40);
   const double by_tokens = ks::distill::reference(p, in).loss;
-  p.normalize = "valid_tokens";
+  p.normalize = Normalize::valid_tokens;
   const double by_labelled = ks::distill::reference(p, in).loss;
   EXPECT_NEAR(by_labelled, by_tokens * 40 / labelled, 1e-12 * by_labelled);
 }
 
 TEST(DistillReference, AllTargetsIgnoredDividesByOneNotZero) {
-  Params p = small(5, 4, 6);
+  Problem p = small(5, 4, 6);
   p.ignored_fraction = 1;
-  p.normalize = "valid_tokens";
+  p.normalize = Normalize::valid_tokens;
   const ks::distill::Result r = ks::distill::reference(p, ks::distill::make_inputs(p));
   EXPECT_TRUE(std::isfinite(r.loss));
   EXPECT_GT(r.loss, 0);
@@ -148,7 +142,7 @@ TEST(DistillReference, RelativeErrorIsTheNormOfTheDifferenceOverTheNormOfTheRefe
 // ---- the input generator ----
 
 TEST(DistillInputs, AreAPureFunctionOfTheSeed) {
-  Params p = small(6, 8, 10);
+  Problem p = small(6, 8, 10);
   p.bias = true;
   const auto a = ks::distill::make_inputs(p), b = ks::distill::make_inputs(p);
   EXPECT_EQ(a.xs, b.xs);
@@ -166,7 +160,7 @@ TEST(DistillInputs, AreAPureFunctionOfTheSeed) {
 }
 
 TEST(DistillInputs, FollowLigersBenchmarkDistributions) {
-  Params p = small(500, 16, 37);
+  Problem p = small(500, 16, 37);
   p.bias = true;
   p.ignored_fraction = 0.3;
   const auto in = ks::distill::make_inputs(p);
@@ -196,54 +190,35 @@ TEST(DistillInputs, FollowLigersBenchmarkDistributions) {
 }
 
 TEST(DistillInputs, Bf16RoundsTheSameValues) {
-  Params p = small(4, 8, 9);
+  Problem p = small(4, 8, 9);
   const auto fp32 = ks::distill::make_inputs(p);
-  p.dtype = "bf16";
+  p.bf16 = true;
   const auto bf16 = ks::distill::make_inputs(p);
-  for (std::size_t i = 0; i < fp32.wt.size(); ++i) ASSERT_EQ(bf16.wt[i], ks::gemm::round_to_bf16(fp32.wt[i]));
-  for (std::size_t i = 0; i < fp32.xs.size(); ++i) ASSERT_EQ(bf16.xs[i], ks::gemm::round_to_bf16(fp32.xs[i]));
+  for (std::size_t i = 0; i < fp32.wt.size(); ++i) ASSERT_EQ(bf16.wt[i], ks::round_to_bf16(fp32.wt[i]));
+  for (std::size_t i = 0; i < fp32.xs.size(); ++i) ASSERT_EQ(bf16.xs[i], ks::round_to_bf16(fp32.xs[i]));
   EXPECT_NE(fp32.wt, bf16.wt);
   EXPECT_EQ(fp32.targets, bf16.targets);
 }
 
 // ---- the schema ----
 
-TEST(DistillSchema, DefaultsMatchTheParamsStruct) {
-  const Params p = ks::distill::params_from_json(params_json({}));
-  const Params defaults;
-  EXPECT_EQ(p.tokens, defaults.tokens);
-  EXPECT_EQ(p.hidden, defaults.hidden);
-  EXPECT_EQ(p.vocab, defaults.vocab);
-  EXPECT_EQ(p.dtype, defaults.dtype);
-  EXPECT_EQ(p.weight_hard_loss, defaults.weight_hard_loss);
-  EXPECT_EQ(p.weight_soft_loss, defaults.weight_soft_loss);
-  EXPECT_EQ(p.beta, defaults.beta);
-  EXPECT_EQ(p.temperature, defaults.temperature);
-  EXPECT_EQ(p.ignore_index, defaults.ignore_index);
-  EXPECT_EQ(p.chunk_size, defaults.chunk_size);
-  EXPECT_EQ(p.bias, defaults.bias);
-  EXPECT_EQ(p.normalize, defaults.normalize);
-  EXPECT_EQ(p.ignored_fraction, defaults.ignored_fraction);
-  EXPECT_EQ(p.seed, defaults.seed);
-}
-
 TEST(DistillSchema, ValidateRequiresAnEvenHiddenAndAChunkSizeOrAuto) {
-  const ks::KernelSpec spec = ks::make_distill_cosine_kernel();
-  EXPECT_FALSE(spec.validate(params_json({})).has_value());
-  EXPECT_FALSE(spec.validate(params_json({{"chunk_size", "auto"}})).has_value());
-  const auto odd = spec.validate(params_json({{"hidden", 4095}}));
+  const ks::KernelSpec& spec = distill_kernel();
+  EXPECT_FALSE(spec.problem_with(params_json({})).has_value());
+  EXPECT_FALSE(spec.problem_with(params_json({{"chunk_size", "auto"}})).has_value());
+  const auto odd = spec.problem_with(params_json({{"hidden", 4095}}));
   ASSERT_TRUE(odd.has_value());
   EXPECT_EQ(odd->rfind("hidden: ", 0), 0u) << *odd;
-  const auto fast = spec.validate(params_json({{"chunk_size", "fast"}}));
+  const auto fast = spec.problem_with(params_json({{"chunk_size", "fast"}}));
   ASSERT_TRUE(fast.has_value());
   EXPECT_EQ(fast->rfind("chunk_size: ", 0), 0u) << *fast;
-  EXPECT_TRUE(spec.validate(params_json({{"chunk_size", 0}})).has_value());
-  EXPECT_EQ(ks::distill::params_from_json(params_json({{"chunk_size", "auto"}})).chunk_size, 0);
-  EXPECT_THROW(ks::distill::params_from_json(params_json({{"hidden", 7}})), std::invalid_argument);
+  EXPECT_TRUE(spec.problem_with(params_json({{"chunk_size", 0}})).has_value());
+  EXPECT_EQ(Problem(ks::Parameters(params_json({{"chunk_size", "auto"}}))).chunk_size, 0);
+  EXPECT_THROW(spec.instantiate("cpu", params_json({{"hidden", 7}})), std::invalid_argument);
 }
 
 TEST(DistillSchema, ListsModesAndImplementations) {
-  const ks::KernelSpec spec = ks::make_distill_cosine_kernel();
+  const ks::KernelSpec& spec = distill_kernel();
   EXPECT_EQ(spec.name, "distill_cosine_loss");
   EXPECT_EQ(spec.modes, (std::vector<std::string>{"forward", "backward", "full", "no-grad-forward"}));
   for (const char* name : {"fused", "naive"}) EXPECT_EQ(spec.implementation(name)->backend, ks::Backend::cuda);
@@ -252,14 +227,16 @@ TEST(DistillSchema, ListsModesAndImplementations) {
   EXPECT_THROW(spec.instantiate("triton", params_json({{"tokens", 4}, {"vocab", 8}, {"hidden", 4}})), std::invalid_argument);
 }
 
-TEST(DistillSchema, FlopsAtTheSeedShapeAreTheIssuesFigure) {
-  const Params seed;  // tokens 1024, hidden 4096, vocab 128256
-  EXPECT_NEAR(ks::distill::flops(seed, "full") / 1e12, 2.69, 0.005);  // "2.69 TFLOP at 1024 tokens"
-  EXPECT_EQ(ks::distill::flops(seed, "forward"), ks::distill::flops(seed, "full"));
-  EXPECT_LT(ks::distill::flops(seed, "no-grad-forward"), ks::distill::flops(seed, "forward"));
-  EXPECT_LT(ks::distill::flops(seed, "backward"), ks::distill::flops(seed, "no-grad-forward") / 1000);
-  EXPECT_THROW(ks::distill::flops(seed, "sideways"), std::invalid_argument);
-  EXPECT_GT(ks::distill::bytes(seed, "full"), ks::distill::bytes(seed, "forward"));
+TEST(DistillSchema, FlopsAtTheDefaultShapeAreThoseOfTheFourProducts) {
+  const ks::KernelSpec& spec = distill_kernel();
+  const ks::Json defaults = params_json({});  // tokens 1024, hidden 4096, vocab 128256
+  // 2·1024·128256·(2048 + 4096 + 2048 + 2048) = 2.69 TFLOP
+  EXPECT_NEAR(spec.work_of(defaults, "full").flops / 1e12, 2.69, 0.005);
+  EXPECT_EQ(spec.work_of(defaults, "forward").flops, spec.work_of(defaults, "full").flops);
+  EXPECT_LT(spec.work_of(defaults, "no-grad-forward").flops, spec.work_of(defaults, "forward").flops);
+  EXPECT_LT(spec.work_of(defaults, "backward").flops, spec.work_of(defaults, "no-grad-forward").flops / 1000);
+  EXPECT_THROW(spec.work_of(defaults, "sideways"), std::invalid_argument);
+  EXPECT_GT(spec.work_of(defaults, "full").bytes, spec.work_of(defaults, "forward").bytes);
 }
 
 // ---- the cpu implementation against the reference ----
@@ -273,14 +250,14 @@ struct CpuCase {
 class DistillCpu : public ::testing::TestWithParam<CpuCase> {};
 
 TEST_P(DistillCpu, MatchesTheReferenceInEveryMode) {
-  const ks::KernelSpec spec = ks::make_distill_cosine_kernel();
+  const ks::KernelSpec& spec = distill_kernel();
   ks::Json params = params_json({{"tokens", 13}, {"hidden", 24}, {"vocab", 37}, {"chunk_size", 4}, {"seed", 5}});
   for (const auto& [key, value] : GetParam().overrides.items()) params[key] = value;
   auto instance = spec.instantiate("cpu", params);
   for (const std::string mode : {"forward", "backward", "full", "no-grad-forward"}) {
-    instance->prepare(mode);
-    instance->run(mode);
-    const ks::CheckResult result = instance->check(mode);
+    const ks::BoundMode bound = spec.bind(*instance, mode);
+    bound.run();
+    const ks::CheckResult result = bound.check();
     EXPECT_TRUE(result.passed) << mode << ": " << result.detail;
   }
 }
@@ -303,17 +280,17 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<CpuCase>& info) { return info.param.name; });
 
 TEST(DistillCpu, ChecksAtAReducedShapeWhenTheShapeIsLarge) {
-  const ks::KernelSpec spec = ks::make_distill_cosine_kernel();
+  const ks::KernelSpec& spec = distill_kernel();
   // tokens·vocab·hidden = 2^29: above the limit for a full reference, cheap to set up.
   auto instance = spec.instantiate("cpu", params_json({{"tokens", 512}, {"hidden", 1024}, {"vocab", 1024}, {"seed", 1}}));
-  const ks::CheckResult result = instance->check("no-grad-forward");
+  const ks::CheckResult result = instance->bind("no-grad-forward").check();
   EXPECT_TRUE(result.passed) << result.detail;
   EXPECT_NE(result.detail.find("reduced shape"), std::string::npos) << result.detail;
 }
 
 TEST(DistillCpu, RejectsAnUnknownMode) {
-  auto instance = ks::make_distill_cosine_kernel().instantiate("cpu", params_json({{"tokens", 2}, {"hidden", 4}, {"vocab", 3}}));
-  EXPECT_THROW(instance->run("sideways"), std::invalid_argument);
+  auto instance = distill_kernel().instantiate("cpu", params_json({{"tokens", 2}, {"hidden", 4}, {"vocab", 3}}));
+  EXPECT_THROW(instance->bind("sideways"), std::invalid_argument);
   EXPECT_EQ(instance->device_bytes(), 0u);
 }
 

@@ -7,29 +7,23 @@
 
 #include <gtest/gtest.h>
 
+#include "support/kernels.h"
+#include "kernels/common/bf16.h"
 #include "kernels/gemm/gemm.h"
-
-namespace ks {
-KernelSpec make_gemm_kernel();
-}
 
 namespace {
 
-using ks::gemm::Params;
+using ks::gemm::Shape;
 
-Params shape(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype, std::uint64_t seed = 0) {
-  Params p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.dtype = dtype;
-  p.seed = seed;
-  return p;
+ks::Json params_json(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype, std::uint64_t seed = 0) {
+  return {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtype}, {"seed", seed}};
 }
 
-ks::Json params_json(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype) {
-  return {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtype}, {"seed", 0}};
+Shape shape(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype, std::uint64_t seed = 0) {
+  return Shape(ks::Parameters(params_json(m, n, k, dtype, seed)));
 }
+
+const ks::KernelSpec& gemm_kernel() { return ks::testing::builtin_kernel("gemm"); }
 
 std::uint32_t bits_of(float value) {
   std::uint32_t bits;
@@ -41,7 +35,7 @@ class CpuMultiply : public ::testing::TestWithParam<std::tuple<std::int64_t, std
 
 TEST_P(CpuMultiply, MatchesDoubleLoopsOnTheSameInputs) {
   const auto [m, n, k, dtype] = GetParam();
-  const Params p = shape(m, n, k, dtype, 7);
+  const Shape p = shape(m, n, k, dtype, 7);
   const auto a = ks::gemm::make_matrix(p, ks::gemm::kA);
   const auto b = ks::gemm::make_matrix(p, ks::gemm::kB);
   std::vector<float> c(static_cast<std::size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
@@ -67,19 +61,19 @@ INSTANTIATE_TEST_SUITE_P(OddSizes, CpuMultiply,
 
 TEST(Bf16Rounding, RoundsToNearestWithTiesToEven) {
   // 1 + 2^-8 lies halfway between the bf16 neighbours 1 and 1 + 2^-7: the even one (1) wins.
-  EXPECT_EQ(ks::gemm::round_to_bf16(1.0f + std::ldexp(1.0f, -8)), 1.0f);
+  EXPECT_EQ(ks::round_to_bf16(1.0f + std::ldexp(1.0f, -8)), 1.0f);
   // 1 + 3·2^-8 lies halfway between 1 + 2^-7 (odd) and 1 + 2^-6 (even).
-  EXPECT_EQ(ks::gemm::round_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 1.0f + std::ldexp(1.0f, -6));
+  EXPECT_EQ(ks::round_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 1.0f + std::ldexp(1.0f, -6));
   // Just above a tie rounds up; just below rounds down.
-  EXPECT_EQ(ks::gemm::round_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)), 1.0f + std::ldexp(1.0f, -7));
-  EXPECT_EQ(ks::gemm::round_to_bf16(-(1.0f + std::ldexp(1.0f, -8) - std::ldexp(1.0f, -20))), -1.0f);
-  EXPECT_TRUE(std::isnan(ks::gemm::round_to_bf16(std::numeric_limits<float>::quiet_NaN())));
-  EXPECT_EQ(ks::gemm::round_to_bf16(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(ks::round_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)), 1.0f + std::ldexp(1.0f, -7));
+  EXPECT_EQ(ks::round_to_bf16(-(1.0f + std::ldexp(1.0f, -8) - std::ldexp(1.0f, -20))), -1.0f);
+  EXPECT_TRUE(std::isnan(ks::round_to_bf16(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(ks::round_to_bf16(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
 }
 
 TEST(GemmInputs, AreDeterministicSeededNonZeroAndRoundedForBf16) {
-  const Params fp32 = shape(31, 17, 23, "fp32", 3);
-  const Params bf16 = shape(31, 17, 23, "bf16", 3);
+  const Shape fp32 = shape(31, 17, 23, "fp32", 3);
+  const Shape bf16 = shape(31, 17, 23, "bf16", 3);
   const auto a = ks::gemm::make_matrix(fp32, ks::gemm::kA);
   EXPECT_EQ(a, ks::gemm::make_matrix(fp32, ks::gemm::kA));
   EXPECT_NE(a, ks::gemm::make_matrix(shape(31, 17, 23, "fp32", 4), ks::gemm::kA));
@@ -93,7 +87,7 @@ TEST(GemmInputs, AreDeterministicSeededNonZeroAndRoundedForBf16) {
   std::size_t changed = 0;
   for (std::size_t i = 0; i < a16.size(); ++i) {
     EXPECT_EQ(bits_of(a16[i]) & 0xFFFFu, 0u) << "not a bf16 value at " << i;
-    EXPECT_EQ(a16[i], ks::gemm::round_to_bf16(a[i]));
+    EXPECT_EQ(a16[i], ks::round_to_bf16(a[i]));
     changed += a16[i] != a[i];
   }
   EXPECT_GT(changed, a16.size() / 2);
@@ -104,7 +98,7 @@ TEST(GemmInputs, AreDeterministicSeededNonZeroAndRoundedForBf16) {
 }
 
 TEST(GemmCheck, FailsForAWrongEntryOrANaN) {
-  for (const Params& p : {shape(5, 6, 7, "fp32"), shape(200, 300, 40, "bf16")}) {
+  for (const Shape& p : {shape(5, 6, 7, "fp32"), shape(200, 300, 40, "bf16")}) {
     const auto exact = [&](std::int64_t row, std::int64_t col) {
       double sum = 0;
       for (std::int64_t i = 0; i < p.k; ++i)
@@ -125,23 +119,24 @@ TEST(GemmCheck, FailsForAWrongEntryOrANaN) {
 }
 
 TEST(GemmKernel, CpuInstanceRunsAndChecksAgainstTheReference) {
-  const ks::KernelSpec spec = ks::make_gemm_kernel();
+  const ks::KernelSpec& spec = gemm_kernel();
   for (const std::string dtype : {"fp32", "bf16"}) {
     auto instance = spec.instantiate("cpu", params_json(67, 45, 131, dtype));
-    instance->prepare("forward");
-    instance->run("forward");
-    const ks::CheckResult result = instance->check("forward");
+    const ks::BoundMode forward = spec.bind(*instance, "forward");
+    forward.run();
+    const ks::CheckResult result = forward.check();
     EXPECT_TRUE(result.passed) << result.detail;
-    EXPECT_DOUBLE_EQ(instance->flops("forward"), 2.0 * 67 * 45 * 131);
+    const ks::Work work = spec.work_of(params_json(67, 45, 131, dtype), "forward");
+    EXPECT_DOUBLE_EQ(work.flops, 2.0 * 67 * 45 * 131);
     const double size = dtype == "bf16" ? 2 : 4;
-    EXPECT_DOUBLE_EQ(instance->bytes("forward"), size * (67 * 131 + 131 * 45 + 67 * 45));
+    EXPECT_DOUBLE_EQ(work.bytes, size * (67 * 131 + 131 * 45 + 67 * 45));
     EXPECT_EQ(instance->device_bytes(), 0u);
     EXPECT_EQ(instance->stream(), nullptr);
   }
 }
 
 TEST(GemmKernel, SchemaListsParametersModesAndImplementations) {
-  const ks::KernelSpec spec = ks::make_gemm_kernel();
+  const ks::KernelSpec& spec = gemm_kernel();
   EXPECT_EQ(spec.name, "gemm");
   for (const char* name : {"M", "N", "K", "dtype", "seed"}) EXPECT_NE(spec.parameter(name), nullptr) << name;
   EXPECT_EQ(spec.parameter("dtype")->default_value, "bf16");
@@ -150,22 +145,22 @@ TEST(GemmKernel, SchemaListsParametersModesAndImplementations) {
   ASSERT_NE(spec.implementation("cublaslt"), nullptr);
   EXPECT_EQ(spec.implementation("cublaslt")->backend, ks::Backend::cuda);
   EXPECT_EQ(spec.implementation("cpu")->backend, ks::Backend::cpu);
-  EXPECT_FALSE(spec.validate(params_json(1, 2, 3, "fp32")).has_value());
+  EXPECT_FALSE(spec.problem_with(params_json(1, 2, 3, "fp32")).has_value());
 }
 
 TEST(GemmKernel, RejectsBadParametersModesAndImplementations) {
-  const ks::KernelSpec spec = ks::make_gemm_kernel();
+  const ks::KernelSpec& spec = gemm_kernel();
   EXPECT_THROW(spec.instantiate("cpu", params_json(4, 4, 4, "fp16")), std::invalid_argument);
   EXPECT_THROW(spec.instantiate("cpu", params_json(0, 4, 4, "fp32")), std::invalid_argument);
   EXPECT_THROW(spec.instantiate("tensor-cores", params_json(4, 4, 4, "fp32")), std::invalid_argument);
   auto instance = spec.instantiate("cpu", params_json(4, 4, 4, "fp32"));
-  EXPECT_THROW(instance->run("backward"), std::invalid_argument);
-  EXPECT_THROW(instance->flops("backward"), std::invalid_argument);
+  EXPECT_THROW(spec.bind(*instance, "backward"), std::invalid_argument);
+  EXPECT_THROW(spec.work_of(params_json(4, 4, 4, "fp32"), "backward"), std::invalid_argument);
 }
 
 #ifndef KERNELSWEEP_HAVE_CUDA
 TEST(GemmKernel, CublasltSaysItWasBuiltWithoutCuda) {
-  const ks::KernelSpec spec = ks::make_gemm_kernel();
+  const ks::KernelSpec& spec = gemm_kernel();
   try {
     spec.instantiate("cublaslt", params_json(4, 4, 4, "bf16"));
     FAIL() << "instantiate succeeded without CUDA";

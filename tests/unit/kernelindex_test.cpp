@@ -72,6 +72,14 @@ std::vector<std::string> missing_paths(const Json& reference, const Json& candid
   return missing;
 }
 
+// The seed's key paths that `object` lacks. The harness's repository is left out: kernelsweep writes
+// none (it has no public repository).
+std::vector<std::string> missing_seed_paths(const Json& object) {
+  std::vector<std::string> missing = missing_paths(seed_document(), object);
+  std::erase(missing, "protocol.spec.harness.repository");
+  return missing;
+}
+
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
   std::stringstream in(text);
@@ -90,6 +98,7 @@ struct Fixture {
   ks::GpuInfo gpu;
   Json params;
   ks::RunRecord record;
+  ks::Citations digests;
   ks::CitedDocuments cited;
   ks::RunContext context;
   Json run;
@@ -150,12 +159,10 @@ Fixture make_fixture(const std::string& status = "passed") {
   f.cited.environment = ks::environment_document(f.host, f.gpu);
   f.cited.workload = ks::workload_document("distill_cosine_loss", "Chunked distillation cosine loss", f.params);
   f.cited.implementation = ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", f.gpu));
-  f.record.protocol_digest = ks::document_digest(f.cited.protocol);
-  f.record.environment_digest = ks::document_digest(f.cited.environment);
-  f.record.workload_digest = ks::document_digest(f.cited.workload);
-  f.record.implementation_digest = ks::document_digest(f.cited.implementation);
+  f.digests = {ks::document_digest(f.cited.protocol), ks::document_digest(f.cited.environment),
+               ks::document_digest(f.cited.workload), ks::document_digest(f.cited.implementation)};
   f.context = {"Chunked distillation cosine loss", ks::hardware_slug(f.host, f.gpu), ks::workload_slug(f.params)};
-  f.run = ks::benchmark_run_document(f.record, f.context);
+  f.run = ks::benchmark_run_document(f.record, f.digests, f.context);
   f.object = ks::kernelindex_object(f.run, f.cited);
   return f;
 }
@@ -210,7 +217,7 @@ TEST(Kernelindex, DigestCoversSpecButNotMetadata) {
 
 TEST(Kernelindex, OurObjectHasEverySeedKeyPath) {
   const Fixture f = make_fixture();
-  const std::vector<std::string> missing = missing_paths(seed_document(), f.object);
+  const std::vector<std::string> missing = missing_seed_paths(f.object);
   EXPECT_TRUE(missing.empty()) << "missing: " << ::testing::PrintToString(missing);
   EXPECT_TRUE(f.object.contains("workload"));
   EXPECT_TRUE(f.object.contains("implementation"));
@@ -272,7 +279,7 @@ TEST(Kernelindex, ErrorBecomesFailedAndKeepsItsMessage) {
   f.record.message = "CUDA error: out of memory";
   f.record.n_repeat = 0;
   f.record.device_peak_bytes = 0;
-  const Json run = ks::benchmark_run_document(f.record, f.context);
+  const Json run = ks::benchmark_run_document(f.record, f.digests, f.context);
   EXPECT_EQ(run["spec"]["status"], "failed");
   EXPECT_EQ(run["spec"]["message"], "CUDA error: out of memory");
   EXPECT_EQ(run["spec"]["sourceNative"]["status"], "error");
@@ -285,11 +292,11 @@ TEST(Kernelindex, EveryStatusMapsToAKernelindexStatus) {
   Fixture f = make_fixture();
   for (const char* status : ks::kStatuses) {
     f.record.status = status;
-    EXPECT_TRUE(kernelindex.count(ks::benchmark_run_document(f.record, f.context)["spec"]["status"])) << status;
+    EXPECT_TRUE(kernelindex.count(ks::benchmark_run_document(f.record, f.digests, f.context)["spec"]["status"])) << status;
   }
   f.record.status = "exploded";
   try {
-    ks::benchmark_run_document(f.record, f.context);
+    ks::benchmark_run_document(f.record, f.digests, f.context);
     FAIL() << "an unknown status was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(f.record.point_id), std::string::npos) << e.what();
@@ -339,7 +346,7 @@ TEST(Kernelindex, RunNamesOfLongWorkloadsStayDistinct) {
   other_params["ignore_index"] = -101;  // sorts after most keys, so it lands past the cut
   const ks::RunContext other{f.context.kernel_title, f.context.hardware_slug, ks::workload_slug(other_params)};
   const std::string a = f.run["metadata"]["name"];
-  const std::string b = ks::benchmark_run_document(f.record, other)["metadata"]["name"];
+  const std::string b = ks::benchmark_run_document(f.record, f.digests, other)["metadata"]["name"];
   EXPECT_TRUE(is_metadata_name(a)) << a;
   EXPECT_TRUE(is_metadata_name(b)) << b;
   EXPECT_NE(a, b);
@@ -397,7 +404,7 @@ TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
   const auto dir = fresh_folder("kernelindex_jsonl");
   const Fixture first = make_fixture();
   Fixture second = make_fixture("failed");
-  second.run = ks::benchmark_run_document(second.record, second.context);
+  second.run = ks::benchmark_run_document(second.record, second.digests, second.context);
   second.object = ks::kernelindex_object(second.run, second.cited);
   {
     ks::DocumentWriter writer(dir, "jsonl");
@@ -429,7 +436,7 @@ TEST(Kernelindex, WriterRefusesUnknownFormatsAndNamelessRuns) {
 
 TEST(Kernelindex, DocumentedExampleIsGenuine) {
   const Json example = first_json_block(std::filesystem::path(KS_SOURCE_DIR) / "docs" / "kernelindex.md");
-  const std::vector<std::string> missing = missing_paths(seed_document(), example);
+  const std::vector<std::string> missing = missing_seed_paths(example);
   EXPECT_TRUE(missing.empty()) << "missing: " << ::testing::PrintToString(missing);
   EXPECT_TRUE(ks::digest_mismatches(example).empty()) << ::testing::PrintToString(ks::digest_mismatches(example));
 }

@@ -1,4 +1,4 @@
-// The do_bench protocol on the CPU (call counts, repetition formulas, cap, zero-time guard, prepare),
+// The do_bench protocol on the CPU (call counts, repetition formulas, cap, zero-time guard),
 // quantiles against numpy's "linear" method, the aggregates, and protocol resolution.
 #include <chrono>
 #include <cmath>
@@ -15,45 +15,31 @@
 namespace ks {
 namespace {
 
-// Counts its calls and busy-waits `call_ns` in each (a busy wait, not a sleep, so that a call never
-// lasts less than asked and rarely much more).
-class CountingInstance final : public Instance {
+// A bound mode that counts its calls and busy-waits `call_time` in each (a busy wait, not a sleep,
+// so that a call never lasts less than asked and rarely much more).
+class CountingKernel {
  public:
-  explicit CountingInstance(std::chrono::nanoseconds call_time = {}) : call_time_(call_time) {}
+  explicit CountingKernel(std::chrono::nanoseconds call_time = {}) : call_time_(call_time) {}
 
-  void prepare(const std::string& mode) override {
-    ++prepares;
-    runs_before_prepare = runs;
-    prepared_mode = mode;
+  BoundMode mode() {
+    return {[this] {
+              ++runs;
+              const auto start = std::chrono::steady_clock::now();
+              while (std::chrono::steady_clock::now() - start < call_time_) {
+              }
+            },
+            [] { return CheckResult{true, ""}; }};
   }
-  void run(const std::string& mode) override {
-    ++runs;
-    if (mode != prepared_mode) ++runs_of_another_mode;
-    const auto start = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - start < call_time_) {
-    }
-  }
-  double flops(const std::string&) const override { return 0; }
-  double bytes(const std::string&) const override { return 0; }
-  CheckResult check(const std::string&) override { return {true, ""}; }
 
-  int prepares = 0;
   std::int64_t runs = 0;
-  std::int64_t runs_before_prepare = -1;
-  std::int64_t runs_of_another_mode = 0;
-  std::string prepared_mode;
 
  private:
   std::chrono::nanoseconds call_time_;
 };
 
-class ThrowingInstance final : public Instance {
- public:
-  void run(const std::string&) override { throw std::runtime_error("kernel launch failed"); }
-  double flops(const std::string&) const override { return 0; }
-  double bytes(const std::string&) const override { return 0; }
-  CheckResult check(const std::string&) override { return {false, ""}; }
-};
+BoundMode throwing_mode() {
+  return {[] { throw std::runtime_error("kernel launch failed"); }, [] { return CheckResult{false, ""}; }};
+}
 
 Protocol cpu_protocol(double warmup_ms, double rep_ms, std::int64_t max_repeat = 10000, std::int64_t flush_bytes = 1 << 20) {
   ProtocolSpec spec;
@@ -64,25 +50,21 @@ Protocol cpu_protocol(double warmup_ms, double rep_ms, std::int64_t max_repeat =
   return resolve_protocol(spec, Backend::cpu);
 }
 
-TEST(DoBench, CallsPrepareOnceThenRunsOnePlusFivePlusWarmupPlusRepeat) {
-  CountingInstance instance(std::chrono::microseconds(100));
+TEST(DoBench, RunsOnePlusFivePlusWarmupPlusRepeat) {
+  CountingKernel kernel(std::chrono::microseconds(100));
   const Protocol protocol = cpu_protocol(2, 10);
-  const Timing timing = do_bench(instance, "backward", protocol);
+  const Timing timing = do_bench(kernel.mode(), nullptr, protocol);
 
-  EXPECT_EQ(instance.prepares, 1);
-  EXPECT_EQ(instance.runs_before_prepare, 0);
-  EXPECT_EQ(instance.prepared_mode, "backward");
-  EXPECT_EQ(instance.runs_of_another_mode, 0);
-  EXPECT_EQ(instance.runs, 1 + 5 + timing.n_warmup + timing.n_repeat);
+  EXPECT_EQ(kernel.runs, 1 + 5 + timing.n_warmup + timing.n_repeat);
   EXPECT_EQ(static_cast<std::int64_t>(timing.samples_ns.size()), timing.n_repeat);
   EXPECT_GE(timing.n_warmup, 1);
   EXPECT_GE(timing.n_repeat, 1);
 }
 
 TEST(DoBench, CountsFollowTheFormulasFromTheMeasuredEstimate) {
-  CountingInstance instance(std::chrono::microseconds(100));
+  CountingKernel kernel(std::chrono::microseconds(100));
   const Protocol protocol = cpu_protocol(2, 10);
-  const Timing timing = do_bench(instance, "forward", protocol);
+  const Timing timing = do_bench(kernel.mode(), nullptr, protocol);
   // Every call busy-waits 100 µs, so the estimate (flush included) is at least 0.1 ms.
   EXPECT_GE(timing.estimate_ms, 0.1);
   const Timing expected = repetition_counts(timing.estimate_ms, protocol);
@@ -91,58 +73,57 @@ TEST(DoBench, CountsFollowTheFormulasFromTheMeasuredEstimate) {
 }
 
 TEST(DoBench, EverySampleCoversItsCallAndOnlyOneCall) {
-  CountingInstance instance(std::chrono::microseconds(200));
-  const Timing timing = do_bench(instance, "forward", cpu_protocol(1, 5));
+  CountingKernel kernel(std::chrono::microseconds(200));
+  const Timing timing = do_bench(kernel.mode(), nullptr, cpu_protocol(1, 5));
   ASSERT_FALSE(timing.samples_ns.empty());
   // A monotonic clock read around a 200 µs busy wait cannot read less than 200 µs.
   for (double sample : timing.samples_ns) EXPECT_GE(sample, 200e3);
 }
 
 TEST(DoBench, RepetitionsAreCappedAtMaxRepeat) {
-  CountingInstance instance;  // calls take next to nothing: uncapped, rep_ms would ask for thousands
-  const Timing timing = do_bench(instance, "forward", cpu_protocol(1, 50, /*max_repeat=*/3, /*flush_bytes=*/0));
+  CountingKernel kernel;  // calls take next to nothing: uncapped, rep_ms would ask for thousands
+  const Timing timing = do_bench(kernel.mode(), nullptr, cpu_protocol(1, 50, /*max_repeat=*/3, /*flush_bytes=*/0));
   EXPECT_EQ(timing.n_repeat, 3);
   EXPECT_EQ(timing.samples_ns.size(), 3u);
-  EXPECT_EQ(instance.runs, 1 + 5 + timing.n_warmup + 3);
+  EXPECT_EQ(kernel.runs, 1 + 5 + timing.n_warmup + 3);
 }
 
 TEST(DoBench, CallsTooShortToSeeStillGiveFiniteCounts) {
-  CountingInstance instance;
+  CountingKernel kernel;
   const Protocol protocol = cpu_protocol(1, 1, 10000, 0);
-  const Timing timing = do_bench(instance, "forward", protocol);
+  const Timing timing = do_bench(kernel.mode(), nullptr, protocol);
   EXPECT_GE(timing.n_repeat, 1);
   EXPECT_LE(timing.n_repeat, protocol.max_repeat);
   EXPECT_EQ(static_cast<std::int64_t>(timing.samples_ns.size()), timing.n_repeat);
   for (double sample : timing.samples_ns) EXPECT_TRUE(std::isfinite(sample) && sample >= 0);
 }
 
-TEST(DoBench, WhatTheInstanceThrowsPropagates) {
-  ThrowingInstance instance;
-  EXPECT_THROW(do_bench(instance, "forward", cpu_protocol(1, 1)), std::runtime_error);
+TEST(DoBench, WhatTheKernelThrowsPropagates) {
+  EXPECT_THROW(do_bench(throwing_mode(), nullptr, cpu_protocol(1, 1)), std::runtime_error);
 }
 
 TEST(DoBench, CudaEventsNeedACudaBuild) {
 #ifdef KERNELSWEEP_HAVE_CUDA
   GTEST_SKIP() << "this build has CUDA; the GPU tests time cuda_events";
 #else
-  CountingInstance instance;
+  CountingKernel kernel;
   Protocol protocol = cpu_protocol(1, 1);
   protocol.timer = "cuda_events";
   try {
-    do_bench(instance, "forward", protocol);
+    do_bench(kernel.mode(), nullptr, protocol);
     FAIL() << "cuda_events ran without CUDA";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("KERNELSWEEP_CUDA"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(instance.runs, 0);
+  EXPECT_EQ(kernel.runs, 0);
 #endif
 }
 
 TEST(DoBench, UnknownTimerIsRefused) {
-  CountingInstance instance;
+  CountingKernel kernel;
   Protocol protocol = cpu_protocol(1, 1);
   protocol.timer = "sundial";
-  EXPECT_THROW(do_bench(instance, "forward", protocol), std::invalid_argument);
+  EXPECT_THROW(do_bench(kernel.mode(), nullptr, protocol), std::invalid_argument);
 }
 
 TEST(RepetitionCounts, FloorOfBudgetOverEstimate) {

@@ -19,10 +19,7 @@ namespace {
 
 class NoInstance final : public Instance {
  public:
-  void run(const std::string&) override {}
-  double flops(const std::string&) const override { return 0; }
-  double bytes(const std::string&) const override { return 0; }
-  CheckResult check(const std::string&) override { return {true, ""}; }
+  BoundMode bind(const std::string&) override { return {[] {}, [] { return CheckResult{true, ""}; }}; }
 };
 
 ParamSpec param(std::string name, ParamType type, Json default_value) {
@@ -42,12 +39,12 @@ KernelSpec toy_kernel() {
   spec.parameters = {param("a", ParamType::integer, 1), param("b", ParamType::integer, nullptr),
                      param("c", ParamType::string, "x")};
   spec.modes = {"m1", "m2"};
-  spec.implementations = {{"i1", Backend::cpu, ""}, {"i2", Backend::cpu, ""}};
-  spec.validate = [](const Json& params) -> std::optional<std::string> {
-    if (params.at("a") == 13) return "a: 13 is unlucky";
+  const InstanceFactory make = [](const Parameters&) { return std::make_unique<NoInstance>(); };
+  spec.implementations = {{"i1", Backend::cpu, "", make, {}}, {"i2", Backend::cpu, "", make, {}}};
+  spec.validate = [](const Parameters& params) -> std::optional<std::string> {
+    if (params.get<std::int64_t>("a") == 13) return "a: 13 is unlucky";
     return std::nullopt;
   };
-  spec.instantiate = [](const std::string&, const Json&) { return std::make_unique<NoInstance>(); };
   return spec;
 }
 

@@ -1,0 +1,36 @@
+#pragma once
+// bf16 on the host: the rounding the device's __float2bfloat16_rn does, and the conversions of raw
+// bf16 bits that copies from the device come back as.
+#include <cstdint>
+#include <cstring>
+
+namespace ks {
+
+// The bf16 nearest to `value` (ties to even), as the float it represents. NaN stays NaN.
+inline float round_to_bf16(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) return value;
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  bits &= 0xFFFF0000u;
+  std::memcpy(&value, &bits, sizeof bits);
+  return value;
+}
+
+// The float that bf16 bits stand for: they are the upper half of its bits.
+inline float bf16_bits_to_float(std::uint16_t bits) {
+  const std::uint32_t widened = static_cast<std::uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &widened, sizeof value);
+  return value;
+}
+
+// The bits of round_to_bf16(value).
+inline std::uint16_t float_to_bf16_bits(float value) {
+  const float rounded = round_to_bf16(value);
+  std::uint32_t bits;
+  std::memcpy(&bits, &rounded, sizeof bits);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+}  // namespace ks

@@ -1,0 +1,382 @@
+// rms_norm's `cuda` implementation: memory-bound, one kernel per pass, fp32 accumulation.
+//
+// A row is handled by a row group of `width` threads (a power of two from 32 to kThreads: about
+// kCached 16-byte vectors a thread), and short rows share a block. Forward reads each row once into
+// registers (rows longer than width·kCached vectors read their tail a second time, from cache), sums
+// its squares and writes y and rstd; its blocks have 256 threads, or one row group of 512. Backward
+// runs sm_count() blocks of kThreads over all rows: each row's m·x is summed, dx written, and the
+// row's dw terms added into the block's fp32 partial sums, kept in shared memory (in global memory
+// when the row is too long for it); a second small kernel sums the blocks' partials into dw, with
+// no atomics. Loads and stores are 16 bytes wide when hidden is a multiple of 16 bytes' worth of
+// elements. README.md has the figures of an H200, and the variants tried there that did no better.
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <memory>
+#include <type_traits>
+
+#include "kernels/common/cuda.h"
+#include "kernels/rms_norm/rms_norm.h"
+
+namespace ks::rms_norm {
+namespace {
+
+constexpr int kThreads = 512;  // threads of a backward block, and the most of a forward block
+constexpr int kCached = 4;     // vectors of a row a thread keeps in registers between its two passes
+constexpr int kDwSlices = 8;   // threads that share one column in the dw kernel
+
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+__device__ inline float to_float(float v) { return v; }
+__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T>
+__device__ inline T from_float(float v) {
+  if constexpr (std::is_same_v<T, float>) return v;
+  else return __float2bfloat16_rn(v);
+}
+
+// The sum of `value` over the `width` threads of a row group; every thread of the block calls it
+// together (width is the same for the whole block).
+__device__ float group_sum(float value, int width, float* scratch) {
+  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  if (width == 32) return value;
+  const int warps = width / 32, warp = static_cast<int>(threadIdx.x) / 32;
+  if (threadIdx.x % 32 == 0) scratch[warp] = value;
+  __syncthreads();
+  float total = 0;
+  for (int i = warp / warps * warps; i < (warp / warps + 1) * warps; ++i) total += scratch[i];
+  __syncthreads();
+  return total;
+}
+
+// The dtype and casting mode as constants of the kernel, so that the compiler drops the other modes.
+template <class T, Casting C>
+__device__ Problem specialise(Problem p) {
+  p.bf16 = std::is_same_v<T, __nv_bfloat16>;
+  p.casting = C;
+  return p;
+}
+
+template <class T, int N, Casting C>
+__global__ void __launch_bounds__(kThreads) forward_kernel(Problem problem, int width, const T* __restrict__ x,
+                                                           const T* __restrict__ w, T* __restrict__ y,
+                                                           void* __restrict__ rstd_out) {
+  using V = Pack<T, N>;
+  __shared__ float scratch[kThreads / 32];
+  const Problem p = specialise<T, C>(problem);
+  const int lane = static_cast<int>(threadIdx.x) % width, vectors = static_cast<int>(p.hidden / N);
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / width) + threadIdx.x / width;
+  const bool active = row < p.tokens;
+  const V* xr = reinterpret_cast<const V*>(x + (active ? row : 0) * p.hidden);
+  const V* wv = reinterpret_cast<const V*>(w);
+
+  V cached[kCached];
+  float sum = 0;
+#pragma unroll
+  for (int k = 0; k < kCached; ++k)
+    if (const int v = lane + k * width; active && v < vectors) cached[k] = xr[v];
+#pragma unroll
+  for (int k = 0; k < kCached; ++k)
+    if (const int v = lane + k * width; active && v < vectors)
+#pragma unroll
+      for (int j = 0; j < N; ++j) sum += p.square(to_float(cached[k].v[j]));
+  for (int v = lane + kCached * width; active && v < vectors; v += width) {
+    const V xv = xr[v];
+#pragma unroll
+    for (int j = 0; j < N; ++j) sum += p.square(to_float(xv.v[j]));
+  }
+  const float rstd = p.rstd(group_sum(sum, width, scratch));
+  if (!active) return;
+  if (lane == 0) {
+    if constexpr (C == Casting::none) static_cast<T*>(rstd_out)[row] = from_float<T>(p.saved(rstd));
+    else static_cast<float*>(rstd_out)[row] = rstd;
+  }
+  V* yr = reinterpret_cast<V*>(y + row * p.hidden);
+  const auto write = [&](int v, const V& xv) {
+    const V wk = wv[v];
+    V out;
+#pragma unroll
+    for (int j = 0; j < N; ++j) out.v[j] = from_float<T>(p.y(to_float(xv.v[j]), to_float(wk.v[j]), rstd));
+    yr[v] = out;
+  };
+#pragma unroll
+  for (int k = 0; k < kCached; ++k)
+    if (const int v = lane + k * width; v < vectors) write(v, cached[k]);
+  for (int v = lane + kCached * width; v < vectors; v += width) write(v, xr[v]);
+}
+
+// dw partial sums are kept transposed, element j of vector v at j·vectors + v, so that the threads of
+// a warp touch consecutive floats (no shared-memory bank conflicts).
+template <class T, int N, Casting C>
+__global__ void __launch_bounds__(kThreads) backward_kernel(Problem problem, int width, const T* __restrict__ x,
+                                                            const T* __restrict__ w, const T* __restrict__ dy,
+                                                            const void* __restrict__ rstd_in, T* __restrict__ dx,
+                                                            float* __restrict__ partials, bool shared_dw) {
+  using V = Pack<T, N>;
+  extern __shared__ float shared_partials[];  // groups × hidden, when shared_dw
+  __shared__ float scratch[kThreads / 32];
+  const Problem p = specialise<T, C>(problem);
+  const int groups = kThreads / width, group = static_cast<int>(threadIdx.x) / width;
+  const int lane = static_cast<int>(threadIdx.x) % width, vectors = static_cast<int>(p.hidden / N);
+  const V* wv = reinterpret_cast<const V*>(w);
+  // This row group's dw partial sums: in shared memory, or its own row of `partials`.
+  float* acc = shared_dw ? shared_partials + group * p.hidden
+                         : partials + (static_cast<std::int64_t>(blockIdx.x) * groups + group) * p.hidden;
+  for (int v = lane; v < vectors; v += width)  // this thread's columns: no other thread touches them
+#pragma unroll
+    for (int j = 0; j < N; ++j) acc[j * vectors + v] = 0;
+
+  // Every thread runs the same number of iterations (group_sum synchronises the block).
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * groups; first < p.tokens;
+       first += static_cast<std::int64_t>(gridDim.x) * groups) {
+    const std::int64_t row = first + group;
+    const bool active = row < p.tokens;
+    const std::int64_t start = (active ? row : 0) * p.hidden;
+    const V *xr = reinterpret_cast<const V*>(x + start), *dyr = reinterpret_cast<const V*>(dy + start);
+    float rstd = 0;
+    if (active) {
+      if constexpr (C == Casting::none) rstd = to_float(static_cast<const T*>(rstd_in)[row]);
+      else rstd = static_cast<const float*>(rstd_in)[row];
+    }
+
+    V cached_x[kCached], cached_dy[kCached];
+    float dot = 0;
+    const auto add_dot = [&](int v, const V& xv, const V& dyv) {
+      const V wk = wv[v];
+#pragma unroll
+      for (int j = 0; j < N; ++j) dot += p.m(to_float(dyv.v[j]), to_float(wk.v[j])) * to_float(xv.v[j]);
+    };
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (const int v = lane + k * width; active && v < vectors) cached_x[k] = xr[v], cached_dy[k] = dyr[v];
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (const int v = lane + k * width; active && v < vectors) add_dot(v, cached_x[k], cached_dy[k]);
+    for (int v = lane + kCached * width; active && v < vectors; v += width) add_dot(v, xr[v], dyr[v]);
+    dot = group_sum(dot, width, scratch);
+    if (!active) continue;
+
+    const float c = p.c(rstd, dot);
+    V* dxr = reinterpret_cast<V*>(dx + row * p.hidden);
+    const auto finish = [&](int v, const V& xv, const V& dyv) {
+      const V wk = wv[v];
+      V out;
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        const float xj = to_float(xv.v[j]), dyj = to_float(dyv.v[j]);
+        out.v[j] = from_float<T>(p.dx(xj, p.m(dyj, to_float(wk.v[j])), rstd, c));
+        acc[j * vectors + v] += p.dw_term(xj, dyj, rstd);
+      }
+      dxr[v] = out;
+    };
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (const int v = lane + k * width; v < vectors) finish(v, cached_x[k], cached_dy[k]);
+    for (int v = lane + kCached * width; v < vectors; v += width) finish(v, xr[v], dyr[v]);
+  }
+
+  if (!shared_dw) return;
+  __syncthreads();  // the block's row groups fold their partials into the block's row
+  for (std::int64_t i = threadIdx.x; i < p.hidden; i += kThreads) {
+    float sum = 0;
+    for (int g = 0; g < groups; ++g) sum += shared_partials[g * p.hidden + i];
+    partials[blockIdx.x * p.hidden + i] = sum;
+  }
+}
+
+// dw = Σ partials, in the dtype: 32 partial columns a block, kDwSlices threads summing each.
+template <class T, int N>
+__global__ void dw_kernel(Problem problem, const float* __restrict__ partials, int parts, T* __restrict__ dw) {
+  __shared__ float sums[kDwSlices][33];
+  const Problem p = specialise<T, Casting::llama>(problem);  // to_dtype alone: the mode does not matter
+  const int vectors = static_cast<int>(p.hidden / N);
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * 32 + threadIdx.x;
+  float sum = 0;
+  if (i < p.hidden)
+#pragma unroll 4
+    for (int part = static_cast<int>(threadIdx.y); part < parts; part += kDwSlices)
+      sum += partials[part * p.hidden + i];
+  sums[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y != 0 || i >= p.hidden) return;
+  float total = 0;
+  for (int s = 0; s < kDwSlices; ++s) total += sums[s][threadIdx.x];
+  dw[(i % vectors) * N + i / vectors] = from_float<T>(p.to_dtype(total));
+}
+
+template <class T>
+__global__ void fill(Problem p, Tensor tensor, T* __restrict__ out, std::uint64_t count) {
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    out[i] = from_float<T>(p.input(tensor, i));
+}
+
+// Calls launch(T{}, N, C) with the element type, the vector width (16 bytes, or 1 element when
+// hidden is no multiple of it) and the casting mode of `p`, each as a compile-time constant.
+template <class Launch>
+void dispatch(const Problem& p, Launch&& launch) {
+  const auto by_casting = [&](auto zero, auto n) {
+    using Mode = Casting;
+    if (p.casting == Mode::llama) launch(zero, n, std::integral_constant<Mode, Mode::llama>{});
+    else if (p.casting == Mode::gemma) launch(zero, n, std::integral_constant<Mode, Mode::gemma>{});
+    else launch(zero, n, std::integral_constant<Mode, Mode::none>{});
+  };
+  const auto by_width = [&](auto zero) {
+    constexpr int kVector = 16 / sizeof(zero);
+    if (p.hidden % kVector == 0) by_casting(zero, std::integral_constant<int, kVector>{});
+    else by_casting(zero, std::integral_constant<int, 1>{});
+  };
+  if (p.bf16) by_width(__nv_bfloat16{});
+  else by_width(0.0f);
+}
+
+// The CUDA implementation's instance: the row layout, the device buffers (inputs generated on the
+// device), the launches of each pass, and the check.
+class CudaRmsNorm final : public Instance {
+ public:
+  explicit CudaRmsNorm(const Parameters& params) : p_(params) {
+    const std::size_t n = elements(), h = static_cast<std::size_t>(p_.hidden), e = p_.element_size();
+    const std::size_t vector = p_.hidden % (16 / e) == 0 ? 16 / e : 1;
+    while (width_ < kThreads && static_cast<std::size_t>(width_ * kCached) * vector < h) width_ *= 2;
+    // forward: blocks of 256 threads where rows are short (4 blocks fit a multiprocessor, against 2 of
+    // 512: their phases overlap better), of one row group where they are long
+    forward_threads_ = std::max(256, width_);
+    const int forward_groups = forward_threads_ / width_, groups = kThreads / width_;
+    forward_blocks_ = static_cast<unsigned>((p_.tokens + forward_groups - 1) / forward_groups);
+    backward_blocks_ = static_cast<int>(std::min<std::int64_t>(sm_count(), (p_.tokens + groups - 1) / groups));
+    // dw partials in shared memory where the device allows a block that much, else in global memory.
+    int device = 0, shared_limit = 0;
+    KS_CUDA(cudaGetDevice(&device));
+    KS_CUDA(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    shared_bytes_ = static_cast<std::size_t>(groups) * h * sizeof(float);
+    shared_dw_ = shared_bytes_ + sizeof(float) * kThreads / 32 <= static_cast<std::size_t>(shared_limit);
+    if (!shared_dw_) shared_bytes_ = 0;
+    parts_ = shared_dw_ ? backward_blocks_ : backward_blocks_ * groups;
+    dispatch(p_, [&](auto zero, auto vector_width, auto mode) {
+      const auto kernel = backward_kernel<decltype(zero), decltype(vector_width)::value, decltype(mode)::value>;
+      const int bytes = static_cast<int>(shared_bytes_);
+      KS_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    });
+
+    x_ = memory_.allocate_bytes(n * e, "x");
+    dy_ = memory_.allocate_bytes(n * e, "dy");
+    y_ = memory_.allocate_bytes(n * e, "y");
+    dx_ = memory_.allocate_bytes(n * e, "dx");
+    w_ = memory_.allocate_bytes(h * e, "w");
+    dw_ = memory_.allocate_bytes(h * e, "dw");
+    rstd_ = memory_.allocate_bytes(static_cast<std::size_t>(p_.tokens) * p_.rstd_size(), "rstd");
+    partials_ = memory_.allocate<float>(static_cast<std::size_t>(parts_) * h, "dw partials");
+    generate(x_, kX, n);
+    generate(dy_, kDy, n);
+    generate(w_, kW, h);
+    stream_.synchronize();
+  }
+
+  BoundMode bind(const std::string& mode) override {
+    if (mode == "backward") run("forward");  // backward reads the rstd forward saves
+    return {[this, mode] { run(mode); }, [this, mode] { return run_and_check(mode); }};
+  }
+  void* stream() const override { return stream_.get(); }
+  std::size_t device_bytes() const override { return memory_.total_bytes(); }
+
+ private:
+  // The passes of `mode`, enqueued on the instance's stream.
+  void run(const std::string& mode) {
+    if (mode != "backward") forward();
+    if (mode != "forward") backward();
+  }
+
+  // Sets the outputs of `mode` to NaN (all bits set), runs it, and compares the device's inputs and
+  // outputs (check() in rms_norm.h) with the float64 reference and with the CPU implementation run on
+  // the host's inputs.
+  CheckResult run_and_check(const std::string& mode) {
+    const std::size_t n = elements(), h = static_cast<std::size_t>(p_.hidden), e = p_.element_size();
+    const std::size_t rstd_count = static_cast<std::size_t>(p_.tokens);
+    const bool forward_pass = mode != "backward", backward_pass = mode != "forward";
+    if (forward_pass) {
+      KS_CUDA(cudaMemsetAsync(y_, 0xFF, n * e, stream_));
+      KS_CUDA(cudaMemsetAsync(rstd_, 0xFF, rstd_count * p_.rstd_size(), stream_));
+    }
+    if (backward_pass) {
+      KS_CUDA(cudaMemsetAsync(dx_, 0xFF, n * e, stream_));
+      KS_CUDA(cudaMemsetAsync(dw_, 0xFF, h * e, stream_));
+    }
+    run(mode);
+    stream_.synchronize();
+
+    Tensors cpu = make_inputs(p_);
+    rms_norm::run(p_, cpu, backward_pass ? "full" : "forward");  // backward reads forward's rstd
+    Tensors got{download(x_, n, e), download(w_, h, e), download(dy_, n, e), {}, {}, {}, {}};
+    if (forward_pass) got.y = download(y_, n, e), got.rstd = download(rstd_, rstd_count, p_.rstd_size());
+    if (backward_pass) got.dx = download(dx_, n, e), got.dw = download(dw_, h, e);
+    return check(p_, mode, got, &cpu);
+  }
+
+  std::size_t elements() const { return static_cast<std::size_t>(p_.tokens * p_.hidden); }
+
+  void generate(void* out, Tensor tensor, std::size_t count) {
+    const unsigned blocks = grid_for(static_cast<std::int64_t>(count), 256);
+    if (p_.bf16) fill<<<blocks, 256, 0, stream_>>>(p_, tensor, static_cast<__nv_bfloat16*>(out), count);
+    else fill<<<blocks, 256, 0, stream_>>>(p_, tensor, static_cast<float*>(out), count);
+    KS_CUDA_LAUNCHED();
+  }
+
+  void forward() {
+    dispatch(p_, [&](auto zero, auto vector_width, auto mode) {
+      using T = decltype(zero);
+      constexpr int kN = decltype(vector_width)::value;
+      forward_kernel<T, kN, decltype(mode)::value><<<forward_blocks_, forward_threads_, 0, stream_>>>(
+          p_, width_, static_cast<const T*>(x_), static_cast<const T*>(w_), static_cast<T*>(y_), rstd_);
+    });
+    KS_CUDA_LAUNCHED();
+  }
+
+  void backward() {
+    dispatch(p_, [&](auto zero, auto vector_width, auto mode) {
+      using T = decltype(zero);
+      constexpr int kN = decltype(vector_width)::value;
+      backward_kernel<T, kN, decltype(mode)::value><<<backward_blocks_, kThreads, shared_bytes_, stream_>>>(
+          p_, width_, static_cast<const T*>(x_), static_cast<const T*>(w_), static_cast<const T*>(dy_), rstd_,
+          static_cast<T*>(dx_), partials_, shared_dw_);
+      KS_CUDA_LAUNCHED();
+      const auto column_blocks = static_cast<unsigned>((p_.hidden + 31) / 32);
+      dw_kernel<T, kN><<<column_blocks, dim3(32, kDwSlices), 0, stream_>>>(p_, partials_, parts_, static_cast<T*>(dw_));
+    });
+    KS_CUDA_LAUNCHED();
+  }
+
+  // `count` elements of `size` bytes (2: bf16, 4: fp32), as floats.
+  static std::vector<float> download(const void* source, std::size_t count, std::size_t size) {
+    std::vector<float> values(count);
+    if (size == 4) {
+      KS_CUDA(cudaMemcpy(values.data(), source, count * 4, cudaMemcpyDeviceToHost));
+      return values;
+    }
+    std::vector<std::uint16_t> bits(count);
+    KS_CUDA(cudaMemcpy(bits.data(), source, count * 2, cudaMemcpyDeviceToHost));
+    std::transform(bits.begin(), bits.end(), values.begin(), bf16_bits_to_float);
+    return values;
+  }
+
+  DeviceMemory memory_;  // before the stream: freed after it drains
+  Stream stream_;
+  Problem p_;
+  int width_ = 32, forward_threads_ = 256;  // threads a row; threads of a forward block
+  int backward_blocks_ = 1, parts_ = 1;     // blocks of backward; dw partial rows
+  unsigned forward_blocks_ = 1;
+  std::size_t shared_bytes_ = 0;
+  bool shared_dw_ = true;
+  void *x_ = nullptr, *w_ = nullptr, *dy_ = nullptr, *y_ = nullptr, *dx_ = nullptr, *dw_ = nullptr, *rstd_ = nullptr;
+  float* partials_ = nullptr;
+};
+
+}  // namespace
+
+KS_IMPLEMENTATION(rms_norm, cuda, cuda, "a row group per row, 16-byte vectors, dw from per-SM partial sums") {
+  return std::make_unique<CudaRmsNorm>(params);
+}
+
+}  // namespace ks::rms_norm

@@ -1,0 +1,84 @@
+#pragma once
+// One measured point as the cluster stage completes it: which point, where it ran, how it went, its
+// aggregates and its raw samples. The rank that measured the point makes it once (from its worker's
+// result and the point), and nothing changes it afterwards: rank 0's store, documents and progress
+// line only read it. Its fields are declared once, in run_record_fields(): the results file's /runs
+// columns, the worker's and the ranks' messages and the documents' metrics are made from that list.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/fields.h"
+#include "measure/measurement.h"
+
+namespace ks {
+
+// passed: timed, and the self-check (where run) agreed with the reference.
+// failed: timed, but the self-check disagreed.
+// error: the kernel threw (CUDA out of memory, launch failure, bad parameters for the device...).
+// crashed: the worker process died during the point (signal or exit).
+// timeout: the point ran past its timeout_s; the worker was killed.
+// skipped: not run here (a cuda implementation on a rank without a GPU), with the reason.
+inline constexpr const char* kStatuses[] = {"passed", "failed", "error", "crashed", "timeout", "skipped"};
+
+struct RunRecord {
+  std::string point_id;
+  std::string kernel, implementation, mode;
+  std::string params_json;      // canonical JSON of the point's parameters
+  std::string status;           // one of kStatuses
+  std::string message;
+  std::int32_t rank = 0;
+  std::string host;
+  std::string gpu_uuid;         // empty on a CPU rank
+  std::string started_at;       // UTC, ISO 8601 with milliseconds: 2026-11-30T12:00:00.000Z
+  std::string ended_at;
+  std::int64_t n_warmup = 0, n_repeat = 0;
+  Statistics stats;
+  double flops = 0, bytes = 0;
+  double tflops = 0, gbps = 0;  // from the median
+  std::uint64_t device_peak_bytes = 0;
+  std::vector<double> samples_ns;  // the raw samples (in /samples, not a /runs column)
+};
+
+// The fields of a RunRecord, in /runs column order. R is RunRecord, or a type derived from it whose
+// table adds columns of its own (the store's StoredRun).
+template <class R = RunRecord>
+std::vector<Field<R>> run_record_fields() {
+  return {
+      KS_FIELD(R, "point_id", point_id),
+      KS_FIELD(R, "kernel", kernel),
+      KS_FIELD(R, "implementation", implementation),
+      KS_FIELD(R, "mode", mode),
+      KS_FIELD(R, "params", params_json),
+      KS_FIELD(R, "status", status),
+      KS_FIELD(R, "message", message),
+      KS_FIELD(R, "rank", rank),
+      KS_FIELD(R, "host", host),
+      KS_FIELD(R, "gpu_uuid", gpu_uuid),
+      KS_FIELD(R, "started_at", started_at),
+      KS_FIELD(R, "ended_at", ended_at),
+      KS_METRIC(R, "n_warmup", n_warmup),
+      KS_METRIC(R, "n_repeat", n_repeat),
+      KS_METRIC(R, "median_ns", stats.median_ns),
+      KS_METRIC(R, "p20_ns", stats.p20_ns),
+      KS_METRIC(R, "p80_ns", stats.p80_ns),
+      KS_METRIC(R, "mean_ns", stats.mean_ns),
+      KS_METRIC(R, "min_ns", stats.min_ns),
+      KS_METRIC(R, "max_ns", stats.max_ns),
+      KS_METRIC(R, "stddev_ns", stats.stddev_ns),
+      KS_METRIC(R, "flops", flops),
+      KS_METRIC(R, "bytes", bytes),
+      KS_METRIC(R, "tflops", tflops),
+      KS_METRIC(R, "gbps", gbps),
+      KS_METRIC(R, "device_peak_bytes", device_peak_bytes),
+  };
+}
+
+// Every field, and the samples as "samples_ns": how records travel from a worker to its rank and
+// from a rank to rank 0. run_record_from_json throws std::runtime_error naming a missing field.
+nlohmann::json to_json(const RunRecord& record);
+RunRecord run_record_from_json(const nlohmann::json& json);
+
+}  // namespace ks

@@ -1,0 +1,110 @@
+// validate, plan and kernels: the commands that read a sweep file or the registry and measure nothing.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "run/run.h"
+#include "run/sweep_loading.h"
+#include "common/canonical_json.h"
+#include "kernels/kernel.h"
+
+namespace ks {
+namespace {
+
+std::string compact_params(const Json& params) {
+  std::string out;
+  for (const auto& [name, value] : params.items()) {
+    if (!out.empty()) out += ' ';
+    out += name + "=" + (value.is_string() ? value.get<std::string>() : canonical_json(value));
+  }
+  return out;
+}
+
+Json point_json(const Point& p) {
+  return {{"index", p.index}, {"id", p.id}, {"kernel", p.kernel}, {"implementation", p.implementation},
+          {"mode", p.mode}, {"params", p.params}};
+}
+
+std::string describe_values(const ParamSpec& p) {
+  std::string out;
+  for (const auto& v : p.allowed) out += (out.empty() ? "" : "|") + (v.is_string() ? v.get<std::string>() : v.dump());
+  if (out.empty()) {
+    out = to_string(p.type);
+    if (p.min) out += fmt::format(" >= {}", *p.min);
+    if (p.max) out += fmt::format(" <= {}", *p.max);
+  }
+  for (const auto& v : p.special) out += " or " + (v.is_string() ? v.get<std::string>() : v.dump());
+  return out;
+}
+
+// {"plugin", "version", "library", "sha256"} of a plugin's kernel or implementation; null when built in.
+Json origin_json(const Origin& origin) {
+  if (origin.plugin.empty()) return nullptr;
+  return {{"plugin", origin.plugin}, {"version", origin.version}, {"library", origin.library}, {"sha256", origin.sha256}};
+}
+
+// " [plugin NAME VERSION]" after what a plugin brought; nothing after what is built in.
+std::string origin_note(const Origin& origin) {
+  return origin.plugin.empty() ? "" : fmt::format(" [plugin {} {}]", origin.plugin, origin.version);
+}
+
+}  // namespace
+
+int validate_sweep(const PlanRequest& request, Registry& registry) {
+  const auto loaded = load_and_plan(request, registry);
+  if (!loaded) return kExitBadInput;
+  std::cout << fmt::format("ok: {} points\n", loaded->plan.points.size());
+  return kExitOk;
+}
+
+int print_plan(const PlanRequest& args, Registry& registry) {
+  const auto loaded = load_and_plan(args, registry);
+  if (!loaded) return kExitBadInput;
+  const Plan& plan = loaded->plan;
+  if (args.json) {
+    Json out = Json::array();
+    for (const Point& p : plan.points) out.push_back(point_json(p));
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", "#", "id", "kernel", "impl", "mode", "parameters");
+  for (const Point& p : plan.points)
+    std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", p.index, p.id.substr(0, 12), p.kernel,
+                             p.implementation, p.mode, compact_params(p.params));
+  std::cout << fmt::format("{} points in {} groups\n", plan.points.size(), plan.groups.size());
+  return kExitOk;
+}
+
+int print_kernels(bool json, const std::vector<std::string>& plugins, Registry& registry) {
+  if (!load_plugins_or_say_why(plugins, registry)) return kExitBadInput;
+  if (json) {
+    Json out = Json::array();
+    for (const KernelSpec& k : registry.all()) {
+      Json params = Json::array(), impls = Json::array();
+      for (const auto& p : k.parameters)
+        params.push_back({{"name", p.name}, {"type", to_string(p.type)}, {"default", p.default_value},
+                          {"allowed", p.allowed}, {"special", p.special}, {"help", p.help}});
+      for (const auto& i : k.implementations)
+        impls.push_back({{"name", i.name}, {"backend", to_string(i.backend)}, {"help", i.help},
+                         {"origin", origin_json(i.origin)}});
+      out.push_back({{"name", k.name}, {"title", k.title}, {"description", k.description}, {"parameters", params},
+                     {"modes", k.modes}, {"implementations", impls}, {"origin", origin_json(k.origin)}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  for (const KernelSpec& k : registry.all()) {
+    std::cout << fmt::format("{}: {}{}\n", k.name, k.description, origin_note(k.origin));
+    std::cout << fmt::format("  modes: {}\n", fmt::join(k.modes, ", "));
+    std::cout << "  implementations:";
+    for (const auto& i : k.implementations)
+      std::cout << fmt::format(" {} ({}){}", i.name, to_string(i.backend), origin_note(i.origin));
+    std::cout << "\n  parameters:\n";
+    for (const auto& p : k.parameters)
+      std::cout << fmt::format("    {:<18} {:<28} default {}\n", p.name, describe_values(p),
+                               p.default_value.is_null() ? "(required)" : p.default_value.dump());
+  }
+  return kExitOk;
+}
+
+}  // namespace ks

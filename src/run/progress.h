@@ -1,0 +1,40 @@
+#pragma once
+// Rank 0's progress report for long sweeps: points done/total, failures, throughput and an ETA, as a
+// live line on a terminal and as plain periodic lines in a log (a Slurm output file); at the end, a
+// summary table per kernel.
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "cluster/run_record.h"
+
+namespace ks {
+
+class Progress {
+ public:
+  Progress(std::size_t total, double log_interval_s, std::FILE* out = stderr);
+  void add(const RunRecord& record);
+  void tick();    // prints when a line is due
+  void finish();  // last progress line and the summary table
+
+ private:
+  struct KernelTally {
+    std::size_t points = 0, passed = 0, failed = 0, skipped = 0;
+    double best_median_ns = 0, worst_median_ns = 0;
+  };
+  std::string line() const;
+  void print_line(bool final_line);
+
+  std::size_t total_;
+  std::size_t done_ = 0, failures_ = 0, skipped_ = 0;
+  std::map<std::string, KernelTally> kernels_;
+  std::FILE* out_;
+  bool live_;
+  std::chrono::steady_clock::duration interval_;
+  std::chrono::steady_clock::time_point start_, last_print_;
+};
+
+std::string format_ns(double ns);
+
+}  // namespace ks

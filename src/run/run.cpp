@@ -1,0 +1,175 @@
+// One sweep end to end (`kernelsweep run`): every rank plans the sweep, rank 0 opens the outputs (new, --resume or
+// --overwrite), the ranks measure, rank 0 stores.
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "build_info.h"
+#include "run/outputs.h"
+#include "run/run.h"
+#include "run/sweep_loading.h"
+#include "cluster/interruption.h"
+#include "cluster/mpi_world.h"
+#include "cluster/sweep_runner.h"
+#include "cluster/worker_process.h"
+#include "common/clock.h"
+#include "plan/plan.h"
+
+namespace ks {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct OutputPaths {
+  fs::path directory, results_file, documents;
+  std::string format;
+};
+
+OutputPaths output_paths(const SweepSpec& spec, const RunRequest& args) {
+  OutputPaths out;
+  out.directory = args.output_directory.empty() ? fs::path(spec.output.directory) : fs::path(args.output_directory);
+  const std::string file = !args.results_file.empty() ? args.results_file
+                           : !spec.output.results_file.empty() ? spec.output.results_file
+                                                               : spec.name + ".h5";
+  out.results_file = fs::path(file).is_absolute() || !args.results_file.empty() ? fs::path(file) : out.directory / file;
+  out.documents = out.directory / "kernelindex";
+  out.format = args.kernelindex_format.empty() ? spec.output.kernelindex_format : args.kernelindex_format;
+  return out;
+}
+
+std::string joined_command_line(int argc, char** argv) {
+  std::vector<std::string> words(argv, argv + argc);
+  return fmt::format("{}", fmt::join(words, " "));
+}
+
+// Rank 0: the results file to write into, or a one-line reason why not. Fills `passed` on resume.
+std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
+                                        int world_size, const std::string& command_line,
+                                        std::set<std::string>& passed, std::string& problem) {
+  const fs::path& path = paths.results_file;
+  const bool exists = fs::exists(path);
+  if (exists && args.resume) {
+    ResultsFile file = ResultsFile::open_for_append(path);
+    const std::string change = describe_sweep_text_change(file.read_info().sweep_text, sweep.spec.source_text);
+    if (!change.empty()) {
+      problem = fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made "
+                            "with: {}", path.string(), sweep.spec.source_path, change);
+      return std::nullopt;
+    }
+    passed = file.passed_point_ids();
+    file.add_session({iso_utc_now(), world_size, read_host_info().hostname, command_line, build::version, build::git_commit});
+    return file;
+  }
+  if (exists && !args.overwrite) {
+    problem = fmt::format("{}: results file exists; pass --resume to complete it or --overwrite to replace it",
+                          path.string());
+    return std::nullopt;
+  }
+  if (exists) {
+    fs::remove(path);
+    fs::remove_all(paths.documents);
+  }
+  fs::create_directories(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+  RunInfo info;
+  info.sweep_name = sweep.spec.name;
+  info.sweep_path = sweep.spec.source_path;
+  info.sweep_text = sweep.spec.source_text;
+  info.plan_size = static_cast<std::int64_t>(sweep.plan.points.size());
+  info.kernelsweep_version = build::version;
+  info.git_commit = build::git_commit;
+  info.started_at = iso_utc_now();
+  info.world_size = world_size;
+  info.host = read_host_info().hostname;
+  info.command_line = command_line;
+  return ResultsFile::create(path, info);
+}
+
+// The plan without the points already passed, regrouped (a shape's remaining modes stay together).
+Plan without_points(const Plan& plan, const std::set<std::size_t>& skip) {
+  Plan out;
+  for (const Point& p : plan.points)
+    if (!skip.count(p.index)) out.points.push_back(p);
+  out.groups = group_points(out.points);
+  return out;
+}
+
+std::vector<std::size_t> all_groups(const Plan& plan) {
+  std::vector<std::size_t> out(plan.groups.size());
+  for (std::size_t g = 0; g < out.size(); ++g) out[g] = g;
+  return out;
+}
+
+RunOptions run_options(const RunRequest& args, const Registry& registry, const std::vector<std::string>& plugins) {
+  RunOptions o;
+  o.registry = &registry;
+  o.plugins = plugins;
+  o.schedule = args.schedule == "static" ? Schedule::static_round_robin : Schedule::dynamic;
+  o.allow_shared_gpu = args.allow_shared_gpu;
+  o.check = args.check == "none" ? CheckPolicy::none : args.check == "all" ? CheckPolicy::every_mode : CheckPolicy::first_mode;
+  o.executable = current_executable();
+  return o;
+}
+
+}  // namespace
+
+int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** argv) {
+  const std::string command_line = joined_command_line(*argc, *argv);
+  MpiWorld world(argc, argv);
+  const bool root = world.rank() == 0;
+  auto sweep = load_and_plan(args.plan, registry, root);
+  if (!world.all(sweep.has_value())) return kExitBadInput;
+
+  const OutputPaths paths = output_paths(sweep->spec, args);
+  std::optional<RunOutputs> outputs;
+  std::string problem;
+  nlohmann::json skip = nlohmann::json::array();
+  if (root) {
+    try {
+      std::set<std::string> passed;
+      auto file = open_results(*sweep, args, paths, world.size(), command_line, passed, problem);
+      if (file) {
+        for (const Point& p : sweep->plan.points)
+          if (passed.count(p.id)) skip.push_back(p.index);
+        outputs.emplace(registry, std::move(*file), DocumentWriter(paths.documents, paths.format), sweep->spec.protocol,
+                        sweep->plan.points.size() - skip.size(), args.progress_interval_s);
+        if (!skip.empty()) std::cerr << fmt::format("resuming: {} of {} points already passed\n", skip.size(), sweep->plan.points.size());
+      }
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) std::cerr << "kernelsweep: " << problem << "\n";
+  }
+  if (!world.all(problem.empty())) return kExitBadInput;
+  const auto skipped = nlohmann::json::parse(world.broadcast_from_root(skip.dump())).get<std::set<std::size_t>>();
+  const Plan todo = without_points(sweep->plan, skipped);
+
+  try {
+    measure_plan(world, todo, all_groups(todo), sweep->spec.protocol, run_options(args, registry, sweep->plugins),
+                 root ? &*outputs : nullptr);
+  } catch (const Interrupted& e) {
+    if (root) {
+      const std::size_t stored = outputs->save_interrupted();
+      std::cerr << fmt::format("kernelsweep: {}; {} points stored in {}; `kernelsweep run --resume` completes the sweep\n",
+                               e.what(), stored, paths.results_file.string());
+    } else {
+      // Rank 0 saves what it has and then ends the job; give it the time to do so.
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+    }
+    world.abort(kExitFailure);
+  } catch (const RunError& e) {
+    if (root) std::cerr << "kernelsweep: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("kernelsweep: rank {}: {}\n", world.rank(), e.what());
+    world.abort(kExitFailure);
+  }
+  std::size_t not_passed = root ? outputs->finish() : 0;
+  world.barrier();
+  return not_passed == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace ks

@@ -1,0 +1,50 @@
+#pragma once
+// The run stage: a sweep file end to end, and the commands that inspect a sweep or its results.
+// Each takes what the command line said (parsed by src/cli) and the kernel registry, prints what it
+// has to say, and returns the process's exit code.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace ks {
+
+inline constexpr int kExitOk = 0;        // success
+inline constexpr int kExitFailure = 1;   // a run finished with points that did not pass, or an internal error
+inline constexpr int kExitBadInput = 2;  // bad input: sweep file, arguments, an existing results file
+
+struct PlanRequest {
+  std::string sweep_file;
+  std::vector<std::string> plugins;  // --plugin: libraries (paths or names) to load first
+  std::uint64_t max_points = 1'000'000;
+  std::string shard;  // "i/N" or empty
+  bool json = false;
+};
+
+struct RunRequest {
+  PlanRequest plan;
+  std::string output_directory;    // overrides the sweep file's output.directory
+  std::string results_file;        // overrides output.results_file
+  std::string kernelindex_format;  // overrides output.kernelindex_format
+  bool resume = false;
+  bool overwrite = false;
+  std::string schedule = "dynamic";
+  std::string check = "first";     // none, first (first mode of each shape), all
+  bool allow_shared_gpu = false;
+  double progress_interval_s = 10;
+};
+
+// The plugins each command names are loaded into `registry` first.
+// `kernelsweep validate`: "ok: N points", or the sweep file's first error.
+int validate_sweep(const PlanRequest& request, Registry& registry);
+// `kernelsweep plan`: the points, as a table or JSON.
+int print_plan(const PlanRequest& request, Registry& registry);
+// `kernelsweep kernels`: kernels, parameters, modes, implementations, and the plugins they come from.
+int print_kernels(bool json, const std::vector<std::string>& plugins, Registry& registry);
+// `kernelsweep run`, on every rank of the MPI job (argc and argv go to MPI_Init).
+int run_sweep(const RunRequest& request, Registry& registry, int* argc, char*** argv);
+// `kernelsweep status`: what a results file holds.
+int print_status(const std::string& results_file, bool json, Registry& registry);
+
+}  // namespace ks

@@ -1,0 +1,82 @@
+#include "run/sweep_loading.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "config/parse.h"
+#include "plan/plan.h"
+#include "plugins/plugins.h"
+#include "plugins/requested.h"
+
+namespace ks {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Loads the plugins the sweep's text names; one that fails is the sweep file's error at its entry.
+void load_sweep_plugins(const std::string& text, const std::string& path, Registry& registry,
+                        std::vector<std::string>& loaded) {
+  const fs::path folder = fs::path(path).parent_path();
+  for (const PluginReference& plugin : plugin_references(text, path)) {
+    try {
+      const Origin origin = load_plugin(find_plugin(plugin.name, folder.empty() ? fs::path(".") : folder), registry);
+      if (std::find(loaded.begin(), loaded.end(), origin.library) == loaded.end()) loaded.push_back(origin.library);
+    } catch (const PluginError& e) {
+      throw SweepFileError(plugin.where, plugin.key, e.what());
+    }
+  }
+}
+
+std::optional<LoadedSweep> plan_loaded_text(const std::string& text, const PlanRequest& request, Registry& registry,
+                                            std::vector<std::string> plugins, bool print_errors) {
+  try {
+    LoadedSweep out;
+    load_sweep_plugins(text, request.sweep_file, registry, plugins);
+    out.spec = parse_sweep_text(text, request.sweep_file, registry);
+    PlanOptions options;
+    options.max_points = request.max_points;
+    if (!request.shard.empty()) parse_shard(request.shard, options);
+    out.plan = make_plan(out.spec, registry, options);
+    out.plugins = std::move(plugins);
+    return out;
+  } catch (const SweepFileError& e) {
+    if (print_errors) std::cerr << e.what() << "\n";
+  } catch (const PlanError& e) {
+    if (print_errors) std::cerr << request.sweep_file << ": " << e.what() << "\n";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vector<std::string>& named,
+                                                               Registry& registry) {
+  try {
+    return load_requested_plugins(named, registry);
+  } catch (const PluginError& e) {
+    std::cerr << "kernelsweep: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& registry, bool print_errors) {
+  auto plugins = load_plugins_or_say_why(request.plugins, registry);
+  if (!plugins) return std::nullopt;
+  std::string text;
+  try {
+    text = read_sweep_file(request.sweep_file);
+  } catch (const SweepFileError& e) {
+    if (print_errors) std::cerr << e.what() << "\n";
+    return std::nullopt;
+  }
+  return plan_loaded_text(text, request, registry, std::move(*plugins), print_errors);
+}
+
+std::optional<LoadedSweep> plan_text(const std::string& text, const std::string& path, Registry& registry,
+                                     bool print_errors) {
+  PlanRequest request;
+  request.sweep_file = path;
+  return plan_loaded_text(text, request, registry, {}, print_errors);
+}
+
+}  // namespace ks

@@ -1,0 +1,34 @@
+#pragma once
+// Sweep file -> spec and plan, the first step of validate, plan, run and status: the plugins the
+// command line, KERNELSWEEP_PLUGIN_PATH and the sweep file name are loaded into the registry first,
+// since the sweep's kernels may come from them. Problems are printed as one line on standard error;
+// the caller exits with kExitBadInput.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/sweep_spec.h"
+#include "plan/point.h"
+#include "run/run.h"
+
+namespace ks {
+
+struct LoadedSweep {
+  SweepSpec spec;
+  Plan plan;
+  std::vector<std::string> plugins;  // every plugin library loaded for it, in loading order
+};
+
+// The sweep file request.sweep_file, its plugins and request.plugins loaded into `registry`.
+std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& registry, bool print_errors = true);
+// The same from text already read (status re-plans the text stored in a results file); its plugins
+// are found relative to the folder of `path`.
+std::optional<LoadedSweep> plan_text(const std::string& text, const std::string& path, Registry& registry,
+                                     bool print_errors = true);
+
+// Loads the plugins of KERNELSWEEP_PLUGIN_PATH and `named`; prints the problem and returns nothing when
+// one fails.
+std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vector<std::string>& named,
+                                                               Registry& registry);
+
+}  // namespace ks

@@ -1,0 +1,23 @@
+#pragma once
+// A row of /runs: a RunRecord as the cluster stage made it, the documents it cites (by digest), and
+// where its raw samples lie in /samples.
+#include <cstdint>
+#include <string>
+
+#include "cluster/run_record.h"
+
+namespace ks {
+
+// The four documents a run cites, by digest ("sha256:…"): what the run's figures are comparable by.
+struct Citations {
+  std::string protocol_digest, environment_digest, workload_digest, implementation_digest;
+};
+
+struct StoredRun : RunRecord {
+  StoredRun() = default;
+  StoredRun(RunRecord record, Citations citations) : RunRecord(std::move(record)), cited(std::move(citations)) {}
+  Citations cited;
+  std::uint64_t samples_offset = 0, samples_count = 0;  // set by ResultsFile::append
+};
+
+}  // namespace ks

@@ -82,6 +82,8 @@ int main(int argc, char** argv, Registry& registry) {
   auto* status = app.add_subcommand("status", "what a results file holds: counts by status, points still missing");
   status->add_option("results_file", status_file, "the HDF5 results file")->required();
   status->add_flag("--json", status_json, "print as JSON");
+  std::vector<std::string> status_plugins;
+  add_plugin_option(*status, status_plugins);
 
   try {
     app.parse(argc, argv);
@@ -96,7 +98,7 @@ int main(int argc, char** argv, Registry& registry) {
     if (*kernels) return print_kernels(kernels_json, kernels_plugins, registry);
     if (*run) return run_sweep(run_args, registry, &argc, &argv);
     if (*worker) return run_worker(worker_args, registry);
-    if (*status) return print_status(status_file, status_json, registry);
+    if (*status) return print_status(status_file, status_json, status_plugins, registry);
   } catch (const std::exception& e) {
     std::cerr << "kernelsweep: " << e.what() << "\n";
     return kExitFailure;

@@ -44,7 +44,8 @@ int print_plan(const PlanRequest& request, Registry& registry);
 int print_kernels(bool json, const std::vector<std::string>& plugins, Registry& registry);
 // `kernelsweep run`, on every rank of the MPI job (argc and argv go to MPI_Init).
 int run_sweep(const RunRequest& request, Registry& registry, int* argc, char*** argv);
-// `kernelsweep status`: what a results file holds.
-int print_status(const std::string& results_file, bool json, Registry& registry);
+// `kernelsweep status`: what a results file holds (its sweep re-planned with the plugins it names).
+int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,
+                 Registry& registry);
 
 }  // namespace ks

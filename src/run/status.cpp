@@ -9,7 +9,9 @@
 
 namespace ks {
 
-int print_status(const std::string& results_file, bool json, Registry& registry) {
+int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,
+                 Registry& registry) {
+  if (!load_plugins_or_say_why(plugins, registry)) return kExitBadInput;
   const ResultsFile file = ResultsFile::open_read_only(results_file);
   const RunInfo info = file.read_info();
   std::vector<std::string> planned;

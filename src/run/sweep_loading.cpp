@@ -1,5 +1,6 @@
 #include "run/sweep_loading.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 

@@ -51,21 +51,6 @@ fs::path installed_plugin_folder() {
   return (fs::path(KS_INSTALL_PREFIX) / KS_INSTALL_PLUGINDIR).lexically_normal();
 }
 
-// The folders of KERNELSWEEP_PLUGIN_PATH, in order; empty entries are skipped.
-std::vector<fs::path> path_variable_folders() {
-  std::vector<fs::path> folders;
-  const char* value = std::getenv(kPathVariable);
-  if (!value) return folders;
-  std::string_view rest(value);
-  while (!rest.empty()) {
-    const std::size_t colon = rest.find(':');
-    const std::string_view folder = rest.substr(0, colon);
-    if (!folder.empty()) folders.emplace_back(folder);
-    rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
-  }
-  return folders;
-}
-
 bool names_a_path(const std::string& path_or_name) {
   return path_or_name.find('/') != std::string::npos || path_or_name.ends_with(".so");
 }
@@ -136,6 +121,21 @@ std::string why_refused(const PluginEntry& entry, const Registry& registry, cons
 
 }  // namespace
 
+std::vector<fs::path> plugin_path_entries() {
+  std::vector<fs::path> folders;
+  const char* value = std::getenv(kPathVariable);
+  if (!value) return folders;
+  std::string_view rest(value);
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string_view folder = rest.substr(0, colon);
+    if (!folder.empty()) folders.emplace_back(folder);
+    rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+  }
+  return folders;
+}
+
+
 fs::path find_plugin(const std::string& path_or_name, const fs::path& base) {
   if (path_or_name.empty())
     throw PluginError("a plugin is named by an empty string: give its name (axpy) or the path of its library");
@@ -147,7 +147,7 @@ fs::path find_plugin(const std::string& path_or_name, const fs::path& base) {
     return library;
   }
 
-  const std::vector<fs::path> listed = path_variable_folders();
+  const std::vector<fs::path> listed = plugin_path_entries();
   const fs::path installed = installed_plugin_folder();
   std::vector<fs::path> folders = listed;
   folders.push_back(installed);

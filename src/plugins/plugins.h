@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/kernel.h"
 
@@ -18,6 +19,9 @@ class PluginError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The entries of KERNELSWEEP_PLUGIN_PATH (colon-separated), in order; empty ones are skipped.
+std::vector<std::filesystem::path> plugin_path_entries();
 
 // The library a sweep file or the command line names. A path (it contains '/' or ends in .so) is
 // taken relative to `base` (the sweep file's folder, or the working directory for the command line)

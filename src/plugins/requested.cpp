@@ -1,9 +1,7 @@
 #include "plugins/requested.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 #include "plugins/plugins.h"
 
@@ -30,15 +28,11 @@ std::vector<std::string> load_requested_plugins(const std::vector<std::string>& 
     const Origin origin = load_plugin(library, registry);
     if (std::find(loaded.begin(), loaded.end(), origin.library) == loaded.end()) loaded.push_back(origin.library);
   };
-  if (const char* path = std::getenv("KERNELSWEEP_PLUGIN_PATH")) {
-    std::istringstream entries(path);
-    for (std::string entry; std::getline(entries, entry, ':');) {
-      if (entry.empty()) continue;
-      if (fs::is_directory(entry))
-        for (const fs::path& library : libraries_in(entry)) load(library);
-      else
-        load(find_plugin(entry, fs::current_path()));
-    }
+  for (const fs::path& entry : plugin_path_entries()) {
+    if (fs::is_directory(entry))
+      for (const fs::path& library : libraries_in(entry)) load(library);
+    else
+      load(find_plugin(entry.string(), fs::current_path()));
   }
   for (const std::string& name : named) load(find_plugin(name, fs::current_path()));
   return loaded;

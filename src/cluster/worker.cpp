@@ -33,7 +33,6 @@ class InstanceCache {
       instance_ = kernel.instantiate(point.implementation, point.params);
       key_ = key;
     }
-    memory_.sample();
     return *instance_;
   }
   void drop() {
@@ -116,7 +115,7 @@ class Worker {
       if (on_gpu) reserve_timer(protocol);  // before the memory baseline: the flush buffer is not the point's
       Instance& instance = cache_.get(kernel, point, on_gpu);
       DeviceMemoryPeak& memory = cache_.memory();
-      memory.reset_peak();
+      memory.reset_peak();  // this mode's peak: from the instance as set up (or as the last mode left it)
       memory.sample();
       const BoundMode mode = kernel.bind(instance, point.mode);
       memory.sample();

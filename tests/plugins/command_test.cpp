@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 
@@ -110,6 +111,24 @@ TEST(PluginCommands, WorkersLoadThePluginsOfTheirRank) {
     else
       EXPECT_EQ(implementation.at("plugin").at("name"), "ks_test_plugin_good");
   }
+}
+
+// A plugin's kernel that aborts costs its point only, as any kernel's: the worker dies, the point is
+// recorded as crashed, a fresh worker takes the next one.
+TEST(PluginCommands, APluginThatCrashesCostsOnlyItsPoint) {
+  const fs::path dir = ks::testing::fresh_directory("plugin-commands-crash");
+  ks::testing::write_file(dir / "sweep.yaml",
+                          fmt::format("name: misbehaving\nplugins: [{}]\nkernels:\n  - kernel: test_plugin_misbehaving\n"
+                                      "    grid:\n      action: [none, abort, throw, none]\n",
+                                      KS_TEST_PLUGIN_MISBEHAVING));
+  const auto swept = run_shell(fmt::format("cd {} && {} -np 2 --oversubscribe {} run sweep.yaml --output-dir out",
+                                           dir.string(), KS_MPIEXEC, KS_CLI));
+  EXPECT_EQ(swept.exit_code, 1) << swept.output;  // some points did not pass
+  std::map<std::string, std::string> status_by_action;
+  for (const auto& row : ks::ResultsFile::open_read_only(dir / "out" / "misbehaving.h5").read_runs())
+    status_by_action[nlohmann::json::parse(row.params_json).at("action")] = row.status;
+  EXPECT_EQ(status_by_action, (std::map<std::string, std::string>{{"none", "passed"}, {"abort", "crashed"},
+                                                                   {"throw", "error"}}));
 }
 
 }  // namespace

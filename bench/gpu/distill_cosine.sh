@@ -50,10 +50,8 @@ if [[ ${SWEEP:-1} != 0 ]]; then
   grep -vE "^progress|pmix|Perhaps a missing|dlopen" "$out/liger-distill-cosine.run.txt" | tail -8
   "$build/kernelsweep" status "$sweep_out/liger-distill-cosine.h5"
   echo "documents: $(find "$sweep_out/kernelindex" -type f | wc -l) files"
-  if [[ -x $build/bench/bench_results_table ]]; then
-    echo "== full pass: median and peak memory per point"
-    "$build/bench/bench_results_table" "$sweep_out/liger-distill-cosine.h5" "/full "
-  fi
+  echo "== full pass: median and peak memory per point"
+  "$build/kernelsweep" show "$sweep_out/liger-distill-cosine.h5" --where mode=full
   gpu_state
 fi
 exit "$rc"

@@ -94,9 +94,10 @@ inline FusedPlan fused_plan(const Problem& p, const FusedOptions& options) {
 std::unique_ptr<Instance> make_fused_instance(const Problem& p, const FusedOptions& options = {});
 std::unique_ptr<Instance> make_naive_instance(const Problem& p);
 
-// The floor: the four matrix products of a full pass (s, t, dXs, dWs), unchunked, with cuBLASLt on
-// the same inputs and dtypes as the fused implementation. Bound to any mode, it runs them back to
-// back; its check compares nothing.
+// The floor (implementation gemm_floor): the matrix products of a pass, unchunked, with cuBLASLt on
+// the same inputs and dtypes as the fused implementation: the logits s and t, and for forward and
+// full the gradients dXs and dWs too, back to back. Backward has none (binding it throws); its check
+// compares nothing.
 std::unique_ptr<Instance> make_gemm_floor_instance(const Problem& p);
 
 // The fused implementation's row kernel alone (the part of a pass that is not a product), for

@@ -414,15 +414,21 @@ class GemmFloorInstance final : public Instance {
     stream_.synchronize();
   }
 
-  BoundMode bind(const std::string&) override {
-    return {[this] {
+  // forward and full make the logits and, in the same pass, the gradients (four products);
+  // no-grad-forward makes the logits alone (two); backward only scales the stored gradients.
+  BoundMode bind(const std::string& mode) override {
+    if (mode == "backward")
+      throw std::invalid_argument("gemm_floor: backward multiplies no matrices (it scales the stored gradients)");
+    const bool gradients = mode != "no-grad-forward";
+    return {[this, gradients] {
               student_->run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
               teacher_->run(in_.wt, in_.xt, t_, 0.0f, nullptr, workspace_, stream_);
+              if (!gradients) return;
               // The student logits stand in for dL/ds: same shape and dtype, and not zeros.
               grad_x_->run(in_.ws, s_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
               grad_w_->run(in_.xs, s_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
             },
-            [] { return CheckResult{true, "the GEMM floor computes no loss"}; }};
+            [] { return CheckResult{true, "the GEMM floor computes no loss: nothing to compare"}; }};
   }
   std::size_t device_bytes() const override { return memory_.total_bytes(); }
   void* stream() const override { return stream_.get(); }
@@ -457,6 +463,10 @@ std::unique_ptr<Instance> make_gemm_floor_instance(const Problem& p) {
 }
 
 }  // namespace ks::distill
+
+KS_IMPLEMENTATION(distill_cosine_loss, gemm_floor, cuda, "the mode's matrix products alone, cuBLASLt: the floor") {
+  return ks::distill::make_gemm_floor_instance(ks::distill::Problem(params));
+}
 
 KS_IMPLEMENTATION(distill_cosine_loss, fused, cuda, "chunked over tokens, cuBLASLt products and one fused row kernel") {
   return ks::distill::make_fused_instance(ks::distill::Problem(params));

@@ -8,6 +8,7 @@
 #include "build_info.h"
 #include "cluster/worker.h"
 #include "kernels/kernel.h"
+#include "report/commands.h"
 #include "run/run.h"
 
 namespace ks::cli {
@@ -85,6 +86,55 @@ int main(int argc, char** argv, Registry& registry) {
   std::vector<std::string> status_plugins;
   add_plugin_option(*status, status_plugins);
 
+  ShowRequest show_args;
+  auto* show = app.add_subcommand("show", "the points of results files as a table: parameters, times, rates, status");
+  show->add_option("files", show_args.files, "results files (HDF5)")->required();
+  show->add_option("--where", show_args.where, "keep the points that match: KEY OP VALUE[|VALUE...], joined by , or and");
+  show->add_option("--columns", show_args.columns, "the columns to print, in order (comma-separated)")->delimiter(',');
+  show->add_option("--format", show_args.format, "table, md, csv or json")
+      ->check(CLI::IsMember({"table", "md", "csv", "json"}))->capture_default_str();
+
+  MergeRequest merge_args;
+  auto* merge = app.add_subcommand("merge", "one results file from the shards, array tasks or resumed jobs of one sweep");
+  merge->add_option("inputs", merge_args.inputs, "the results files to merge")->required();
+  merge->add_option("-o,--output", merge_args.output, "the merged results file")->required();
+  merge->add_flag("--overwrite", merge_args.overwrite, "replace an existing output file");
+  add_plugin_option(*merge, merge_args.plugins);
+
+  ReportRequest report_args;
+  auto* report = app.add_subcommand("report", "an HTML and markdown report with tables and plots");
+  report->add_option("files", report_args.files, "results files (HDF5)")->required();
+  report->add_option("-o,--output-dir", report_args.output_directory, "where index.html and report.md go")->required();
+  report->add_option("--baseline", report_args.baseline, "the implementation speed-ups are measured against");
+  report->add_option("--reference", report_args.reference,
+                     "the implementation each point is a fraction of (its median / the point's median)");
+  report->add_option("--where", report_args.where, "keep the points that match (as show --where)");
+
+  CompareRequest compare_args;
+  auto* compare = app.add_subcommand("compare", "each point of NEW against BASE: same, faster, slower or unclear");
+  compare->add_option("base", compare_args.base, "the baseline results file")->required();
+  compare->add_option("new", compare_args.next, "the results file to judge")->required();
+  compare->add_option("--where", compare_args.where, "keep the points that match (as show --where)");
+  compare->add_option("--format", compare_args.format, "table, md or json")
+      ->check(CLI::IsMember({"table", "md", "json"}))->capture_default_str();
+  compare->add_option("--fail-above", compare_args.fail_above_percent,
+                      "exit with 1 when a point is slower by more than PCT percent (and not unclear)");
+  compare->add_option("--threshold", compare_args.threshold_percent,
+                      "T: a point is same when its interval lies within ±T percent, faster or slower beyond it")
+      ->capture_default_str();
+
+  ImportRequest import_args;
+  auto* import = app.add_subcommand("import", "another tool's benchmark results into a results file and documents");
+  import->add_option("tool", import_args.tool, "the tool the file comes from: liger")
+      ->required()->check(CLI::IsMember({"liger"}));
+  import->add_option("input", import_args.input, "the tool's file (liger: its benchmark CSV)")->required();
+  import->add_option("-o,--output", import_args.output, "the results file to write")->required();
+  import->add_option("--documents", import_args.documents_directory, "where the kernelindex documents go "
+                     "(default: the output's folder/kernelindex)");
+  import->add_option("--kernelindex-format", import_args.kernelindex_format, "json (a file per run) or jsonl (one file)")
+      ->check(CLI::IsMember({"json", "jsonl"}))->capture_default_str();
+  import->add_flag("--overwrite", import_args.overwrite, "replace an existing output file");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -99,6 +149,11 @@ int main(int argc, char** argv, Registry& registry) {
     if (*run) return run_sweep(run_args, registry, &argc, &argv);
     if (*worker) return run_worker(worker_args, registry);
     if (*status) return print_status(status_file, status_json, status_plugins, registry);
+    if (*show) return show_results(show_args);
+    if (*merge) return merge_results(merge_args, registry);
+    if (*report) return write_report(report_args);
+    if (*compare) return compare_results(compare_args);
+    if (*import) return import_results(import_args);
   } catch (const std::exception& e) {
     std::cerr << "kernelsweep: " << e.what() << "\n";
     return kExitFailure;

@@ -5,6 +5,7 @@
 // line only read it. Its fields are declared once, in run_record_fields(): the results file's /runs
 // columns, the worker's and the ranks' messages and the documents' metrics are made from that list.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ namespace ks {
 // skipped: not run here (a cuda implementation on a rank without a GPU), with the reason.
 inline constexpr const char* kStatuses[] = {"passed", "failed", "error", "crashed", "timeout", "skipped"};
 
+// A figure that was not measured (a point that crashed, timed out, was skipped or failed before it
+// was timed): NaN, never 0, so that an average or a plot cannot take it for a measurement.
+inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
 struct RunRecord {
   std::string point_id;
   std::string kernel, implementation, mode;
@@ -34,10 +39,10 @@ struct RunRecord {
   std::string gpu_uuid;         // empty on a CPU rank
   std::string started_at;       // UTC, ISO 8601 with milliseconds: 2026-11-30T12:00:00.000Z
   std::string ended_at;
-  std::int64_t n_warmup = 0, n_repeat = 0;
-  Statistics stats;
-  double flops = 0, bytes = 0;
-  double tflops = 0, gbps = 0;  // from the median
+  std::int64_t n_warmup = 0, n_repeat = 0;  // 0: the point was not timed
+  Statistics stats{kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured};
+  double flops = kNotMeasured, bytes = kNotMeasured;
+  double tflops = kNotMeasured, gbps = kNotMeasured;  // from the median
   std::uint64_t device_peak_bytes = 0;
   std::vector<double> samples_ns;  // the raw samples (in /samples, not a /runs column)
 };
@@ -77,7 +82,8 @@ std::vector<Field<R>> run_record_fields() {
 }
 
 // Every field, and the samples as "samples_ns": how records travel from a worker to its rank and
-// from a rank to rank 0. run_record_from_json throws std::runtime_error naming a missing field.
+// from a rank to rank 0 (a figure not measured as null). run_record_from_json throws
+// std::runtime_error naming a missing field.
 nlohmann::json to_json(const RunRecord& record);
 RunRecord run_record_from_json(const nlohmann::json& json);
 

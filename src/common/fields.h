@@ -2,7 +2,9 @@
 // A record's fields described once, as data: each field's name, where its value lives, and whether
 // it is a figure of the measurement. Tables in the results file, JSON messages and documents are all
 // made from such a list, so a field added to the list reaches every one of them.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -38,11 +40,20 @@ void for_each_field(const Record& record, const std::vector<Field<Record>>& fiel
     std::visit([&](auto access) { visit(field, std::as_const(access(mutable_record))); }, field.access);
 }
 
-// {name: value, ...} of every field.
+// {name: value, ...} of every field; a non-finite number (a figure not measured) as null, JSON having
+// no NaN.
 template <class Record>
 nlohmann::json fields_to_json(const Record& record, const std::vector<Field<Record>>& fields) {
   nlohmann::json out = nlohmann::json::object();
-  for_each_field(record, fields, [&](const Field<Record>& field, const auto& value) { out[field.name] = value; });
+  for_each_field(record, fields, [&](const Field<Record>& field, const auto& value) {
+    if constexpr (std::is_floating_point_v<std::decay_t<decltype(value)>>) {
+      if (!std::isfinite(value)) {
+        out[field.name] = nullptr;
+        return;
+      }
+    }
+    out[field.name] = value;
+  });
   return out;
 }
 
@@ -56,8 +67,15 @@ void fields_from_json(const nlohmann::json& json, Record& record, const std::vec
     std::visit(
         [&](auto access) {
           auto& target = access(record);
+          using Value = std::remove_reference_t<decltype(target)>;
+          if constexpr (std::is_floating_point_v<Value>) {
+            if (found->is_null()) {  // written for a non-finite number
+              target = std::numeric_limits<Value>::quiet_NaN();
+              return;
+            }
+          }
           try {
-            target = found->template get<std::remove_reference_t<decltype(target)>>();
+            target = found->template get<Value>();
           } catch (const nlohmann::json::exception&) {
             throw std::runtime_error("field " + field.name + " has the wrong type: " + found->dump());
           }

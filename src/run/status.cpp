@@ -3,11 +3,67 @@
 
 #include <fmt/format.h>
 
+#include "report/view.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
 #include "store/summary.h"
 
 namespace ks {
+namespace {
+
+// How many points that did not pass the text lists (--json lists them all), and how wide a message.
+constexpr std::size_t kNotPassedListed = 20;
+constexpr std::size_t kMessageWidth = 100;
+
+std::string first_line_cut(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.size() > kMessageWidth) {
+    std::size_t cut = kMessageWidth - 3;
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    line = line.substr(0, cut) + "...";
+  }
+  return line;
+}
+
+// The points whose latest row is failed, error, crashed or timeout, in the order they first appear.
+std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::string& label) {
+  std::vector<ViewRow> view = current_view(file, label);
+  std::erase_if(view, [](const ViewRow& row) { return row.run.status == "passed" || row.run.status == "skipped"; });
+  return view;
+}
+
+// M=256 dtype=fp32 ...: a point's parameters, shorter than their JSON.
+std::string parameters_text(const nlohmann::json& params) {
+  std::string text;
+  for (const auto& item : params.items()) {
+    if (!text.empty()) text += ' ';
+    text += item.key() + '=' + (item.value().is_string() ? item.value().get<std::string>() : item.value().dump());
+  }
+  return text;
+}
+
+nlohmann::json not_passed_json(const std::vector<ViewRow>& rows) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ViewRow& row : rows)
+    list.push_back({{"point_id", row.run.point_id}, {"kernel", row.run.kernel},
+                    {"implementation", row.run.implementation}, {"mode", row.run.mode}, {"params", row.params},
+                    {"status", row.run.status}, {"message", first_line_cut(row.run.message)}});
+  return list;
+}
+
+void print_not_passed(const std::vector<ViewRow>& rows, const std::string& results_file) {
+  std::cout << fmt::format("not passed: {} points (failed, error, crashed or timeout)\n", rows.size());
+  for (std::size_t i = 0; i < rows.size() && i < kNotPassedListed; ++i) {
+    const RunRecord& run = rows[i].run;
+    std::cout << fmt::format("  {:<8} {}/{}/{} {}: {}\n", run.status, run.kernel, run.implementation, run.mode,
+                             parameters_text(rows[i].params), first_line_cut(run.message));
+  }
+  if (rows.size() > kNotPassedListed)
+    std::cout << fmt::format("  ... and {} more: kernelsweep show {} --where 'status!=passed|skipped'\n",
+                             rows.size() - kNotPassedListed, results_file);
+}
+
+}  // namespace
 
 int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,
                  Registry& registry) {
@@ -18,11 +74,13 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   if (auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, false))
     for (const Point& p : sweep->plan.points) planned.push_back(p.id);
   const ResultsSummary s = summarise_results(file, planned);
+  const std::vector<ViewRow> not_passed = points_not_passed(file, results_file);
   if (json) {
     nlohmann::json out = {{"file", results_file}, {"sweep", info.sweep_name}, {"plan_size", info.plan_size},
                           {"started_at", info.started_at}, {"ended_at", info.ended_at}, {"rows", s.rows},
                           {"samples", s.samples}, {"sessions", s.sessions}, {"points_by_status", s.points_by_status},
-                          {"missing", s.missing_point_ids}, {"unplanned", s.unplanned_point_ids}};
+                          {"missing", s.missing_point_ids}, {"unplanned", s.unplanned_point_ids},
+                          {"not_passed", not_passed_json(not_passed)}};
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
@@ -35,6 +93,7 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   std::cout << fmt::format("missing: {} points of the plan have no row", s.missing_point_ids.size());
   std::cout << (s.missing_point_ids.empty() ? "\n" : " (kernelsweep run --resume completes them)\n");
   for (std::size_t i = 0; i < s.missing_point_ids.size() && i < 10; ++i) std::cout << "  " << s.missing_point_ids[i] << "\n";
+  print_not_passed(not_passed, results_file);
   return kExitOk;
 }
 

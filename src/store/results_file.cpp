@@ -285,6 +285,11 @@ ResultsFile::Impl& ResultsFile::impl() const {
 const std::filesystem::path& ResultsFile::path() const { return impl().path; }
 
 ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo& info) {
+  return create(path, info, {first_session(info)});
+}
+
+ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo& info,
+                                const std::vector<SessionInfo>& sessions) {
   if (std::filesystem::exists(path)) {
     throw ResultsFileError("refusing to create results file " + path.string() + ": it already exists");
   }
@@ -295,8 +300,8 @@ ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo
         h5::own_file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "creating the HDF5 file");
     write_root_attributes(file.get(), info);
     auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create);
-    SessionInfo session = first_session(info);
-    impl->sessions->append(std::span(&session, 1), impl->sessions_layout);
+    std::vector<SessionInfo> rows = sessions;
+    impl->sessions->append(std::span(rows), impl->sessions_layout);
     // Until its first flush the file on disk is a bare superblock that no reader opens: make the
     // empty layout durable now, so a writer killed before its first batch leaves a resumable file.
     h5::check_status(H5Fflush(impl->id(), H5F_SCOPE_GLOBAL), "flushing the new file");
@@ -408,6 +413,17 @@ std::vector<StoredRun> ResultsFile::read_runs() const {
   return guarded(self.path, "reading /runs", [&] { return self.runs->read_all(self.runs_layout); });
 }
 
+std::vector<StoredRun> ResultsFile::read_runs(std::uint64_t first, std::uint64_t count) const {
+  Impl& self = impl();
+  return guarded(self.path, "reading /runs", [&] {
+    if (first > self.runs->size() || count > self.runs->size() - first) {
+      throw ResultsFileError("rows " + std::to_string(first) + " to " + std::to_string(first + count) +
+                             " asked, the table has " + std::to_string(self.runs->size()));
+    }
+    return self.runs->read(self.runs_layout, first, count);
+  });
+}
+
 std::vector<double> ResultsFile::read_samples(std::uint64_t offset, std::uint64_t count) const {
   Impl& self = impl();
   return guarded(self.path, "reading /samples", [&] {
@@ -464,12 +480,19 @@ std::uint64_t ResultsFile::sample_count() const { return impl().samples->size();
 
 std::string describe_sweep_text_change(std::string_view stored, std::string_view given) {
   if (stored == given) return "";
-  const std::vector<std::string> old_lines = split_lines(stored), new_lines = split_lines(given);
-  std::size_t first = 0;
-  while (first < old_lines.size() && first < new_lines.size() && old_lines[first] == new_lines[first]) ++first;
-  return "line " + std::to_string(first + 1) + ": the results file's sweep has " + quoted_line(old_lines, first) +
-         ", the sweep file has " + quoted_line(new_lines, first) + " (" + std::to_string(old_lines.size()) +
-         " lines stored, " + std::to_string(new_lines.size()) + " given)";
+  return describe_first_differing_line(stored, given, "the results file's sweep", "the sweep file") + " (" +
+         std::to_string(split_lines(stored).size()) + " lines stored, " + std::to_string(split_lines(given).size()) +
+         " given)";
+}
+
+std::string describe_first_differing_line(std::string_view first_text, std::string_view second_text,
+                                          std::string_view first_label, std::string_view second_label) {
+  if (first_text == second_text) return "";
+  const std::vector<std::string> first_lines = split_lines(first_text), second_lines = split_lines(second_text);
+  std::size_t line = 0;
+  while (line < first_lines.size() && line < second_lines.size() && first_lines[line] == second_lines[line]) ++line;
+  return "line " + std::to_string(line + 1) + ": " + std::string(first_label) + " has " +
+         quoted_line(first_lines, line) + ", " + std::string(second_label) + " has " + quoted_line(second_lines, line);
 }
 
 }  // namespace ks

@@ -74,6 +74,10 @@ class ResultsFile {
   // Creates the file and its (empty) tables, writes the root attributes and the first /sessions row.
   // Throws ResultsFileError when `path` exists: the caller decides between --resume and --overwrite.
   static ResultsFile create(const std::filesystem::path& path, const RunInfo& info);
+  // The same, with `sessions` as the /sessions rows in place of the one made from `info`: a merged
+  // file lists the sessions of the files it was made from.
+  static ResultsFile create(const std::filesystem::path& path, const RunInfo& info,
+                            const std::vector<SessionInfo>& sessions);
   // Reopens an existing file to append to its tables (--resume). Clears ended_at until finish().
   static ResultsFile open_for_append(const std::filesystem::path& path);
   // Opens for reading only (status, reports, tests). Without HDF5 file locking, so it also reads a
@@ -104,6 +108,8 @@ class ResultsFile {
   // Reading works on any open file (also one being appended to).
   RunInfo read_info() const;
   std::vector<StoredRun> read_runs() const;  // every row, without samples_ns
+  // Rows [first, first + count) of /runs, without samples_ns: a large file read a batch at a time.
+  std::vector<StoredRun> read_runs(std::uint64_t first, std::uint64_t count) const;
   std::vector<double> read_samples(std::uint64_t offset, std::uint64_t count) const;
   std::vector<DigestedDocument> read_environments() const;
   std::vector<DigestedDocument> read_protocols() const;
@@ -126,5 +132,9 @@ class ResultsFile {
 // Empty when the texts are equal; otherwise what changed, for --resume's refusal, such as
 // "line 7: the results file has `  n: [1, 2]`, the sweep file has `  n: [1, 2, 4]` (2 lines differ)".
 std::string describe_sweep_text_change(std::string_view stored, std::string_view given);
+// Empty when the texts are equal; otherwise their first differing line, each text named by its
+// label, such as "line 7: a.h5 has `  n: [1, 2]`, b.h5 has `  n: [1, 2, 4]`" (merge's refusal).
+std::string describe_first_differing_line(std::string_view first, std::string_view second,
+                                          std::string_view first_label, std::string_view second_label);
 
 }  // namespace ks

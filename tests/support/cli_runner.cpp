@@ -1,11 +1,15 @@
 #include "support/cli_runner.h"
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -30,8 +34,33 @@ std::string mpirun_test_cli(int ranks, const std::string& args) {
   return fmt::format("{} -np {} --oversubscribe {} {}", KS_MPIEXEC, ranks, KS_TEST_CLI, args);
 }
 
+CommandOutput run_command(const std::string& command) {
+  char errors_path[] = "/tmp/kernelsweep-test-stderr-XXXXXX";
+  const int errors_fd = ::mkstemp(errors_path);
+  if (errors_fd < 0) throw std::runtime_error("mkstemp failed for the stderr of: " + command);
+  ::close(errors_fd);
+  const CommandResult run = run_shell(fmt::format("{{ {{ {} ; }} 2>{} ; }}", command, errors_path));
+  CommandOutput result{run.exit_code, run.output, ""};
+  std::ifstream errors(errors_path);
+  std::stringstream text;
+  text << errors.rdbuf();
+  result.err = text.str();
+  std::filesystem::remove(errors_path);
+  return result;
+}
+
+// Tests of one suite may run at once in separate processes (ctest -j): each process gets its own
+// folder, test-output/NAME/PID, and clears the folders of processes that are gone.
 std::filesystem::path fresh_directory(const std::string& name) {
-  const auto dir = std::filesystem::path(KS_BINARY_DIR) / "test-output" / name;
+  const auto parent = std::filesystem::path(KS_BINARY_DIR) / "test-output" / name;
+  std::filesystem::create_directories(parent);
+  for (const auto& entry : std::filesystem::directory_iterator(parent)) {
+    const std::string leaf = entry.path().filename().string();
+    const bool owned_by_a_process = !leaf.empty() && leaf.find_first_not_of("0123456789") == std::string::npos;
+    const bool process_is_gone = owned_by_a_process && ::kill(std::stoi(leaf), 0) != 0 && errno == ESRCH;
+    if (!owned_by_a_process || process_is_gone) std::filesystem::remove_all(entry.path());
+  }
+  const auto dir = parent / std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

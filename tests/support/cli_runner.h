@@ -13,10 +13,19 @@ struct CommandResult {
 // Runs a shell command, capturing its output; mpirun is allowed to run as root.
 CommandResult run_shell(const std::string& command);
 
+struct CommandOutput {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs a shell command, capturing its stdout and its stderr apart.
+CommandOutput run_command(const std::string& command);
+
 // "mpirun -np N --oversubscribe <kernelsweep-test> ARGS"
 std::string mpirun_test_cli(int ranks, const std::string& args);
 
-// A fresh, empty folder under the build tree for one test.
+// A fresh, empty folder under the build tree for one test process.
 std::filesystem::path fresh_directory(const std::string& name);
 
 void write_file(const std::filesystem::path& path, const std::string& text);

@@ -1,0 +1,66 @@
+#pragma once
+// The offline commands: from results files to tables, merged files, reports, regression verdicts,
+// and other tools' results imported. Each prints what it has to say and returns the exit code
+// (run/run.h: kExitOk, kExitFailure, kExitBadInput). None needs MPI or a GPU.
+#include <string>
+#include <vector>
+
+namespace ks {
+
+class Registry;
+
+// `kernelsweep show FILE.h5...`: the current view as a table (parameters as columns, median and
+// p20–p80, TFLOP/s or GB/s, memory, status, message).
+struct ShowRequest {
+  std::vector<std::string> files;
+  std::string where;                 // --where EXPR (report/filter.h)
+  std::vector<std::string> columns;  // --columns: the columns to print, in order; empty: the default set
+  std::string format = "table";      // table, md, csv, json
+};
+int show_results(const ShowRequest& request);
+
+// `kernelsweep merge A.h5 B.h5 ... -o ALL.h5`: one results file from shards, array tasks or resumed
+// jobs of one sweep.
+struct MergeRequest {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool overwrite = false;
+  std::vector<std::string> plugins;  // --plugin: loaded before the sweep is re-planned (its plan_size)
+};
+int merge_results(const MergeRequest& request);  // the built-in kernels only
+// The sweep is re-planned with the kernels of `registry` (and the plugins the request names).
+int merge_results(const MergeRequest& request, Registry& registry);
+
+// `kernelsweep report FILE.h5... -o DIR`: DIR/index.html and DIR/report.md with tables and plots.
+struct ReportRequest {
+  std::vector<std::string> files;
+  std::string output_directory;
+  std::string baseline;  // --baseline IMPLEMENTATION: speed-ups are against it
+  std::string reference;  // --reference IMPLEMENTATION: each point's fraction of its speed
+  std::string where;
+};
+int write_report(const ReportRequest& request);
+
+// `kernelsweep compare BASE.h5 NEW.h5`: each point same, faster, slower or unclear.
+struct CompareRequest {
+  std::string base, next;
+  std::string where;
+  std::string format = "table";  // table, md, json
+  double fail_above_percent = -1;  // --fail-above PCT; negative: never fail
+  double threshold_percent = 5;    // --threshold T: changes within ±T% count as none (docs/compare.md)
+};
+int compare_results(const CompareRequest& request);
+
+// `kernelsweep import liger CSV -o FILE.h5`: another tool's benchmark results into a results file and
+// kernelindex documents.
+struct ImportRequest {
+  std::string tool;    // liger
+  std::string input;   // the tool's file
+  std::string output;  // the results file to write
+  std::string documents_directory;  // default: FILE's folder/kernelindex
+  std::string kernelindex_format = "json";
+  bool overwrite = false;
+};
+int import_results(const ImportRequest& request);
+
+}  // namespace ks

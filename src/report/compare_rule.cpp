@@ -1,0 +1,188 @@
+#include "report/compare_rule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "measure/do_bench.h"
+
+namespace ks {
+namespace {
+
+// Order-statistic probabilities below this, at either end, are left out of a window (their mass
+// goes to the window's end values): far below what a 99% or even a 99.99% interval looks at.
+constexpr double kTailMass = 1e-14;
+
+// P(X >= m) for X ~ Binomial(n, p), 0 < p < 1, summed from the side where the terms fall away
+// from m, so that only the terms that matter are visited (about 9 standard deviations of them).
+double binomial_upper_tail(std::size_t n, double p, std::size_t m) {
+  if (m == 0) return 1;
+  if (m > n) return 0;
+  const double nn = static_cast<double>(n);
+  const auto log_pmf = [&](double k) {
+    return std::lgamma(nn + 1) - std::lgamma(k + 1) - std::lgamma(nn - k + 1) + k * std::log(p) +
+           (nn - k) * std::log1p(-p);
+  };
+  const double odds = p / (1 - p);
+  double sum = 0;
+  if (static_cast<double>(m) > nn * p) {  // the terms fall from k = m upwards
+    double term = std::exp(log_pmf(static_cast<double>(m)));
+    for (std::size_t k = m; k <= n && term > 0; ++k) {
+      sum += term;
+      if (term < sum * 1e-17) break;
+      term *= static_cast<double>(n - k) / static_cast<double>(k + 1) * odds;
+    }
+    return sum;
+  }
+  double term = std::exp(log_pmf(static_cast<double>(m - 1)));  // they fall from k = m - 1 downwards
+  for (std::size_t k = m - 1; term > 0; --k) {
+    sum += term;
+    if (term < sum * 1e-17 || k == 0) break;
+    term *= static_cast<double>(k) / static_cast<double>(n - k + 1) / odds;
+  }
+  return 1 - sum;
+}
+
+// P(the m-th smallest of a resample of n values is at most x(j)), j counted from 1.
+double order_statistic_cdf(std::size_t n, std::size_t m, std::size_t j) {
+  if (j == 0) return 0;
+  if (j >= n) return 1;
+  return binomial_upper_tail(n, static_cast<double>(j) / static_cast<double>(n), m);
+}
+
+// The probabilities of the m-th order statistic's index, over the window where they are not
+// negligible: {first index (from 0), probabilities}.
+std::pair<std::size_t, std::vector<double>> order_statistic_weights(std::size_t n, std::size_t m) {
+  std::size_t low = m - 1;  // the largest j with cdf(j) <= kTailMass (or 0)
+  while (low > 0 && order_statistic_cdf(n, m, low) > kTailMass) --low;
+  std::size_t high = m;  // the smallest j with cdf(j) >= 1 - kTailMass (or n)
+  while (high < n && order_statistic_cdf(n, m, high) < 1 - kTailMass) ++high;
+  std::vector<double> weights;
+  double below = 0;  // cdf(low), taken as 0: the tail's mass goes to the first value
+  for (std::size_t j = low + 1; j <= high; ++j) {
+    const double cdf = j == high ? 1.0 : order_statistic_cdf(n, m, j);
+    weights.push_back(cdf - below);
+    below = cdf;
+  }
+  return {low, std::move(weights)};
+}
+
+// F(r) = P(NEW* <= r * BASE*), both value lists ascending.
+double ratio_cdf(const MedianBootstrap& base, const MedianBootstrap& next, double r) {
+  const std::vector<double>& a = *base.weights;
+  const std::vector<double>& b = *next.weights;
+  double total = 0, below = 0;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < base.values.size(); ++i) {
+    const double bound = r * base.values[i];
+    while (k < next.values.size() && next.values[k] <= bound) below += b[k++];
+    total += a[i] * below;
+  }
+  return total;
+}
+
+double linear_median(const std::vector<double>& sorted) { return quantile_linear(sorted, 0.5); }
+
+}  // namespace
+
+const char* change_name(Change change) {
+  switch (change) {
+    case Change::same: return "same";
+    case Change::faster: return "faster";
+    case Change::slower: return "slower";
+    case Change::unclear: return "unclear";
+  }
+  return "unclear";
+}
+
+Change change_of(const RatioInterval& interval, double threshold) {
+  const double up = 1 + threshold, down = 1 / (1 + threshold);
+  if (interval.low > up) return Change::slower;
+  if (interval.high < down) return Change::faster;
+  if (interval.low >= down && interval.high <= up) return Change::same;
+  return Change::unclear;
+}
+
+double ratio_quantile(const MedianBootstrap& base, const MedianBootstrap& next, double q) {
+  // F is 0 below the smallest ratio and 1 at the largest; bisect in log space between them.
+  double low = next.values.front() / base.values.back() * (1 - 1e-12);
+  double high = next.values.back() / base.values.front();
+  while (high / low > 1 + 1e-7) {  // far below the 4 digits printed and any threshold
+    const double middle = std::sqrt(low * high);
+    if (ratio_cdf(base, next, middle) >= q) high = middle;
+    else low = middle;
+  }
+  return high;
+}
+
+ChangeJudge::ChangeJudge(ChangeRule rule) : rule_(rule) {
+  if (!(rule_.threshold > 0)) throw std::invalid_argument(fmt::format("the threshold must be above 0, got {}", rule_.threshold));
+  if (!(rule_.confidence > 0 && rule_.confidence < 1))
+    throw std::invalid_argument(fmt::format("the confidence must lie in (0, 1), got {}", rule_.confidence));
+  rule_.min_samples = std::max<std::size_t>(rule_.min_samples, 1);
+}
+
+const ChangeJudge::OrderWeights& ChangeJudge::weights_for(std::size_t count) {
+  const std::lock_guard<std::mutex> lock(weights_mutex_);  // an unordered_map's elements stay put as it grows
+  auto found = weights_by_count_.find(count);
+  if (found != weights_by_count_.end()) return found->second;
+  OrderWeights made;
+  if (count % 2 == 1) {
+    auto [first, weights] = order_statistic_weights(count, (count + 1) / 2);
+    made.first = first;
+    made.weights = std::make_shared<const std::vector<double>>(std::move(weights));
+  } else {  // the even mixture of the two middle order statistics
+    auto [first_low, low] = order_statistic_weights(count, count / 2);
+    auto [first_high, high] = order_statistic_weights(count, count / 2 + 1);
+    const std::size_t first = std::min(first_low, first_high);
+    const std::size_t end = std::max(first_low + low.size(), first_high + high.size());
+    std::vector<double> mixed(end - first, 0.0);
+    for (std::size_t i = 0; i < low.size(); ++i) mixed[first_low - first + i] += low[i] / 2;
+    for (std::size_t i = 0; i < high.size(); ++i) mixed[first_high - first + i] += high[i] / 2;
+    made.first = first;
+    made.weights = std::make_shared<const std::vector<double>>(std::move(mixed));
+  }
+  return weights_by_count_.emplace(count, std::move(made)).first->second;
+}
+
+MedianBootstrap ChangeJudge::median_bootstrap(std::vector<double> samples) {
+  MedianBootstrap out;
+  out.count = samples.size();
+  if (samples.empty()) return out;
+  std::sort(samples.begin(), samples.end());
+  out.median = linear_median(samples);
+  const OrderWeights& order = weights_for(samples.size());
+  out.values.assign(samples.begin() + static_cast<std::ptrdiff_t>(order.first),
+                    samples.begin() + static_cast<std::ptrdiff_t>(order.first + order.weights->size()));
+  out.weights = order.weights;
+  return out;
+}
+
+Verdict ChangeJudge::judge(const MedianBootstrap& base, const MedianBootstrap& next) const {
+  Verdict verdict;
+  if (base.count > 0 && next.count > 0 && base.median > 0) verdict.ratio = next.median / base.median;
+  if (base.count < rule_.min_samples || next.count < rule_.min_samples) {
+    verdict.why = fmt::format("too few samples ({} and {}; at least {} are needed)", base.count, next.count,
+                              rule_.min_samples);
+    return verdict;
+  }
+  if (!(base.values.front() > 0) || !(next.values.front() > 0)) {
+    verdict.why = "a sample near the median is not a positive time";
+    return verdict;
+  }
+  const double tail = (1 - rule_.confidence) / 2;
+  verdict.interval = {ratio_quantile(base, next, tail), ratio_quantile(base, next, 1 - tail)};
+  verdict.has_interval = true;
+  verdict.change = change_of(verdict.interval, rule_.threshold);
+  return verdict;
+}
+
+Verdict ChangeJudge::judge(std::vector<double> base_samples, std::vector<double> new_samples) {
+  const MedianBootstrap base = median_bootstrap(std::move(base_samples));
+  const MedianBootstrap next = median_bootstrap(std::move(new_samples));
+  return judge(base, next);
+}
+
+}  // namespace ks

@@ -1,0 +1,64 @@
+#pragma once
+// What `kernelsweep import` asks of each tool it reads (report/import_liger.h is one): the tool's
+// file turned into runs, each a RunRecord for /runs and the kernelindex documents a sweep would
+// write for it, or into reasons why a row cannot be imported. import.cpp does the rest for every
+// tool alike: the results file, the documents folder, the summary.
+//
+// Conventions every tool's mapping follows (docs/import.md):
+// - A timed run has median_ns, p20_ns and p80_ns (finite), no samples, n_warmup and n_repeat 0 (the
+//   tool does not say how many repetitions it timed) and mean/min/max/stddev NaN; view.h's timed()
+//   takes it for timed.
+// - A memory measurement has device_peak_bytes and every timing figure NaN.
+// - Figures the tool does not give (flops, bytes, rates) are NaN, never 0.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/run_record.h"
+#include "kernelindex/document_writer.h"
+#include "store/stored_run.h"
+
+namespace ks {
+
+// Input that cannot be imported at all (a missing column, a value that is not a number): what()
+// is the one line to print, "FILE:LINE: column NAME: what is wrong".
+class ImportInputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One imported row: its /runs record and its documents. The run document cites the other four by
+// the digests they carry (CitedDocument::digest, document_digest(workload)).
+struct ImportedRun {
+  std::size_t line = 0;  // where it is in the tool's file
+  RunRecord record;
+  Json run;  // BenchmarkRun
+  std::shared_ptr<const CitedDocument> protocol, environment, implementation;  // shared by many runs
+  Json workload;
+
+  Citations citations() const;
+};
+
+// A row left out, and why (the summary counts rows by reason).
+struct SkippedRow {
+  std::size_t line = 0;
+  std::string reason;
+};
+
+struct ImportedFile {
+  std::string sweep_name;  // the results file's sweep_name: "liger-import"
+  std::vector<ImportedRun> runs;
+  std::vector<SkippedRow> skipped;
+  std::size_t rows = 0;  // the data rows the file has (runs + skipped)
+};
+
+// A kernel's title ("Chunked distillation cosine loss" for distill_cosine_loss) where kernelsweep
+// knows a kernel of that name, else the name itself.
+using KernelTitles = std::function<std::string(const std::string& kernel)>;
+
+}  // namespace ks

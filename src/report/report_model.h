@@ -1,0 +1,121 @@
+#pragma once
+// What `kernelsweep report` shows, worked out once from the current view: per kernel its points in
+// table order, each point's speed-up over the baseline and fraction of the reference, the series of
+// its plots, and the files, environments and protocols the points come from. The HTML and markdown
+// pages (report_pages.h) and the plots (report_plots.h) only lay this out.
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/view.h"
+#include "store/results_file.h"
+
+namespace ks::report_page {
+
+inline constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+
+// One results file of the report.
+struct FileSummary {
+  std::string path;  // as given
+  RunInfo info;
+  std::vector<std::string> hardware;  // what its environments ran on: "NVIDIA H200 (sm_90, SXM5-141GB)"
+  std::map<std::string, std::size_t> statuses;  // of its points in the report
+  std::size_t points = 0;
+};
+
+// An /environments or /protocols document cited by the report's points.
+struct CitedDocument {
+  std::string digest;
+  std::string title;  // metadata.title, or the kind when it has none
+  std::vector<std::pair<std::string, std::string>> fields;  // spec flattened: "hardware.product" -> "NVIDIA H200"
+  std::vector<std::string> files;  // the files that hold it
+  std::size_t points = 0;          // the report's points that cite it
+};
+
+// One row of a kernel's table.
+struct PointRow {
+  const ViewRow* row = nullptr;
+  std::string label;         // the implementation, with its file when several files hold it
+  double speedup = kNone;    // the baseline's median / this median, at the same mode and parameters
+  double fraction = kNone;   // the reference's median / this median
+};
+
+// One line of a plot: an implementation (and a combination of the other varying parameters).
+struct Series {
+  struct Point {
+    double x = 0, median_ms = 0, p20_ms = 0, p80_ms = 0;
+  };
+  std::string title;
+  std::vector<Point> points;  // by x
+};
+
+// Median against the swept parameter, for one kernel and mode.
+struct LinePlot {
+  std::string name;   // file name without .svg
+  std::string title;
+  std::string x_parameter;
+  std::vector<std::string> x_companions;  // parameters swept together with it (a zip), named on the axis
+  std::vector<std::string> categories;  // a parameter that is not a number: its values, at x = 0, 1, ...
+  std::vector<Series> series;
+  std::string note;  // what was left out or merged, for the caption
+};
+
+// The geometric mean of an implementation's speed-ups over the baseline, per mode.
+struct Speedup {
+  std::string label, mode;
+  double geometric_mean = kNone;
+  std::size_t points = 0;
+};
+
+struct KernelSection {
+  std::string kernel;
+  std::vector<std::string> parameters;  // table columns, in order: those whose value differs between points
+  std::vector<std::pair<std::string, std::string>> fixed;  // the others: one value in every point, as text
+  std::vector<std::string> modes;       // in the order they first appear
+  std::vector<std::string> labels;      // implementation labels, sorted
+  std::string baseline;                 // a label, or empty
+  std::string reference;                // a label, or empty
+  std::string notes;                    // why there is no baseline or reference, where so
+  bool has_flops = false, has_bytes = false;
+  std::vector<PointRow> rows;           // by mode, parameters, implementation
+  std::vector<LinePlot> line_plots;     // one per mode that has timed points
+  std::string swept_parameter;          // the line plots' x axis; empty when no parameter varies
+  std::vector<Speedup> speedups;        // by label, then mode
+  std::string speedup_plot;             // file name without .svg; empty when there is nothing to draw
+};
+
+struct ReportModel {
+  std::vector<ViewRow> view;  // the points after --where; everything below points into it
+  std::vector<FileSummary> files;
+  std::string hardware_statement;  // the files' hardware, and whether it differs
+  std::vector<KernelSection> kernels;
+  std::vector<CitedDocument> environments, protocols;
+  std::string where;
+  std::string baseline_option, reference_option;
+  std::size_t failures = 0;  // points that did not pass
+};
+
+struct ModelOptions {
+  std::string baseline;   // implementation or label; empty: cpu where present, else the first alphabetically
+  std::string reference;  // implementation or label; empty: none
+  std::string where;
+};
+
+// The input of build_model: each file opened, and the view of all of them.
+struct LoadedFile {
+  std::string path;
+  RunInfo info;
+  std::vector<DigestedDocument> environments, protocols;
+};
+
+// Throws std::invalid_argument when --baseline or --reference names an implementation that no
+// point has (bad input).
+ReportModel build_model(std::vector<ViewRow> view, const std::vector<LoadedFile>& files, const ModelOptions& options);
+
+// Plots keep at most this many series, and a series at most this many points, however large the file.
+inline constexpr std::size_t kMaxSeries = 12;
+inline constexpr std::size_t kMaxSeriesPoints = 200;
+
+}  // namespace ks::report_page

@@ -1,0 +1,270 @@
+#include "report/report_plots.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "report/report_format.h"
+
+extern char** environ;
+
+namespace ks::report_page {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Wide enough for a legend of implementation and parameter names beside the graph.
+constexpr int kWidth = 900, kHeight = 440;
+
+// A gnuplot string literal: single quotes take everything literally but the quote itself.
+std::string gnuplot_string(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// A string inside a datablock line: double quotes, which gnuplot reads as one column.
+std::string data_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? '\'' : c;
+  return out + "\"";
+}
+
+std::string number(double value) { return fmt::format("{:.9g}", value); }
+
+bool powers_of_two(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double v) {
+    const double l = std::log2(v);
+    return v > 0 && std::fabs(l - std::round(l)) < 1e-9;
+  });
+}
+
+// A log axis where the values are positive and span more than a decade and a bit.
+std::string log_axis(const std::vector<double>& values, const char* axis) {
+  if (values.empty()) return "";
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  if (*low <= 0 || *high / *low < 20) return "";
+  return fmt::format("set logscale {}{}\n", axis, powers_of_two(values) ? " 2" : "");
+}
+
+void line_plot_script(const LinePlot& plot, std::string& out) {
+  out += "reset\n";
+  out += fmt::format("set output {}\n", gnuplot_string(plot.name + ".svg"));
+  out += fmt::format("set title {}\n", gnuplot_string(plot.title + ": median (lines), p20–p80 (bands)"));
+  std::string x_label = plot.x_parameter;
+  for (std::size_t i = 0; i < plot.x_companions.size(); ++i)
+    x_label += (i == 0 ? " (with " : ", ") + plot.x_companions[i] + (i + 1 == plot.x_companions.size() ? ")" : "");
+  out += fmt::format("set xlabel {}\n", gnuplot_string(x_label));
+  out += "set ylabel 'time (ms)'\n";
+  out += "set key outside right top Left reverse\n";
+  out += "set grid xtics ytics lc rgb '#dddddd'\n";
+  out += "set style fill transparent solid 0.18 noborder\n";
+  std::vector<double> xs, ys;
+  for (const auto& s : plot.series)
+    for (const auto& p : s.points) {
+      xs.push_back(p.x);
+      ys.insert(ys.end(), {p.median_ms, p.p20_ms, p.p80_ms});
+    }
+  if (plot.categories.empty()) {
+    out += log_axis(xs, "x");
+  } else {
+    std::string tics;
+    for (std::size_t i = 0; i < plot.categories.size(); ++i)
+      tics += fmt::format("{}{} {}", i ? ", " : "", gnuplot_string(plot.categories[i]), i);
+    out += fmt::format("set xtics ({})\n", tics);
+    out += fmt::format("set xrange [-0.5:{}]\n", number(static_cast<double>(plot.categories.size()) - 0.5));
+  }
+  out += log_axis(ys, "y");
+  std::string plots;
+  for (std::size_t i = 0; i < plot.series.size(); ++i) {
+    std::string name = fmt::format("$d_{}_{}", slug(plot.name), i);
+    std::replace(name.begin(), name.end(), '-', '_');
+    out += name + " << EOD\n";
+    for (const auto& p : plot.series[i].points)
+      out += fmt::format("{} {} {} {}\n", number(p.x), number(p.median_ms), number(p.p20_ms), number(p.p80_ms));
+    out += "EOD\n";
+    // Colours cycle over gnuplot's 8; dashes tell apart the lines that share one.
+    const std::size_t colour = i % 8 + 1, dash = i / 8 + 1;
+    plots += fmt::format("{}{} using 1:3:4 with filledcurves lc {} notitle, \\\n", plots.empty() ? "plot " : "     ", name, colour);
+    plots += fmt::format("     {} using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc {} dt {} title {}", name, colour, dash,
+                         gnuplot_string(plot.series[i].title));
+    plots += i + 1 < plot.series.size() ? ", \\\n" : "\n";
+  }
+  out += plots;
+  out += "set output\n";
+}
+
+void speedup_plot_script(const KernelSection& section, std::string& out) {
+  std::vector<std::string> labels, modes;
+  std::vector<double> values;
+  for (const auto& s : section.speedups) {
+    if (std::find(labels.begin(), labels.end(), s.label) == labels.end()) labels.push_back(s.label);
+    if (std::find(modes.begin(), modes.end(), s.mode) == modes.end()) modes.push_back(s.mode);
+    values.push_back(s.geometric_mean);
+  }
+  // Modes in the kernel's order.
+  std::stable_sort(modes.begin(), modes.end(), [&](const std::string& a, const std::string& b) {
+    return std::find(section.modes.begin(), section.modes.end(), a) < std::find(section.modes.begin(), section.modes.end(), b);
+  });
+  values.push_back(1.0);
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  const bool log = *high / *low >= 20;
+  out += "reset\n";
+  out += fmt::format("set output {}\n", gnuplot_string(section.speedup_plot + ".svg"));
+  out += fmt::format("set title {}\n", gnuplot_string(section.kernel + ": speed-up over " + section.baseline +
+                                              " (geometric mean over the points both measured)"));
+  out += "set ylabel 'speed-up (×)'\n";
+  out += "set key outside right top Left reverse\n";
+  out += "set grid ytics lc rgb '#dddddd'\n";
+  out += "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n";
+  out += "set datafile missing '-'\n";
+  if (log) {
+    out += fmt::format("set logscale y\nset yrange [{}:{}]\n", number(*low / 1.5), number(*high * 1.5));
+  } else {
+    out += fmt::format("set yrange [0:{}]\n", number(*high * 1.15));
+  }
+  out += "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#555555'\n";
+  std::string name = "$d_" + slug(section.speedup_plot);
+  std::replace(name.begin(), name.end(), '-', '_');
+  out += name + " << EOD\n";
+  for (const auto& mode : modes) {
+    out += data_string(mode);
+    for (const auto& label : labels) {
+      const auto found = std::find_if(section.speedups.begin(), section.speedups.end(),
+                                      [&](const Speedup& s) { return s.label == label && s.mode == mode; });
+      out.append(" ").append(found == section.speedups.end() ? std::string("-") : number(found->geometric_mean));
+    }
+    out += "\n";
+  }
+  out += "EOD\n";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    out += i == 0 ? fmt::format("plot {} using 2:xtic(1) title {}", name, gnuplot_string(labels[i]))
+                  : fmt::format(", \\\n     '' using {} title {}", i + 2, gnuplot_string(labels[i]));
+  }
+  out += "\nset output\n";
+}
+
+std::vector<std::string> plot_names(const ReportModel& model) {
+  std::vector<std::string> names;
+  for (const auto& section : model.kernels) {
+    for (const auto& plot : section.line_plots) names.push_back(plot.name);
+    if (!section.speedup_plot.empty()) names.push_back(section.speedup_plot);
+  }
+  return names;
+}
+
+// The gnuplot program on PATH, or empty.
+std::string find_gnuplot() {
+  const char* path = std::getenv("PATH");
+  std::stringstream entries(path ? path : "");
+  for (std::string entry; std::getline(entries, entry, ':');) {
+    const fs::path candidate = fs::path(entry.empty() ? "." : entry) / "gnuplot";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "";
+}
+
+// Runs `gnuplot plots.gp` in `folder`, its stdout and stderr into gnuplot.log; returns its exit code
+// (127 when it could not start, 128 + N when signal N ended it).
+int run_gnuplot(const std::string& gnuplot, const fs::path& folder) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string log = (folder / "gnuplot.log").string();
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addchdir_np(&actions, folder.c_str());
+  std::string program = gnuplot, script = "plots.gp";
+  char* argv[] = {program.data(), script.data(), nullptr};
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return 127;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void replace_all(std::string& text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// Inline in HTML: no XML prolog, and ids (gnuplot names its markers and clip paths alike in every
+// file) made unique to this plot.
+std::string inline_form(std::string svg, const std::string& name) {
+  if (svg.rfind("<?xml", 0) == 0) svg.erase(0, svg.find("?>") + 2);
+  const std::string prefix = slug(name) + "-";
+  for (const char quote : {'\'', '"'}) {
+    replace_all(svg, fmt::format("id={}", quote), fmt::format("id={}{}", quote, prefix));
+    replace_all(svg, fmt::format("href={}#", quote), fmt::format("href={}#{}", quote, prefix));
+  }
+  replace_all(svg, "url(#", "url(#" + prefix);
+  return svg;
+}
+
+}  // namespace
+
+bool has_plots(const ReportModel& model) { return !plot_names(model).empty(); }
+
+std::string gnuplot_script(const ReportModel& model) {
+  std::string out =
+      "# The plots of this report, drawn by `kernelsweep report`: run `gnuplot plots.gp` in this folder to\n"
+      "# draw them again.\n";
+  out += "set encoding utf8\n";
+  out += fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,12' background rgb 'white'\n", kWidth, kHeight);
+  for (const auto& section : model.kernels) {
+    for (const auto& plot : section.line_plots) line_plot_script(plot, out);
+    if (!section.speedup_plot.empty()) speedup_plot_script(section, out);
+  }
+  return out;
+}
+
+DrawnPlots draw_plots(const ReportModel& model, const fs::path& directory) {
+  DrawnPlots drawn;
+  const std::vector<std::string> names = plot_names(model);
+  if (names.empty()) return drawn;
+  const fs::path folder = directory / "plots";
+  fs::create_directories(folder);
+  for (const auto& name : names) fs::remove(folder / (name + ".svg"));  // none left from an earlier report
+  std::ofstream(folder / "plots.gp") << gnuplot_script(model);
+
+  const std::string gnuplot = find_gnuplot();
+  if (gnuplot.empty()) {
+    drawn.why_not = "gnuplot is not installed (not on PATH), so this report has no plots; install it "
+                    "(Debian: apt-get install gnuplot-nox) and run the report again";
+    return drawn;
+  }
+  const int code = run_gnuplot(gnuplot, folder);
+  drawn.gnuplot_failed = code != 0;
+  if (code != 0)
+    drawn.why_not = fmt::format("gnuplot failed (exit code {}): {} says why; the plots it did not draw are left out",
+                                code, (folder / "gnuplot.log").string());
+  for (const auto& name : names) {
+    const fs::path svg = folder / (name + ".svg");
+    if (fs::exists(svg) && fs::file_size(svg) > 0) drawn.inline_svg[name] = inline_form(read_text(svg), name);
+  }
+  return drawn;
+}
+
+}  // namespace ks::report_page

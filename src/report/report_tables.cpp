@@ -1,0 +1,146 @@
+#include "report/report_tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/report_format.h"
+
+namespace ks::report_page {
+namespace {
+
+void add_column(Table& table, std::string header, bool numeric) {
+  table.headers.push_back(std::move(header));
+  table.numeric.push_back(numeric);
+}
+
+std::string rate(double value) { return std::isfinite(value) && value > 0 ? figure(value) : "—"; }
+
+// A parameter's header: param.NAME where NAME is a column of the table's own (a kernel with a
+// parameter called mode), as `kernelsweep show` names it.
+std::string parameter_column(const std::string& name) {
+  static const std::set<std::string> taken = {"kernel", "implementation", "mode", "status", "file", "message"};
+  return taken.contains(name) ? "param." + name : name;
+}
+
+}  // namespace
+
+std::string parameters_text(const ViewRow& row, const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) {
+    const auto found = row.params.find(name);
+    if (found != row.params.end()) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, parameter_text(*found));
+  }
+  return out;
+}
+
+Table points_table(const KernelSection& section, bool several_files) {
+  Table table;
+  add_column(table, "kernel", false);
+  add_column(table, "implementation", false);
+  add_column(table, "mode", false);
+  for (const auto& p : section.parameters) {
+    const bool numbers = std::all_of(section.rows.begin(), section.rows.end(), [&](const PointRow& point) {
+      const auto found = point.row->params.find(p);
+      return found == point.row->params.end() || found->is_number();
+    });
+    add_column(table, parameter_column(p), numbers);
+  }
+  add_column(table, "median (ms)", true);
+  add_column(table, "p20–p80 (ms)", true);
+  if (section.has_flops) add_column(table, "TFLOP/s", true);
+  if (section.has_bytes) add_column(table, "GB/s", true);
+  add_column(table, "peak memory", true);
+  add_column(table, "status", false);
+  if (!section.baseline.empty()) add_column(table, "speed-up over " + section.baseline, true);
+  if (!section.reference.empty()) add_column(table, "fraction of " + section.reference, true);
+  if (several_files) add_column(table, "file", false);
+
+  table.rows.reserve(section.rows.size());
+  for (const PointRow& point : section.rows) {
+    const RunRecord& run = point.row->run;
+    std::vector<std::string> cells{run.kernel, point.label, run.mode};
+    for (const auto& p : section.parameters) {
+      const auto found = point.row->params.find(p);
+      cells.push_back(found == point.row->params.end() ? "" : parameter_text(*found));
+    }
+    cells.push_back(ms(run.stats.median_ns));
+    cells.push_back(ms_range(run.stats.p20_ns, run.stats.p80_ns));
+    if (section.has_flops) cells.push_back(rate(run.tflops));
+    if (section.has_bytes) cells.push_back(rate(run.gbps));
+    cells.push_back(memory(run.device_peak_bytes));
+    cells.push_back(run.status);
+    if (!section.baseline.empty()) cells.push_back(ratio(point.speedup));
+    if (!section.reference.empty()) cells.push_back(ratio(point.fraction));
+    if (several_files) cells.push_back(point.row->file);
+    table.rows.push_back(std::move(cells));
+    table.row_ids.push_back(run.point_id);
+    table.row_classes.push_back(run.status);
+  }
+  return table;
+}
+
+Table failures_table(const KernelSection& section, bool several_files) {
+  Table table;
+  add_column(table, "implementation", false);
+  add_column(table, "mode", false);
+  add_column(table, "parameters", false);
+  add_column(table, "status", false);
+  add_column(table, "message", false);
+  if (several_files) add_column(table, "file", false);
+  for (const PointRow& point : section.rows) {
+    const RunRecord& run = point.row->run;
+    if (run.status == "passed") continue;
+    std::vector<std::string> cells{point.label, run.mode, parameters_text(*point.row, section.parameters), run.status, run.message};
+    if (several_files) cells.push_back(point.row->file);
+    table.rows.push_back(std::move(cells));
+    table.row_ids.push_back(run.point_id);
+    table.row_classes.push_back(run.status);
+  }
+  return table;
+}
+
+Table speedups_table(const KernelSection& section) {
+  Table table;
+  add_column(table, "implementation", false);
+  add_column(table, "mode", false);
+  add_column(table, "speed-up over " + section.baseline + " (geometric mean)", true);
+  add_column(table, "points", true);
+  for (const Speedup& s : section.speedups)
+    table.rows.push_back({s.label, s.mode, ratio(s.geometric_mean), std::to_string(s.points)});
+  return table;
+}
+
+Table files_table(const ReportModel& model) {
+  Table table;
+  add_column(table, "file", false);
+  add_column(table, "sweep", false);
+  add_column(table, "host", false);
+  add_column(table, "started", false);
+  add_column(table, "ended", false);
+  add_column(table, "points", true);
+  add_column(table, "statuses", false);
+  add_column(table, "hardware", false);
+  for (const FileSummary& file : model.files) {
+    std::string statuses;
+    for (const auto& [status, count] : file.statuses) statuses += fmt::format("{}{} {}", statuses.empty() ? "" : ", ", count, status);
+    std::string hardware;
+    for (const auto& h : file.hardware) hardware += (hardware.empty() ? "" : "; ") + h;
+    table.rows.push_back({file.path, file.info.sweep_name, file.info.host, file.info.started_at,
+                          file.info.ended_at.empty() ? "(not finished)" : file.info.ended_at, std::to_string(file.points),
+                          statuses, hardware});
+  }
+  return table;
+}
+
+Table document_table(const CitedDocument& document) {
+  Table table;
+  add_column(table, "field", false);
+  add_column(table, "value", false);
+  for (const auto& [field, value] : document.fields) table.rows.push_back({field, value});
+  return table;
+}
+
+}  // namespace ks::report_page

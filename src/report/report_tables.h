@@ -1,0 +1,34 @@
+#pragma once
+// The tables of `kernelsweep report`, as plain cells: the HTML and the markdown page lay out the same
+// tables (report_pages.cpp).
+#include <string>
+#include <vector>
+
+#include "report/report_model.h"
+
+namespace ks::report_page {
+
+struct Table {
+  std::vector<std::string> headers;
+  std::vector<bool> numeric;  // per column: right-aligned
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row_ids;  // the point id of each row, where rows are points (HTML data-point)
+  std::vector<std::string> row_classes;  // per row: its status, where rows are points
+};
+
+// Every point of the kernel: kernel, implementation, mode, parameters, median and p20–p80 (ms),
+// TFLOP/s and GB/s where the kernel counts them, peak memory, status, speed-up, fraction, file.
+Table points_table(const KernelSection& section, bool several_files);
+// The kernel's points that did not pass, with their messages.
+Table failures_table(const KernelSection& section, bool several_files);
+// Per implementation and mode: the geometric mean of the speed-ups and how many points it is over.
+Table speedups_table(const KernelSection& section);
+// The results files: sweep, host, when, points by status, hardware.
+Table files_table(const ReportModel& model);
+// A document's fields.
+Table document_table(const CitedDocument& document);
+
+// "K=256 M=256 dtype=fp32": the row's values of the parameters named.
+std::string parameters_text(const ViewRow& row, const std::vector<std::string>& names);
+
+}  // namespace ks::report_page

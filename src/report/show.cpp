@@ -1,0 +1,528 @@
+// `kernelsweep show FILE.h5...`: the current view of results files (report/view.h) as a table, a
+// GitHub markdown table, CSV or JSON (docs/show.md). Every format prints the same rows and columns:
+// the table and markdown round figures for reading, CSV and JSON keep every digit.
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/commands.h"
+#include "report/filter.h"
+#include "report/view.h"
+#include "run/run.h"
+
+namespace ks {
+namespace {
+
+using Json = nlohmann::json;
+
+// The width of a message in the table and markdown; CSV and JSON keep it whole.
+constexpr std::size_t kMessageWidth = 100;
+
+// --- the columns -----------------------------------------------------------------------------------
+
+// A column of the output: its value in a row (null where there is none) for CSV and JSON, and its
+// text for the table and markdown.
+struct Column {
+  std::string name;
+  std::function<Json(const ViewRow&)> value;
+  std::function<std::string(const ViewRow&)> text;  // empty: the value as CSV writes it
+  bool numeric = false;  // right-aligned in the table (a column without `text` finds out from its values)
+};
+
+bool measured(const ViewRow& row, double figure) { return timed(row.run) && std::isfinite(figure); }
+
+// A figure with 4 significant digits and no exponent (12.35, 0.001235, 12346): short, and still
+// comparable down a right-aligned column.
+std::string four_digits(double value) {
+  if (value == 0) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::clamp(3 - magnitude, 0, 12);
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
+// Bytes in decimal units, 4 significant digits: 812 B, 33.55 MB, 1.250 GB.
+std::string readable_bytes(double bytes) {
+  static const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  std::size_t unit = 0;
+  while (bytes >= 1000 && unit + 1 < std::size(units)) {
+    bytes /= 1000;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{} {}", four_digits(bytes), units[unit]);
+}
+
+std::string first_line_cut(const std::string& text, std::size_t width) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.size() > width) {
+    std::size_t cut = width - 3;
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    line = line.substr(0, cut) + "...";
+  }
+  return line;
+}
+
+// CSV's text of a value: strings as they are, numbers with every digit (the shortest text that reads
+// back as the same double), null as nothing.
+std::string plain_text(const Json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get_ref<const std::string&>();
+  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+  return value.dump();
+}
+
+Column text_column(std::string name, std::function<std::string(const ViewRow&)> get) {
+  return {std::move(name), [get](const ViewRow& row) { return Json(get(row)); }, get, false};
+}
+
+// A time in ms from a figure in ns; empty for a point that was not timed.
+Column time_column(std::string name, double Statistics::*figure) {
+  return {std::move(name),
+          [figure](const ViewRow& row) {
+            const double ns = row.run.stats.*figure;
+            return measured(row, ns) ? Json(ns / 1e6) : Json();
+          },
+          [figure](const ViewRow& row) {
+            const double ns = row.run.stats.*figure;
+            return measured(row, ns) ? four_digits(ns / 1e6) : std::string();
+          },
+          true};
+}
+
+// A rate (TFLOP/s, GB/s) where the point was timed and does that work (flops or bytes above 0).
+Column rate_column(std::string name, double RunRecord::*rate, double RunRecord::*work) {
+  const auto shown = [rate, work](const ViewRow& row) {
+    return measured(row, row.run.*rate) && row.run.*work > 0;
+  };
+  return {std::move(name), [=](const ViewRow& row) { return shown(row) ? Json(row.run.*rate) : Json(); },
+          [=](const ViewRow& row) { return shown(row) ? four_digits(row.run.*rate) : std::string(); }, true};
+}
+
+// flops and bytes of one call: known where the point was timed.
+Column work_column(std::string name, double RunRecord::*work) {
+  return {std::move(name), [work](const ViewRow& row) { return measured(row, row.run.*work) ? Json(row.run.*work) : Json(); },
+          [work](const ViewRow& row) { return measured(row, row.run.*work) ? four_digits(row.run.*work) : std::string(); },
+          true};
+}
+
+Column count_column(std::string name, std::int64_t RunRecord::*count) {
+  const auto value = [count](const ViewRow& row) { return timed(row.run) ? Json(row.run.*count) : Json(); };
+  return {std::move(name), value, {}};
+}
+
+// The columns that are not parameters, in the order --columns lists them in its error.
+std::vector<Column> fixed_columns() {
+  return {
+      text_column("file", [](const ViewRow& row) { return row.file; }),
+      text_column("kernel", [](const ViewRow& row) { return row.run.kernel; }),
+      text_column("implementation", [](const ViewRow& row) { return row.run.implementation; }),
+      text_column("mode", [](const ViewRow& row) { return row.run.mode; }),
+      text_column("status", [](const ViewRow& row) { return row.run.status; }),
+      time_column("median_ms", &Statistics::median_ns),
+      time_column("p20_ms", &Statistics::p20_ns),
+      time_column("p80_ms", &Statistics::p80_ns),
+      rate_column("tflops", &RunRecord::tflops, &RunRecord::flops),
+      rate_column("gbps", &RunRecord::gbps, &RunRecord::bytes),
+      {"peak_bytes",
+       [](const ViewRow& row) { return row.run.device_peak_bytes > 0 ? Json(row.run.device_peak_bytes) : Json(); },
+       [](const ViewRow& row) {
+         return row.run.device_peak_bytes > 0 ? readable_bytes(static_cast<double>(row.run.device_peak_bytes)) : "";
+       },
+       true},
+      count_column("n_repeat", &RunRecord::n_repeat),
+      {"message",
+       [](const ViewRow& row) { return row.run.status != "passed" ? Json(row.run.message) : Json(""); },
+       [](const ViewRow& row) {
+         return row.run.status != "passed" ? first_line_cut(row.run.message, kMessageWidth) : std::string();
+       }},
+      // Not printed unless --columns names them.
+      {"check",
+       [](const ViewRow& row) { return row.run.status == "passed" ? Json(row.run.message) : Json(""); },
+       [](const ViewRow& row) {
+         return row.run.status == "passed" ? first_line_cut(row.run.message, kMessageWidth) : std::string();
+       }},
+      text_column("point", [](const ViewRow& row) { return row.run.point_id; }),
+      time_column("mean_ms", &Statistics::mean_ns),
+      time_column("min_ms", &Statistics::min_ns),
+      time_column("max_ms", &Statistics::max_ns),
+      time_column("stddev_ms", &Statistics::stddev_ns),
+      work_column("flops", &RunRecord::flops),
+      work_column("bytes", &RunRecord::bytes),
+      count_column("n_warmup", &RunRecord::n_warmup),
+      {"rank", [](const ViewRow& row) { return Json(row.run.rank); }, {}},
+      text_column("host", [](const ViewRow& row) { return row.run.host; }),
+      text_column("gpu", [](const ViewRow& row) { return row.run.gpu_uuid; }),
+      text_column("started_at", [](const ViewRow& row) { return row.run.started_at; }),
+      text_column("ended_at", [](const ViewRow& row) { return row.run.ended_at; }),
+      {"rows", [](const ViewRow& row) { return Json(row.rows_of_point); }, {}},
+  };
+}
+
+const std::vector<std::string> kColumnsBeforeParameters = {"kernel", "implementation", "mode"};
+const std::vector<std::string> kColumnsAfterParameters = {"status", "median_ms",  "p20_ms",   "p80_ms", "tflops",
+                                                          "gbps",   "peak_bytes", "n_repeat", "message"};
+
+// A parameter's column; named param.NAME when NAME is taken by a fixed column.
+Column parameter_column(const std::string& parameter, const std::set<std::string>& fixed_names) {
+  const std::string name = fixed_names.contains(parameter) ? "param." + parameter : parameter;
+  return {name, [parameter](const ViewRow& row) {
+            const auto it = row.params.find(parameter);
+            return it == row.params.end() ? Json() : *it;
+          },
+          {}};
+}
+
+// The rows printed, in order: they stay where the view holds them.
+using Rows = std::vector<const ViewRow*>;
+
+// Each kernel's parameter names (a kernel's rows may differ in their keys: a parameter added between
+// two files).
+using ParametersByKernel = std::map<std::string, std::set<std::string>>;
+
+void add_parameters(const ViewRow& row, ParametersByKernel& by_kernel) {
+  std::set<std::string>& keys = by_kernel[row.run.kernel];
+  if (keys.size() == row.params.size()) return;  // the usual case: this kernel's keys are known already
+  for (const auto& item : row.params.items()) keys.insert(item.key());
+}
+
+// Parameter names, each once: kernels in name order, each kernel's parameters in name order.
+std::vector<std::string> parameter_names(const ParametersByKernel& by_kernel) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto& [kernel, keys] : by_kernel)
+    for (const std::string& key : keys)
+      if (seen.insert(key).second) names.push_back(key);
+  return names;
+}
+
+struct ColumnSet {
+  std::vector<Column> known;  // every column --columns may name
+  std::vector<std::string> parameters;
+};
+
+std::vector<std::string> parameter_names(const Rows& rows) {
+  ParametersByKernel by_kernel;
+  for (const ViewRow* row : rows) add_parameters(*row, by_kernel);
+  return parameter_names(by_kernel);
+}
+
+// The columns of every row of the files, whatever --where keeps: --columns may name any of them.
+ColumnSet known_columns(const std::vector<std::vector<ViewRow>>& views) {
+  ParametersByKernel by_kernel;
+  for (const auto& view : views)
+    for (const ViewRow& row : view) add_parameters(row, by_kernel);
+  ColumnSet set;
+  set.known = fixed_columns();
+  std::set<std::string> fixed_names;
+  for (const Column& column : set.known) fixed_names.insert(column.name);
+  for (const std::string& parameter : parameter_names(by_kernel)) {
+    set.known.push_back(parameter_column(parameter, fixed_names));
+    set.parameters.push_back(set.known.back().name);
+  }
+  return set;
+}
+
+const Column* find_column(const std::vector<Column>& columns, const std::string& name) {
+  for (const Column& column : columns)
+    if (column.name == name) return &column;
+  return nullptr;
+}
+
+// The default columns: the file (when there are several), what the point is, then how it went.
+std::vector<std::string> default_column_names(const ColumnSet& set, const Rows& shown, bool several_files) {
+  std::vector<std::string> names;
+  if (several_files) names.push_back("file");
+  names.insert(names.end(), kColumnsBeforeParameters.begin(), kColumnsBeforeParameters.end());
+  const std::vector<std::string> shown_parameters = parameter_names(shown);
+  // The parameters of the rows shown, as named among the known columns.
+  for (const std::string& name : set.parameters) {
+    const std::string parameter = name.starts_with("param.") ? name.substr(6) : name;
+    if (std::find(shown_parameters.begin(), shown_parameters.end(), parameter) != shown_parameters.end())
+      names.push_back(name);
+  }
+  names.insert(names.end(), kColumnsAfterParameters.begin(), kColumnsAfterParameters.end());
+  return names;
+}
+
+// --- the rows --------------------------------------------------------------------------------------
+
+// Numbers by value, text as text; a number sorts before text, a missing value last.
+int compare_values(const Json* a, const Json* b) {
+  if (!a || !b) return a ? -1 : b ? 1 : 0;
+  if (a->is_number() && b->is_number()) {
+    const double x = a->get<double>(), y = b->get<double>();
+    return x < y ? -1 : y < x ? 1 : 0;
+  }
+  if (a->is_number() != b->is_number()) return a->is_number() ? -1 : 1;
+  if (a->is_string() && b->is_string()) return a->get_ref<const std::string&>().compare(b->get_ref<const std::string&>());
+  return a->dump().compare(b->dump());
+}
+
+// Kernel, implementation, mode, then the parameters by value, in the order of `parameters`.
+void sort_rows(Rows& rows, const std::vector<std::string>& parameters) {
+  // Each row's parameter values, looked up once rather than at every comparison, in one array.
+  const std::size_t width = parameters.size();
+  std::vector<const Json*> values;
+  values.reserve(rows.size() * width);
+  for (const ViewRow* row : rows)
+    for (const std::string& name : parameters) {
+      const auto it = row->params.find(name);
+      values.push_back(it == row->params.end() ? nullptr : &*it);
+    }
+  std::vector<std::size_t> order(rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const RunRecord &x = rows[a]->run, &y = rows[b]->run;
+    if (int c = x.kernel.compare(y.kernel)) return c < 0;
+    if (int c = x.implementation.compare(y.implementation)) return c < 0;
+    if (int c = x.mode.compare(y.mode)) return c < 0;
+    for (std::size_t i = 0; i < width; ++i)
+      if (int c = compare_values(values[a * width + i], values[b * width + i])) return c < 0;
+    return false;
+  });
+  Rows sorted;
+  sorted.reserve(rows.size());
+  for (std::size_t i : order) sorted.push_back(rows[i]);
+  rows = std::move(sorted);
+}
+
+// Bad input: the reason, one line.
+struct BadInput {
+  std::string line;
+};
+
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+// Each file's current view, the files in the order given. Throws BadInput naming the file.
+std::vector<std::vector<ViewRow>> read_views(const std::vector<std::string>& files) {
+  std::vector<std::vector<ViewRow>> views;
+  for (const std::string& path : files) {
+    try {
+      views.push_back(current_view(ResultsFile::open_read_only(path), path));
+    } catch (const std::exception& e) {
+      throw BadInput{fmt::format("{}: not a results file that can be read: {}", path, one_line(e.what()))};
+    }
+  }
+  return views;
+}
+
+// --- the formats -----------------------------------------------------------------------------------
+
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+struct TextGrid {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> cells;  // [row][column]
+  std::vector<bool> right_aligned;              // numeric columns
+};
+
+TextGrid text_grid(const std::vector<const Column*>& columns, const Rows& rows, bool markdown) {
+  TextGrid grid;
+  for (const Column* column : columns) {
+    grid.header.push_back(column->name);
+    grid.right_aligned.push_back(column->text ? column->numeric : true);
+  }
+  grid.cells.reserve(rows.size());
+  for (const ViewRow* row : rows) {
+    std::vector<std::string> line;
+    line.reserve(columns.size());
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      std::string text;
+      if (columns[c]->text) {
+        text = columns[c]->text(*row);
+      } else {
+        const Json value = columns[c]->value(*row);
+        text = plain_text(value);
+        if (!value.is_null() && !value.is_number()) grid.right_aligned[c] = false;
+      }
+      if (markdown) {
+        std::string escaped;
+        for (char ch : text) (ch == '|' ? escaped += "\\|" : escaped += ch);
+        text = std::move(escaped);
+      }
+      line.push_back(std::move(text));
+    }
+    grid.cells.push_back(std::move(line));
+  }
+  return grid;
+}
+
+std::vector<std::size_t> column_widths(const TextGrid& grid) {
+  std::vector<std::size_t> widths;
+  for (const std::string& name : grid.header) widths.push_back(std::max<std::size_t>(display_width(name), 3));
+  for (const auto& line : grid.cells)
+    for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], display_width(line[c]));
+  return widths;
+}
+
+std::string padded(const std::string& text, std::size_t width, bool right) {
+  const std::string fill(width - std::min(width, display_width(text)), ' ');
+  return right ? fill + text : text + fill;
+}
+
+// Columns two spaces apart, numbers right-aligned, a rule under the header; no trailing spaces.
+void print_table(const TextGrid& grid, std::string& out) {
+  const auto widths = column_widths(grid);
+  const auto print_line = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) line += "  ";
+      line += padded(cells[c], widths[c], grid.right_aligned[c]);
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line;
+    out += '\n';
+  };
+  print_line(grid.header);
+  std::vector<std::string> rule;
+  for (std::size_t width : widths) rule.emplace_back(width, '-');
+  print_line(rule);
+  for (const auto& line : grid.cells) print_line(line);
+}
+
+void print_markdown(const TextGrid& grid, std::string& out) {
+  const auto widths = column_widths(grid);
+  const auto print_line = [&](const std::vector<std::string>& cells) {
+    out += '|';
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      out += ' ';
+      out += padded(cells[c], widths[c], grid.right_aligned[c]);
+      out += " |";
+    }
+    out += '\n';
+  };
+  print_line(grid.header);
+  out += '|';
+  for (std::size_t c = 0; c < widths.size(); ++c) {
+    out += ' ';
+    out.append(widths[c] - 1, '-');  // widths are at least 3
+    out += grid.right_aligned[c] ? ": |" : "- |";
+  }
+  out += '\n';
+  for (const auto& line : grid.cells) print_line(line);
+}
+
+// RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled.
+void append_csv_field(const std::string& text, std::string& out) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) {
+    out += text;
+    return;
+  }
+  out += '"';
+  for (char c : text) (c == '"' ? out += "\"\"" : out += c);
+  out += '"';
+}
+
+void print_csv(const std::vector<const Column*>& columns, const Rows& rows, std::string& out) {
+  const auto end_line = [&] { out += "\r\n"; };
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (c > 0) out += ',';
+    append_csv_field(columns[c]->name, out);
+  }
+  end_line();
+  for (const ViewRow* row : rows) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (c > 0) out += ',';
+      append_csv_field(plain_text(columns[c]->value(*row)), out);
+    }
+    end_line();
+  }
+}
+
+void print_json(const std::vector<const Column*>& columns, const Rows& rows, std::string& out) {
+  out += '[';
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (const Column* column : columns) object[column->name] = column->value(*rows[r]);
+    out += r == 0 ? "\n  " : ",\n  ";
+    out += object.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  out += rows.empty() ? "]\n" : "\n]\n";
+}
+
+// --- the command -----------------------------------------------------------------------------------
+
+std::vector<const Column*> chosen_columns(const ColumnSet& set, const std::vector<std::string>& names) {
+  std::vector<const Column*> chosen;
+  for (const std::string& name : names) {
+    if (name.empty()) continue;
+    const Column* column = find_column(set.known, name);
+    if (!column) {
+      std::vector<std::string> known;
+      for (const Column& c : set.known) known.push_back(c.name);
+      throw BadInput{fmt::format("--columns: unknown column '{}' (known: {})", name, fmt::join(known, ", "))};
+    }
+    chosen.push_back(column);
+  }
+  if (chosen.empty()) throw BadInput{"--columns: no column named"};
+  return chosen;
+}
+
+std::string render(const ShowRequest& request) {
+  const RowFilter filter = [&] {
+    try {
+      return RowFilter::parse(request.where);
+    } catch (const FilterError& e) {
+      throw BadInput{e.what()};
+    }
+  }();
+  const std::vector<std::vector<ViewRow>> views = read_views(request.files);
+  const ColumnSet set = known_columns(views);
+
+  Rows shown;  // each file's rows that --where keeps, sorted; the files in the order given
+  for (const auto& view : views) {
+    Rows kept;
+    for (const ViewRow& row : view)
+      if (filter.matches(row)) kept.push_back(&row);
+    sort_rows(kept, parameter_names(kept));
+    shown.insert(shown.end(), kept.begin(), kept.end());
+  }
+  const auto columns = chosen_columns(
+      set, request.columns.empty() ? default_column_names(set, shown, request.files.size() > 1) : request.columns);
+
+  std::string out;
+  if (request.format == "csv") {
+    print_csv(columns, shown, out);
+  } else if (request.format == "json") {
+    print_json(columns, shown, out);
+  } else if (request.format == "md") {
+    print_markdown(text_grid(columns, shown, true), out);
+  } else if (request.format == "table") {
+    print_table(text_grid(columns, shown, false), out);
+  } else {
+    throw BadInput{fmt::format("--format: '{}' is not one of table, md, csv, json", request.format)};
+  }
+  return out;
+}
+
+}  // namespace
+
+int show_results(const ShowRequest& request) {
+  std::string out;
+  try {
+    out = render(request);
+  } catch (const BadInput& bad) {
+    std::cerr << "kernelsweep show: " << bad.line << "\n";
+    return kExitBadInput;
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace ks

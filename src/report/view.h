@@ -1,0 +1,38 @@
+#pragma once
+// The current view of results files, the one definition that show, report, compare and merge use:
+// per point, its latest row (rows are appended in arrival order, so a rerun after --resume replaces
+// what came before), with its parameters parsed. Figures a point did not measure are NaN in the file
+// (cluster/run_record.h: kNotMeasured).
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/results_file.h"
+
+namespace ks {
+
+struct ViewRow {
+  StoredRun run;               // the point's latest row
+  nlohmann::json params;       // run.params_json, parsed
+  std::string file;            // the results file it comes from, as given
+  std::uint64_t row = 0;       // its index in /runs
+  std::uint64_t rows_of_point = 1;  // the point's rows in that file (more than 1 after a rerun)
+};
+
+// Every point of `file` once, by its latest row, in the order the points first appear.
+std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label);
+
+// The view of several files, one after the other (a point in two files appears twice).
+std::vector<ViewRow> current_view(const std::vector<std::string>& files);
+
+// True when the point was timed (its figures are measurements, not NaN): it has timed repetitions,
+// or it was imported from another tool's results with a median but no repetitions or samples
+// (docs/import.md). Files written before untimed figures were NaN hold 0 there, hence the > 0.
+inline bool timed(const RunRecord& run) {
+  return run.n_repeat > 0 || (std::isfinite(run.stats.median_ns) && run.stats.median_ns > 0);
+}
+
+}  // namespace ks

@@ -3,18 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/parallel.h"
 #include "report/commands.h"
 #include "report/compare_rule.h"
 #include "report/filter.h"
@@ -138,18 +137,6 @@ std::vector<PointComparison> match_points(const Side& base, const Side& next) {
     points.push_back(point);
   }
   return points;
-}
-
-// Calls work(i) for i in [0, count), spread over the machine's cores.
-void in_parallel(std::size_t count, const std::function<void(std::size_t)>& work) {
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
-  std::vector<std::thread> started;
-  for (std::size_t t = 1; t < threads; ++t)
-    started.emplace_back([&, t] {
-      for (std::size_t i = t; i < count; i += threads) work(i);
-    });
-  for (std::size_t i = 0; i < count; i += threads) work(i);
-  for (std::thread& thread : started) thread.join();
 }
 
 // Labels the matched points: their samples are read from both files and kept as bootstrap

@@ -109,7 +109,7 @@ double ratio_quantile(const MedianBootstrap& base, const MedianBootstrap& next, 
   // F is 0 below the smallest ratio and 1 at the largest; bisect in log space between them.
   double low = next.values.front() / base.values.back() * (1 - 1e-12);
   double high = next.values.back() / base.values.front();
-  while (high / low > 1 + 1e-7) {  // far below the 4 digits printed and any threshold
+  while (high / low > 1 + 1e-6) {  // far below the 4 digits printed and any threshold
     const double middle = std::sqrt(low * high);
     if (ratio_cdf(base, next, middle) >= q) high = middle;
     else low = middle;

@@ -238,7 +238,11 @@ struct SeriesKey {
   }
 };
 
-LinePlot line_plot(const KernelSection& section, const std::string& mode, const std::vector<std::string>& others) {
+// The hardware each file's lines are named with, by file: empty when every file ran on the same.
+using LegendHardware = std::map<std::string, std::string>;
+
+LinePlot line_plot(const KernelSection& section, const std::string& mode, const std::vector<std::string>& others,
+                   const LegendHardware& legend_hardware) {
   LinePlot plot;
   plot.name = slug(section.kernel) + "-" + slug(mode);
   plot.title = fmt::format("{} · {}", section.kernel, mode);
@@ -287,7 +291,10 @@ LinePlot line_plot(const KernelSection& section, const std::string& mode, const 
     if (!kept.count(key.combination)) continue;
     if (plot.series.size() == kMaxSeries) break;
     Series series;
-    series.title = key.combination.empty() ? key.label : key.label + " " + key.combination;
+    series.title = key.label;
+    const auto hardware = legend_hardware.find(by_x.begin()->second.front()->file);
+    if (hardware != legend_hardware.end()) series.title += " · " + hardware->second;
+    if (!key.combination.empty()) series.title += " " + key.combination;
     for (const auto& [x, rows] : by_x) {
       std::vector<double> medians, p20s, p80s;
       for (const ViewRow* row : rows) {
@@ -343,7 +350,8 @@ void split_fixed_parameters(KernelSection& section) {
   section.parameters = std::move(varying);
 }
 
-KernelSection section_of(const std::string& kernel, std::vector<PointRow> rows, const ModelOptions& options) {
+KernelSection section_of(const std::string& kernel, std::vector<PointRow> rows, const ModelOptions& options,
+                         const LegendHardware& legend_hardware) {
   KernelSection section;
   section.kernel = kernel;
   section.rows = std::move(rows);
@@ -390,7 +398,7 @@ KernelSection section_of(const std::string& kernel, std::vector<PointRow> rows, 
       (follows(section.rows, section.swept_parameter, p) ? companions : others).push_back(p);
     }
     for (const auto& mode : section.modes) {
-      LinePlot plot = line_plot(section, mode, others);
+      LinePlot plot = line_plot(section, mode, others, legend_hardware);
       plot.x_companions = companions;
       if (!plot.series.empty()) section.line_plots.push_back(std::move(plot));
     }
@@ -501,11 +509,28 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
   return out;
 }
 
-std::string hardware_statement(const std::vector<FileSummary>& files) {
-  if (files.size() == 1) return "Measured on " + joined(files[0].hardware, " and ") + ".";
-  const bool same = std::all_of(files.begin(), files.end(), [&](const FileSummary& f) {
+bool same_hardware(const std::vector<FileSummary>& files) {
+  return std::all_of(files.begin(), files.end(), [&](const FileSummary& f) {
     return std::set(f.hardware.begin(), f.hardware.end()) == std::set(files[0].hardware.begin(), files[0].hardware.end());
   });
+}
+
+// Where the files ran on different hardware, each file's product ("NVIDIA H200"), for the legends:
+// a line of an A100 beside one of an H200 says so where it is read.
+LegendHardware legend_hardware_of(const std::vector<FileSummary>& files) {
+  LegendHardware out;
+  if (files.size() < 2 || same_hardware(files)) return out;
+  for (const FileSummary& f : files) {
+    std::vector<std::string> products;
+    for (const std::string& h : f.hardware) products.push_back(h.substr(0, h.find(" (")));
+    out[f.path] = joined(products, " + ");
+  }
+  return out;
+}
+
+std::string hardware_statement(const std::vector<FileSummary>& files) {
+  if (files.size() == 1) return "Measured on " + joined(files[0].hardware, " and ") + ".";
+  const bool same = same_hardware(files);
   if (same) return fmt::format("All {} files were measured on {}.", files.size(), joined(files[0].hardware, " and "));
   std::vector<std::string> each;
   for (const auto& f : files) each.push_back(fmt::format("{} on {}", f.path, joined(f.hardware, " and ")));
@@ -539,10 +564,12 @@ ReportModel build_model(std::vector<ViewRow> view, const std::vector<LoadedFile>
       throw std::invalid_argument(fmt::format("{} {}: no point has that implementation (the points have: {})", name, option,
                                               joined(std::vector<std::string>(implementations.begin(), implementations.end()), ", ")));
   }
-  for (auto& [kernel, rows] : rows_by_kernel) model.kernels.push_back(section_of(kernel, std::move(rows), options));
-
   model.files = file_summaries(files, model.view);
   model.hardware_statement = hardware_statement(model.files);
+  const LegendHardware legend_hardware = legend_hardware_of(model.files);
+  for (auto& [kernel, rows] : rows_by_kernel)
+    model.kernels.push_back(section_of(kernel, std::move(rows), options, legend_hardware));
+
   model.environments = cited_documents(files, model.view, true);
   model.protocols = cited_documents(files, model.view, false);
   return model;

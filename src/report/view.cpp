@@ -5,6 +5,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/parallel.h"
+
 namespace ks {
 namespace {
 
@@ -42,7 +44,7 @@ std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& fi
     row.run = std::move(runs[i]);
     row.row = i;
   }
-  for (ViewRow& row : view) row.params = nlohmann::json::parse(row.run.params_json);
+  in_parallel(view.size(), [&](std::size_t i) { view[i].params = nlohmann::json::parse(view[i].run.params_json); });
   return view;
 }
 

@@ -75,8 +75,8 @@ TEST(CompareRule, ExactBootstrapAgreesWithDrawnResamples) {
     // likewise at every other level checked (over 7 standard errors of margin).
     for (double q : {0.005, 0.05, 0.5, 0.95, 0.995}) {
       const double from_draws = drawn[static_cast<std::size_t>(q * static_cast<double>(drawn.size()))];
-      EXPECT_LE(ratio_quantile(b, x, std::max(q - 0.0015, 1e-6)), from_draws * (1 + 1e-7)) << "n " << n << " q " << q;
-      EXPECT_GE(ratio_quantile(b, x, std::min(q + 0.0015, 1 - 1e-6)), from_draws * (1 - 1e-7)) << "n " << n << " q " << q;
+      EXPECT_LE(ratio_quantile(b, x, std::max(q - 0.0015, 1e-6)), from_draws * (1 + 1e-6)) << "n " << n << " q " << q;
+      EXPECT_GE(ratio_quantile(b, x, std::min(q + 0.0015, 1 - 1e-6)), from_draws * (1 - 1e-6)) << "n " << n << " q " << q;
     }
   }
 }

@@ -95,11 +95,14 @@ std::vector<Json> integer_range(const Field& range, const MapEntry& from_entry, 
   if (step_entry) {
     const std::int64_t step = step_entry->value.integer();
     if (step <= 0) step_entry->value.fail(fmt::format("step must be > 0, got {}", step));
-    // Unsigned difference: exact even when to - from overflows a signed integer.
-    const std::uint64_t count = (static_cast<std::uint64_t>(to) - static_cast<std::uint64_t>(from)) /
-                                static_cast<std::uint64_t>(step) + 1;
-    if (count > kMaxRangeValues)
-      range.fail(fmt::format("range has {} values, more than the limit of {}", count, kMaxRangeValues));
+    // Unsigned difference: exact even when to - from overflows a signed integer. The count is
+    // steps + 1, which wraps to 0 for the whole int64 range: compare the steps with the limit.
+    const std::uint64_t steps = (static_cast<std::uint64_t>(to) - static_cast<std::uint64_t>(from)) /
+                                static_cast<std::uint64_t>(step);
+    if (steps >= kMaxRangeValues)
+      range.fail(fmt::format("range has {} values, more than the limit of {}", static_cast<unsigned __int128>(steps) + 1,
+                             kMaxRangeValues));
+    const std::uint64_t count = steps + 1;
     for (std::uint64_t i = 0; i < count; ++i)
       values.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(from) + i * static_cast<std::uint64_t>(step)));
     return values;
@@ -126,8 +129,8 @@ std::vector<Json> number_range(const Field& range, const MapEntry& from_entry, c
   if (step_entry) {
     const double step = step_entry->value.number();
     if (step <= 0) step_entry->value.fail(fmt::format("step must be > 0, got {}", step));
-    const double count = (to - from) / step + 1 + slack;
-    if (count > static_cast<double>(kMaxRangeValues))
+    const double count = (to - from) / step + 1 + slack;  // +inf when to - from overflows
+    if (!(count <= static_cast<double>(kMaxRangeValues)))
       range.fail(fmt::format("range has more than the limit of {} values", kMaxRangeValues));
     for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) values.emplace_back(from + static_cast<double>(i) * step);
     return values;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -52,6 +53,19 @@ std::int64_t integer_at_least(const Field& field, std::int64_t least) {
   return value;
 }
 
+// Upper bounds that no real sweep reaches, and past which the timing arithmetic (durations in
+// integer nanoseconds, sample buffers) would overflow or run a point into its timeout at once.
+constexpr double kMaxProtocolMs = 3'600'000;           // an hour of warm-up or of repetitions
+constexpr std::int64_t kMaxRepeat = 10'000'000;         // 80 MB of samples for one point
+constexpr std::int64_t kMaxFlushBytes = 64LL << 30;     // 64 GiB
+constexpr double kMaxTimeoutS = 7 * 24 * 3600;          // a week
+
+template <class Number>
+Number at_most(const Field& field, Number value, Number most) {
+  if (value > most) field.fail(fmt::format("must be <= {}, got {}", most, value));
+  return value;
+}
+
 std::string non_empty_string(const Field& field) {
   std::string value = field.string();
   if (value.empty()) field.fail("must not be empty");
@@ -90,19 +104,51 @@ ProtocolSpec read_protocol(const Field& field) {
   const MapFields map(field, kProtocolKeys);
   ProtocolSpec protocol;
   if (const MapEntry* e = map.find("name")) protocol.name = one_of(e->value, kProtocolNames, "protocol");
-  if (const MapEntry* e = map.find("warmup_ms")) protocol.warmup_ms = non_negative_number(e->value);
-  if (const MapEntry* e = map.find("rep_ms")) protocol.rep_ms = non_negative_number(e->value);  // 0: one timed call
-  if (const MapEntry* e = map.find("max_repeat")) protocol.max_repeat = integer_at_least(e->value, 1);
-  if (const MapEntry* e = map.find("flush_bytes")) protocol.flush_bytes = integer_at_least(e->value, 0);
+  if (const MapEntry* e = map.find("warmup_ms"))
+    protocol.warmup_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
+  if (const MapEntry* e = map.find("rep_ms"))  // 0: one timed call
+    protocol.rep_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
+  if (const MapEntry* e = map.find("max_repeat")) protocol.max_repeat = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
+  if (const MapEntry* e = map.find("flush_bytes"))
+    protocol.flush_bytes = at_most(e->value, integer_at_least(e->value, 0), kMaxFlushBytes);
   if (const MapEntry* e = map.find("quantiles")) protocol.quantiles = quantiles(e->value);
   return protocol;
+}
+
+// The sweep file says where results go inside the folder it is run from; a place outside it (an
+// absolute path, ..) is for the command line to give. Control characters would reach file names
+// and messages.
+std::string without_control_characters(const Field& field) {
+  std::string value = non_empty_string(field);
+  for (const char c : value)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      field.fail(fmt::format("must not hold control characters (found character {})", static_cast<int>(c)));
+  return value;
+}
+
+std::string output_directory(const Field& field) {
+  std::string value = without_control_characters(field);
+  const std::filesystem::path path(value);
+  if (path.is_absolute())
+    field.fail(fmt::format("'{}' is absolute: a sweep file names a folder below where it is run (--output-dir takes any)", value));
+  for (const auto& part : path)
+    if (part == "..")
+      field.fail(fmt::format("'{}' leaves the folder it is run from (..): --output-dir takes any folder", value));
+  return value;
+}
+
+std::string results_file_name(const Field& field) {
+  std::string value = without_control_characters(field);
+  if (value.find('/') != std::string::npos || value == "." || value == "..")
+    field.fail(fmt::format("'{}' is not a file name: the results file goes in output.directory (--results-file takes a path)", value));
+  return value;
 }
 
 OutputSpec read_output(const Field& field) {
   const MapFields map(field, kOutputKeys);
   OutputSpec output;
-  if (const MapEntry* e = map.find("directory")) output.directory = non_empty_string(e->value);
-  if (const MapEntry* e = map.find("results_file")) output.results_file = non_empty_string(e->value);
+  if (const MapEntry* e = map.find("directory")) output.directory = output_directory(e->value);
+  if (const MapEntry* e = map.find("results_file")) output.results_file = results_file_name(e->value);
   if (const MapEntry* e = map.find("kernelindex_format"))
     output.kernelindex_format = one_of(e->value, kKernelindexFormats, "kernelindex_format");
   return output;
@@ -257,7 +303,7 @@ KernelBlock read_kernel_block(const Field& field, const Registry& registry) {
                             : implementation_names(kernel);
   e = map.find("modes");
   block.modes = e ? chosen_names(e->value, kernel.modes, "mode", kernel.name) : kernel.modes;
-  if ((e = map.find("timeout_s"))) block.timeout_s = positive_number(e->value);
+  if ((e = map.find("timeout_s"))) block.timeout_s = at_most(e->value, positive_number(e->value), kMaxTimeoutS);
   if ((e = map.find("grid"))) read_grid(e->value, kernel, block);
   if ((e = map.find("fixed"))) read_fixed(e->value, kernel, block);
   if (!block.grid.empty())

@@ -70,6 +70,15 @@ std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunReque
     return std::nullopt;
   }
   if (exists) {
+    // --overwrite replaces a results file, never a file that merely has its name (the sweep file
+    // itself, data of another program): the root attribute format says what the file is.
+    try {
+      ResultsFile::open_read_only(path).read_info();
+    } catch (const std::exception& e) {
+      problem = fmt::format("{}: exists and is not a results file that can be read ({}); --overwrite replaces only a "
+                            "results file: move or remove it yourself", path.string(), e.what());
+      return std::nullopt;
+    }
     fs::remove(path);
     fs::remove_all(paths.documents);
   }

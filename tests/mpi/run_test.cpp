@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -29,6 +30,13 @@ constexpr const char* kQuickProtocol = R"(protocol:
   max_repeat: 100
   flush_bytes: 0
 )";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 std::string sweep_text(const std::string& name, const std::string& kernels) {
   return fmt::format("name: {}\n{}kernels:\n{}", name, kQuickProtocol, kernels);
@@ -221,6 +229,25 @@ TEST(RunResume, RefusesASweepFileThatChanged) {
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("differs"), std::string::npos) << refused.output;
   EXPECT_NE(refused.output.find("id: [1, 2, 3]"), std::string::npos) << refused.output;
+}
+
+// --overwrite replaces a results file, and refuses any other file that has its name (here the sweep
+// file itself), leaving it as it was.
+TEST(RunOverwrite, ReplacesOnlyAResultsFile) {
+  const fs::path dir = fresh_directory("run_overwrite");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, sweep_text("overwrite", "  - kernel: noop\n    grid:\n      id: [1, 2]\n"));
+  const std::string run = mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
+  ASSERT_EQ(run_shell(run).exit_code, 0);
+  const auto replaced = run_shell(run + " --overwrite");
+  EXPECT_EQ(replaced.exit_code, 0) << replaced.output;
+  EXPECT_EQ(ResultsFile::open_read_only(dir / "overwrite.h5").run_count(), 2u);
+
+  const std::string sweep_before = read_text(sweep);
+  const auto refused = run_shell(run + fmt::format(" --results-file {} --overwrite", sweep.string()));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("is not a results file that can be read"), std::string::npos) << refused.output;
+  EXPECT_EQ(read_text(sweep), sweep_before) << "the sweep file is left as it was";
 }
 
 // Points whose setup takes 400 ms and points of 10 ms, alternating: dealt round robin to two ranks,

@@ -14,6 +14,7 @@
 #include "support/kernels.h"
 #include "config/parse.h"
 #include "kernels/kernel.h"
+#include "support/cli_runner.h"
 
 namespace ks {
 namespace {
@@ -247,6 +248,23 @@ std::vector<std::string> bad_files() {
     if (entry.path().extension() == ".yaml") paths.push_back(entry.path().string());
   std::sort(paths.begin(), paths.end());
   return paths;
+}
+
+// A key or value from the file that holds control characters cannot break the one-line message or
+// drive the terminal: they are shown as \xNN.
+TEST(ConfigErrors, ControlCharactersAreShownNotSent) {
+  const std::string path = (testing::fresh_directory("config_control_characters") / "sweep.yaml").string();
+  testing::write_file(path, "name: bad\nkernels:\n  - kernel: gemm\n    grid: {\"M\\e[31m\\nX\": [1]}\n");
+  try {
+    load_sweep_file(path, builtin_registry());
+    ADD_FAILURE() << "parsed without error";
+  } catch (const SweepFileError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("M\\x1b[31m\\x0aX"), std::string::npos) << what;
+    EXPECT_TRUE(std::none_of(what.begin(), what.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+        << what;
+    EXPECT_EQ(error.key(), "kernels[0].grid.M\x1b[31m\nX") << "the key itself is kept as it is";
+  }
 }
 
 TEST(ConfigBadFiles, EachFailsWhereItsFirstLineSays) {

@@ -283,13 +283,6 @@ void warn_about_documents(Comparison& comparison, const ResultsFile& base_file, 
 
 // --- output ---------------------------------------------------------------------------------------
 
-std::string params_text(const Json& params) {
-  std::vector<std::string> parts;
-  for (const auto& [key, value] : params.items())
-    parts.push_back(key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
-  return fmt::format("{}", fmt::join(parts, " "));
-}
-
 std::string milliseconds_text(double ns) {
   const double ms = ns / 1e6;
   return ms >= 1000 ? fmt::format("{:.0f}", ms) : fmt::format("{:.4g}", ms);
@@ -340,7 +333,7 @@ std::vector<std::string> cells_of(const PointComparison& point) {
   return {run.kernel,
           run.implementation,
           run.mode,
-          params_text(point.any().params),
+          parameters_text(point.any().params),
           base_ms ? milliseconds_text(*base_ms) : "",
           next_ms ? milliseconds_text(*next_ms) : "",
           ratio,

@@ -215,13 +215,6 @@ double median_of(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-std::string combination_text(const ViewRow& row, const std::vector<std::string>& parameters) {
-  std::string out;
-  for (const auto& p : parameters)
-    out += fmt::format("{}{}={}", out.empty() ? "" : " ", p, parameter_text(parameter_or_null(row, p)));
-  return out;
-}
-
 // Evenly spaced points, the first and last kept: a bounded line over however many x values.
 std::vector<Series::Point> thinned(std::vector<Series::Point> points) {
   if (points.size() <= kMaxSeriesPoints) return points;
@@ -268,7 +261,7 @@ LinePlot line_plot(const KernelSection& section, const std::string& mode, const 
   bool merged = false;
   for (const auto& r : section.rows) {
     if (r.row->run.mode != mode || !measured(*r.row)) continue;
-    const std::string combination = combination_text(*r.row, others);
+    const std::string combination = parameters_text(r.row->params, others);
     if (points_per_combination[combination]++ == 0) combination_order.push_back(combination);
     auto& at_x = grouped[{r.label, combination}][x_of(*r.row)];
     at_x.push_back(r.row);

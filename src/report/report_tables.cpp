@@ -27,15 +27,6 @@ std::string parameter_column(const std::string& name) {
 
 }  // namespace
 
-std::string parameters_text(const ViewRow& row, const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) {
-    const auto found = row.params.find(name);
-    if (found != row.params.end()) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, parameter_text(*found));
-  }
-  return out;
-}
-
 Table points_table(const KernelSection& section, bool several_files) {
   Table table;
   add_column(table, "kernel", false);
@@ -93,7 +84,7 @@ Table failures_table(const KernelSection& section, bool several_files) {
   for (const PointRow& point : section.rows) {
     const RunRecord& run = point.row->run;
     if (run.status == "passed") continue;
-    std::vector<std::string> cells{point.label, run.mode, parameters_text(*point.row, section.parameters), run.status, run.message};
+    std::vector<std::string> cells{point.label, run.mode, parameters_text(point.row->params, section.parameters), run.status, run.message};
     if (several_files) cells.push_back(point.row->file);
     table.rows.push_back(std::move(cells));
     table.row_ids.push_back(run.point_id);

@@ -28,7 +28,4 @@ Table files_table(const ReportModel& model);
 // A document's fields.
 Table document_table(const CitedDocument& document);
 
-// "K=256 M=256 dtype=fp32": the row's values of the parameters named.
-std::string parameters_text(const ViewRow& row, const std::vector<std::string>& names);
-
 }  // namespace ks::report_page

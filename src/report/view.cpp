@@ -57,4 +57,28 @@ std::vector<ViewRow> current_view(const std::vector<std::string>& files) {
   return view;
 }
 
+namespace {
+
+void append_parameter(std::string& text, const std::string& name, const nlohmann::json& value) {
+  if (!text.empty()) text += ' ';
+  text += name + '=' + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+}  // namespace
+
+std::string parameters_text(const nlohmann::json& params) {
+  std::string text;
+  for (const auto& [name, value] : params.items()) append_parameter(text, name, value);
+  return text;
+}
+
+std::string parameters_text(const nlohmann::json& params, const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) {
+    const auto found = params.find(name);
+    if (found != params.end()) append_parameter(text, name, *found);
+  }
+  return text;
+}
+
 }  // namespace ks

@@ -28,6 +28,11 @@ std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& fi
 // The view of several files, one after the other (a point in two files appears twice).
 std::vector<ViewRow> current_view(const std::vector<std::string>& files);
 
+// "M=256 dtype=fp32": a point's parameters as a line of text, strings bare; with `names`, those of
+// them the point has, in that order. Tables, failures, plot lines and messages all name points so.
+std::string parameters_text(const nlohmann::json& params);
+std::string parameters_text(const nlohmann::json& params, const std::vector<std::string>& names);
+
 // True when the point was timed (its figures are measurements, not NaN): it has timed repetitions,
 // or it was imported from another tool's results with a median but no repetitions or samples
 // (docs/import.md). Files written before untimed figures were NaN hold 0 there, hence the > 0.

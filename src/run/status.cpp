@@ -32,16 +32,6 @@ std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::strin
   return view;
 }
 
-// M=256 dtype=fp32 ...: a point's parameters, shorter than their JSON.
-std::string parameters_text(const nlohmann::json& params) {
-  std::string text;
-  for (const auto& item : params.items()) {
-    if (!text.empty()) text += ' ';
-    text += item.key() + '=' + (item.value().is_string() ? item.value().get<std::string>() : item.value().dump());
-  }
-  return text;
-}
-
 nlohmann::json not_passed_json(const std::vector<ViewRow>& rows) {
   nlohmann::json list = nlohmann::json::array();
   for (const ViewRow& row : rows)

@@ -448,14 +448,16 @@ void print_json(const Comparison& comparison, const Side& base, const Side& next
                     {"warnings", comparison.warnings},
                     {"summary", summary}};
   // The points follow, one object per line: a file of 100,000 points stays readable with grep and
-  // is written in a fraction of the time of one indented tree.
+  // is written in a fraction of the time of one indented tree. The lines are made on every core.
+  std::vector<std::string> lines(comparison.points.size());
+  in_parallel(lines.size(), [&](std::size_t i) { lines[i] = point_json(comparison.points[i]).dump(); });
   std::string text = out.dump(2);
   text.resize(text.size() - 2);  // the closing "\n}"
   text += ",\n  \"points\": [";
   const char* separator = "\n    ";
-  for (const PointComparison& point : comparison.points) {
+  for (const std::string& line : lines) {
     text += separator;
-    text += point_json(point).dump();
+    text += line;
     separator = ",\n    ";
   }
   text += comparison.points.empty() ? "]\n}\n" : "\n  ]\n}\n";

@@ -85,6 +85,35 @@ double ratio_cdf(const MedianBootstrap& base, const MedianBootstrap& next, doubl
 
 double linear_median(const std::vector<double>& sorted) { return quantile_linear(sorted, 0.5); }
 
+// The q-quantile of the standard normal distribution: Newton's method on its CDF from 0, which
+// approaches the root from one side (the CDF is convex below 0 and concave above).
+double normal_quantile(double q) {
+  double z = 0;
+  for (int i = 0; i < 60; ++i) {
+    const double step = (0.5 * std::erfc(-z / std::sqrt(2.0)) - q) / (std::exp(-z * z / 2) / std::sqrt(2 * M_PI));
+    z -= step;
+    if (std::abs(step) < 1e-9) break;
+  }
+  return z;
+}
+
+// The mean and variance of log(value) under a bootstrap distribution of the median.
+struct LogMoments {
+  double mean = 0, variance = 0;
+};
+
+LogMoments log_moments(const MedianBootstrap& distribution) {
+  const std::vector<double>& weights = *distribution.weights;
+  const double origin = std::log(distribution.values.front());  // centred: no cancellation in the variance
+  double sum = 0, squares = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const double x = std::log(distribution.values[i]) - origin;
+    sum += weights[i] * x;
+    squares += weights[i] * x * x;
+  }
+  return {origin + sum, std::max(0.0, squares - sum * sum)};
+}
+
 }  // namespace
 
 const char* change_name(Change change) {
@@ -106,9 +135,21 @@ Change change_of(const RatioInterval& interval, double threshold) {
 }
 
 double ratio_quantile(const MedianBootstrap& base, const MedianBootstrap& next, double q) {
-  // F is 0 below the smallest ratio and 1 at the largest; bisect in log space between them.
-  double low = next.values.front() / base.values.back() * (1 - 1e-12);
-  double high = next.values.back() / base.values.front();
+  // F is 0 below the smallest ratio and 1 at the largest. The normal approximation of the log ratio
+  // places a narrow bracket around the quantile, widened until F brackets q; then bisection in log
+  // space narrows it to 1e-6. Started from the whole range instead, the bisection takes about a
+  // third more evaluations of F, and compare spends most of its time here.
+  const double lowest = next.values.front() / base.values.back() * (1 - 1e-12);
+  const double highest = next.values.back() / base.values.front();
+  const LogMoments n = log_moments(next), b = log_moments(base);
+  const double sigma = std::sqrt(n.variance + b.variance);
+  const double guess = std::clamp(std::exp(n.mean - b.mean + normal_quantile(q) * sigma), lowest, highest);
+  double step = std::max(sigma / 2, 1e-6);
+  double low = std::max(lowest, guess * std::exp(-step));
+  while (low > lowest && ratio_cdf(base, next, low) >= q) low = std::max(lowest, low * std::exp(-(step *= 2)));
+  step = std::max(sigma / 2, 1e-6);
+  double high = std::min(highest, guess * std::exp(step));
+  while (high < highest && ratio_cdf(base, next, high) < q) high = std::min(highest, high * std::exp(step *= 2));
   while (high / low > 1 + 1e-6) {  // far below the 4 digits printed and any threshold
     const double middle = std::sqrt(low * high);
     if (ratio_cdf(base, next, middle) >= q) high = middle;

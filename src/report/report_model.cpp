@@ -61,13 +61,6 @@ std::set<std::string> ambiguous_stems(const std::vector<LoadedFile>& files) {
 
 // --- ordering --------------------------------------------------------------------------------
 
-// Numbers by value, before text; text alphabetically.
-bool value_less(const Json& a, const Json& b) {
-  if (a.is_number() && b.is_number()) return a.get<double>() < b.get<double>();
-  if (a.is_number() != b.is_number()) return a.is_number();
-  return parameter_text(a) < parameter_text(b);
-}
-
 const Json& parameter_or_null(const ViewRow& row, const std::string& name) {
   static const Json null_value;
   const auto found = row.params.find(name);
@@ -87,9 +80,10 @@ void sort_rows(KernelSection& section) {
     const std::size_t ma = mode_order[a.row->run.mode], mb = mode_order[b.row->run.mode];
     if (ma != mb) return ma < mb;
     for (const auto& p : order) {
-      const Json &va = parameter_or_null(*a.row, p), &vb = parameter_or_null(*b.row, p);
-      if (value_less(va, vb)) return true;
-      if (value_less(vb, va)) return false;
+      const auto x = a.row->params.find(p), y = b.row->params.find(p);
+      const int c = compare_parameter_values(x == a.row->params.end() ? nullptr : &*x,
+                                             y == b.row->params.end() ? nullptr : &*y);
+      if (c != 0) return c < 0;
     }
     return a.label < b.label;
   });

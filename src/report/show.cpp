@@ -255,18 +255,6 @@ std::vector<std::string> default_column_names(const ColumnSet& set, const Rows& 
 
 // --- the rows --------------------------------------------------------------------------------------
 
-// Numbers by value, text as text; a number sorts before text, a missing value last.
-int compare_values(const Json* a, const Json* b) {
-  if (!a || !b) return a ? -1 : b ? 1 : 0;
-  if (a->is_number() && b->is_number()) {
-    const double x = a->get<double>(), y = b->get<double>();
-    return x < y ? -1 : y < x ? 1 : 0;
-  }
-  if (a->is_number() != b->is_number()) return a->is_number() ? -1 : 1;
-  if (a->is_string() && b->is_string()) return a->get_ref<const std::string&>().compare(b->get_ref<const std::string&>());
-  return a->dump().compare(b->dump());
-}
-
 // Kernel, implementation, mode, then the parameters by value, in the order of `parameters`.
 void sort_rows(Rows& rows, const std::vector<std::string>& parameters) {
   // Each row's parameter values, looked up once rather than at every comparison, in one array.
@@ -286,7 +274,7 @@ void sort_rows(Rows& rows, const std::vector<std::string>& parameters) {
     if (int c = x.implementation.compare(y.implementation)) return c < 0;
     if (int c = x.mode.compare(y.mode)) return c < 0;
     for (std::size_t i = 0; i < width; ++i)
-      if (int c = compare_values(values[a * width + i], values[b * width + i])) return c < 0;
+      if (int c = compare_parameter_values(values[a * width + i], values[b * width + i])) return c < 0;
     return false;
   });
   Rows sorted;

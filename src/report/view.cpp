@@ -81,4 +81,15 @@ std::string parameters_text(const nlohmann::json& params, const std::vector<std:
   return text;
 }
 
+int compare_parameter_values(const nlohmann::json* a, const nlohmann::json* b) {
+  if (!a || !b) return a ? -1 : b ? 1 : 0;
+  if (a->is_number() && b->is_number()) {
+    const double x = a->get<double>(), y = b->get<double>();
+    return x < y ? -1 : y < x ? 1 : 0;
+  }
+  if (a->is_number() != b->is_number()) return a->is_number() ? -1 : 1;
+  if (a->is_string() && b->is_string()) return a->get_ref<const std::string&>().compare(b->get_ref<const std::string&>());
+  return a->dump().compare(b->dump());
+}
+
 }  // namespace ks

@@ -33,6 +33,11 @@ std::vector<ViewRow> current_view(const std::vector<std::string>& files);
 std::string parameters_text(const nlohmann::json& params);
 std::string parameters_text(const nlohmann::json& params, const std::vector<std::string>& names);
 
+// How parameter values sort wherever points are listed (show's rows, the report's tables and plot
+// lines): numbers by value before text, text alphabetically, a missing value (nullptr) last. <0, 0
+// or >0, as std::string::compare.
+int compare_parameter_values(const nlohmann::json* a, const nlohmann::json* b);
+
 // True when the point was timed (its figures are measurements, not NaN): it has timed repetitions,
 // or it was imported from another tool's results with a median but no repetitions or samples
 // (docs/import.md). Files written before untimed figures were NaN hold 0 there, hence the > 0.

@@ -51,14 +51,6 @@ kernels:
       dtype: [fp32]
 )";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Runs the sweep in a folder of the test's own (ctest runs each test as its own process).
 fs::path measured_file(const std::string& name) {
   const fs::path dir = fresh_directory("report_" + name);

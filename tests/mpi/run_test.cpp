@@ -31,13 +31,6 @@ constexpr const char* kQuickProtocol = R"(protocol:
   flush_bytes: 0
 )";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string sweep_text(const std::string& name, const std::string& kernels) {
   return fmt::format("name: {}\n{}kernels:\n{}", name, kQuickProtocol, kernels);
 }

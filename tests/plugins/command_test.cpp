@@ -18,12 +18,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ks::testing::read_text;
 using ks::testing::run_shell;
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // A sweep of the good test plugin's kernel and of its implementation of the built-in noop.
 std::string square_sweep(const std::string& plugins_line) {

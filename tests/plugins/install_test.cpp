@@ -22,11 +22,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using ks::testing::read_text;
 
 // The example copied out of the source tree and built against `prefix`: the path of libaxpy.so.
 fs::path build_example(const fs::path& prefix, const fs::path& work, bool cuda) {

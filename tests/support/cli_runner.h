@@ -30,4 +30,7 @@ std::filesystem::path fresh_directory(const std::string& name);
 
 void write_file(const std::filesystem::path& path, const std::string& text);
 
+// The whole file, byte for byte; throws naming the file when it cannot be read.
+std::string read_text(const std::filesystem::path& path);
+
 }  // namespace ks::testing

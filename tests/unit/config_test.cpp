@@ -22,15 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::builtin_registry;
+using testing::read_text;
 
 std::string source_path(const std::string& relative) { return std::string(KS_SOURCE_DIR) + "/" + relative; }
-
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 SweepSpec parse(const std::string& text) { return parse_sweep_text(text, "inline.yaml", builtin_registry()); }
 

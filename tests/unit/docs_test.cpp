@@ -48,14 +48,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::stringstream in(text);

@@ -37,14 +37,6 @@ constexpr std::size_t kLigerRows = 2448;
 constexpr const char* kSeedExternalId =
     "distill_cosine_loss/full/liger/nvidia-a100-sxm4-80gb/hidden4096-tokens1024-vocab128256-bf16/2025-06-27-09-21-16";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);

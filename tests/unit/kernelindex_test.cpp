@@ -16,18 +16,12 @@
 #include "kernelindex/kernelindex.h"
 #include "measure/do_bench.h"
 #include "measure/measurement.h"
+#include "support/cli_runner.h"
 
 namespace {
 
 using ks::Json;
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ks::testing::read_text;
 
 // The seed file starts with a line naming its source ("Liger") before the JSON.
 Json seed_document() {

@@ -1,6 +1,9 @@
 #include "cluster/sweep_runner.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <deque>
 #include <list>
 #include <set>
 #include <thread>
@@ -22,6 +25,21 @@ using namespace std::chrono_literals;
 constexpr int kTagRequest = 101;  // rank -> 0: give me work
 constexpr int kTagAssign = 102;   // 0 -> rank: group indices (none: no more work)
 constexpr int kTagResult = 103;   // rank -> 0: one record
+constexpr int kTagHeartbeat = 104;  // rank -> 0: still here (sent while a rank works)
+
+using Clock = std::chrono::steady_clock;
+
+// How long rank 0 waits without a word from a rank before it counts the rank as gone; the ranks
+// send a heartbeat four times within it.
+Clock::duration silence_limit() {
+  static const Clock::duration limit = [] {
+    const char* value = std::getenv("KERNELSWEEP_RANK_SILENCE_TIMEOUT");
+    const double seconds = value ? std::atof(value) : 0;
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds > 0 ? seconds : 60));
+  }();
+  return limit;
+}
+Clock::duration heartbeat_interval() { return silence_limit() / 4; }
 
 bool needs_gpu(const Registry& registry, const Point& point) {
   const KernelSpec* kernel = registry.find(point.kernel);
@@ -91,6 +109,13 @@ class PendingSends {
       it = done ? items_.erase(it) : std::next(it);
     }
   }
+  // A heartbeat to rank 0 when the last one is heartbeat_interval() old.
+  void heartbeat() {
+    const auto now = Clock::now();
+    if (now - last_heartbeat_ < heartbeat_interval()) return;
+    last_heartbeat_ = now;
+    send(std::string(), kTagHeartbeat);
+  }
   void wait_all() {
     while (!items_.empty()) {
       progress();
@@ -100,6 +125,7 @@ class PendingSends {
 
  private:
   std::list<std::pair<std::string, MPI_Request>> items_;
+  Clock::time_point last_heartbeat_ = Clock::now();
 };
 
 std::string encode_result(const RunRecord& record, const Json& protocol) {
@@ -114,14 +140,18 @@ class Sweep {
         worker_(options.executable, world.local_rank(), options.plugins) {}
 
   std::vector<RankIdentity> introduce();
+  Json first_hello();
   void run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink);
   void run_other();
+  const std::vector<SilentRank>& silent_ranks() const { return silent_; }
   void stop_worker() { worker_.stop(); }
 
  private:
   void check_plan_is_shared() const;
   void check_gpus_not_shared() const;
   void serve_requests(WorkQueue& queue, ResultSink& sink);
+  void drop_silent_ranks(ResultSink& sink);
+  bool is_silent(int rank) const;
   std::vector<std::size_t> receive_assignment(PendingSends& sends);
   MeasureResult measure_other(std::size_t index, PendingSends& sends);
   MeasureRequest request_for(std::size_t index) const;
@@ -139,6 +169,13 @@ class Sweep {
   RankIdentity me_;
   std::size_t received_ = 0;
   int ranks_finished_ = 0;
+  // Rank 0's view of the other ranks: when each was last heard from, the points each holds (handed
+  // out, no result yet), and those that fell silent.
+  std::vector<Clock::time_point> last_heard_;
+  std::vector<std::deque<std::size_t>> in_hand_;
+  std::vector<bool> finished_;
+  std::vector<SilentRank> silent_;
+  std::vector<RankIdentity> ranks_;
 };
 
 MeasureRequest Sweep::request_for(std::size_t index) const {
@@ -174,9 +211,20 @@ void Sweep::check_gpus_not_shared() const {
   throw RunError(first.empty() ? "ranks share a GPU" : first);
 }
 
+// The worker's hello says what this rank runs on. Should no worker start, the rank still takes part
+// (its points are recorded `crashed`, with the reason) and says what it can from here: its host.
+Json Sweep::first_hello() {
+  try {
+    return worker_.ensure_started();
+  } catch (const WorkerStartError& e) {
+    return {{"type", "hello"}, {"gpu_count", 0}, {"gpu", to_json(GpuInfo{})}, {"host", to_json(read_host_info())},
+            {"problem", e.what()}};
+  }
+}
+
 std::vector<RankIdentity> Sweep::introduce() {
   check_plan_is_shared();
-  const Json hello = worker_.ensure_started();
+  const Json hello = first_hello();
   me_.rank = world_.rank();
   me_.local_rank = world_.local_rank();
   me_.gpu_count = hello.at("gpu_count").get<int>();
@@ -191,29 +239,74 @@ std::vector<RankIdentity> Sweep::introduce() {
   return ranks;
 }
 
+bool Sweep::is_silent(int rank) const {
+  return std::any_of(silent_.begin(), silent_.end(), [&](const SilentRank& s) { return s.rank == rank; });
+}
+
 void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
   for (;;) {
     int waiting = 0;
     MPI_Status status;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
     if (!waiting) return;
+    const int source = status.MPI_SOURCE;
+    int length = 0;
+    MPI_Get_count(&status, MPI_CHAR, &length);
+    std::string bytes(static_cast<std::size_t>(length), '\0');
+    MPI_Recv(bytes.data(), length, MPI_CHAR, source, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    // A rank counted as gone that speaks again gets nothing more, and what it sends is dropped:
+    // its points were recorded already, and --resume measures them again.
+    if (is_silent(source)) {
+      if (status.MPI_TAG == kTagRequest) MPI_Send(nullptr, 0, MPI_INT64_T, source, kTagAssign, MPI_COMM_WORLD);
+      continue;
+    }
+    last_heard_[source] = Clock::now();
     if (status.MPI_TAG == kTagRequest) {
-      MPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      const auto groups = queue.next(status.MPI_SOURCE);
+      const auto groups = queue.next(source);
       const std::vector<std::int64_t> payload(groups.begin(), groups.end());
-      MPI_Send(payload.data(), static_cast<int>(payload.size()), MPI_INT64_T, status.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD);
-      if (groups.empty()) ++ranks_finished_;
+      MPI_Send(payload.data(), static_cast<int>(payload.size()), MPI_INT64_T, source, kTagAssign, MPI_COMM_WORLD);
+      for (std::size_t index : points_of(plan_, groups)) in_hand_[source].push_back(index);
+      if (groups.empty()) {
+        finished_[source] = true;
+        ++ranks_finished_;
+      }
     } else if (status.MPI_TAG == kTagResult) {
-      int length = 0;
-      MPI_Get_count(&status, MPI_CHAR, &length);
-      std::string bytes(static_cast<std::size_t>(length), '\0');
-      MPI_Recv(bytes.data(), length, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       const Json message = Json::parse(bytes);
-      sink.on_record(run_record_from_json(message.at("record")), message.at("protocol"));
+      RunRecord record = run_record_from_json(message.at("record"));
+      auto& held = in_hand_[source];
+      const auto at = std::find_if(held.begin(), held.end(),
+                                   [&](std::size_t index) { return plan_.points[index].id == record.point_id; });
+      if (at != held.end()) held.erase(at);
+      sink.on_record(std::move(record), message.at("protocol"));
       ++received_;
-    } else {
+    } else if (status.MPI_TAG != kTagHeartbeat) {
       throw std::logic_error(fmt::format("rank 0 got a message with unknown tag {}", status.MPI_TAG));
     }
+  }
+}
+
+// Ranks not heard from within the silence limit are gone: the points they hold are recorded
+// `crashed`, and the sweep goes on with the others.
+void Sweep::drop_silent_ranks(ResultSink& sink) {
+  const auto now = Clock::now();
+  for (int rank = 1; rank < world_.size(); ++rank) {
+    if (finished_[rank] || is_silent(rank) || now - last_heard_[rank] < silence_limit()) continue;
+    const double seconds = std::chrono::duration<double>(now - last_heard_[rank]).count();
+    SilentRank silent{rank, ranks_[rank].host.hostname, in_hand_[rank].size()};
+    for (std::size_t index : in_hand_[rank]) {
+      MeasureResult lost;
+      lost.record.status = "crashed";
+      lost.record.message = fmt::format("rank {} on {} stopped answering (nothing heard for {:.0f} s); the sweep went on "
+                                        "without it, and --resume measures this point again",
+                                        rank, silent.host, seconds);
+      lost.record.started_at = lost.record.ended_at = iso_utc_now();
+      RunRecord record = make_record(plan_.points[index], lost, ranks_[rank], point_needs_gpu_[index]);
+      sink.on_record(std::move(record), Json());
+      ++received_;
+    }
+    in_hand_[rank].clear();
+    silent_.push_back(silent);
+    ++ranks_finished_;
   }
 }
 
@@ -230,12 +323,18 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
     ++received_;
   }
   const int others = world_.size() - 1;
+  ranks_ = ranks;
+  last_heard_.assign(world_.size(), Clock::now());
+  in_hand_.assign(world_.size(), {});
+  finished_.assign(world_.size(), false);
+  // While rank 0's own worker starts (which may take a while), the others are still served.
+  worker_.set_waiting_hook([&] { serve_requests(queue, sink); });
   const auto poll_slice = others > 0 ? std::chrono::microseconds(200) : std::chrono::microseconds(50'000);
   std::deque<std::size_t> mine;
   std::size_t current = 0;
   bool exhausted = false;
   while (received_ < expected || ranks_finished_ < others) {
-    if (stop_requested()) throw Interrupted(fmt::format("interrupted with {} of {} points received", received_, expected));
+    if (stop_requested()) throw Interrupted(fmt::format("stopped ({}) with {} of {} points received", stop_reason(), received_, expected));
     if (!worker_.busy()) {
       if (mine.empty() && !exhausted) {
         const auto points = points_of(plan_, queue.next(0));
@@ -257,18 +356,27 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
       std::this_thread::sleep_for(100us);
     }
     serve_requests(queue, sink);
+    drop_silent_ranks(sink);
     sink.on_tick();
   }
+  worker_.set_waiting_hook(nullptr);
 }
 
 std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
-  MPI_Send(nullptr, 0, MPI_BYTE, 0, kTagRequest, MPI_COMM_WORLD);
+  MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD);
   MPI_Status status;
+  // Rank 0 answers within microseconds, unless a write of the results file holds it up: five times
+  // the silence limit before this rank gives up on it (and the job ends).
+  const auto deadline = Clock::now() + 5 * silence_limit();
   for (int arrived = 0;;) {
     MPI_Iprobe(0, kTagAssign, MPI_COMM_WORLD, &arrived, &status);
     if (arrived) break;
-    if (stop_requested()) throw Interrupted("interrupted while waiting for work");
+    if (stop_requested()) throw Interrupted(fmt::format("stopped ({}) while waiting for work", stop_reason()));
+    if (Clock::now() > deadline)
+      throw std::runtime_error(fmt::format("rank 0 stopped answering: no work or word from it for {:.0f} s",
+                                           std::chrono::duration<double>(5 * silence_limit()).count()));
     sends.progress();
+    sends.heartbeat();
     std::this_thread::sleep_for(50us);  // a blocking receive would spin a core the workers need
   }
   int count = 0;
@@ -279,11 +387,13 @@ std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
 }
 
 MeasureResult Sweep::measure_other(std::size_t index, PendingSends& sends) {
+  worker_.set_waiting_hook([&] { sends.heartbeat(); });  // a worker being started is no silence either
   worker_.begin(request_for(index));
   for (;;) {
     if (auto result = worker_.poll(1ms)) return *result;
-    if (stop_requested()) throw Interrupted("interrupted during a point");
+    if (stop_requested()) throw Interrupted(fmt::format("stopped ({}) during a point", stop_reason()));
     sends.progress();  // large results need this side's help to move (rendezvous)
+    sends.heartbeat();
   }
 }
 
@@ -302,8 +412,8 @@ void Sweep::run_other() {
 
 }  // namespace
 
-void measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
-               const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink) {
+PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
+                         const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink) {
   install_stop_handlers();
   Sweep sweep(world, plan, protocol, options);
   const auto ranks = sweep.introduce();
@@ -314,6 +424,7 @@ void measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std
     sweep.run_other();
   }
   sweep.stop_worker();
+  return {sweep.silent_ranks()};
 }
 
 Json to_json(const RankIdentity& r) {

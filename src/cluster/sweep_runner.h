@@ -55,9 +55,26 @@ class RunError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A rank that stopped answering (stopped, frozen, cut off): nothing heard from it for the silence
+// limit, kRankSilence or KERNELSWEEP_RANK_SILENCE_TIMEOUT seconds. Ranks send a heartbeat while they
+// work, so a long point is not silence.
+struct SilentRank {
+  int rank = 0;
+  std::string host;
+  std::size_t points_recorded = 0;  // its points in hand, recorded `crashed`
+};
+
+// What measure_plan tells rank 0 beyond the results it sank.
+struct PlanOutcome {
+  std::vector<SilentRank> silent_ranks;  // the job cannot end with them at a barrier: it must be aborted
+};
+
 // Measures the groups `todo` (indices into plan.groups) across the world; `sink` is used on rank 0
 // only. Throws RunError on a setup problem that every rank agrees on (shared GPUs, plan mismatch).
-void measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
-               const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink);
+// A rank that falls silent costs the points it holds (recorded `crashed`, with the reason) and the
+// sweep goes on without it; on the other ranks, a rank 0 silent for five times the limit ends the
+// run with an exception.
+PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
+                         const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink);
 
 }  // namespace ks

@@ -156,6 +156,11 @@ class Worker {
 
 int run_worker(const WorkerArguments& args, Registry& registry) {
   std::signal(SIGPIPE, SIG_IGN);
+  // A stop (Ctrl-C, scancel, a time limit) is the rank's to handle: it saves what it has and then
+  // ends its worker. A worker that died of the same signal first would have its point recorded as
+  // crashed. The rank's death still ends the worker (PR_SET_PDEATHSIG in worker_process.cpp).
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
   try {
     load_requested_plugins(args.plugins, registry);
   } catch (const PluginError& e) {

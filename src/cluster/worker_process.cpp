@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "cluster/interruption.h"
 #include "common/clock.h"
 
 namespace ks {
@@ -20,7 +22,16 @@ namespace {
 
 constexpr int kWorkerInFd = 3;
 constexpr int kWorkerOutFd = 4;
-constexpr auto kHelloTimeout = std::chrono::seconds(120);  // CUDA context creation can be slow
+// How long a worker may take to say hello: CUDA context creation can be slow. The environment
+// variable KERNELSWEEP_WORKER_START_TIMEOUT (seconds) sets another.
+std::chrono::seconds hello_timeout() {
+  static const std::chrono::seconds timeout = [] {
+    const char* value = std::getenv("KERNELSWEEP_WORKER_START_TIMEOUT");
+    const long seconds = value ? std::atol(value) : 0;
+    return std::chrono::seconds(seconds > 0 ? seconds : 120);
+  }();
+  return timeout;
+}
 
 void make_pipe(int fds[2]) {
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2 failed: ") + std::strerror(errno));
@@ -74,20 +85,56 @@ void WorkerProcess::spawn() {
   channel_ = PipeChannel(from_worker[0], to_worker[1]);
 }
 
+std::string WorkerProcess::try_start() {
+  spawn();
+  const auto deadline = std::chrono::steady_clock::now() + hello_timeout();
+  std::string text;
+  for (;;) {
+    if (stop_requested()) {
+      kill_worker();
+      reap();
+      throw Interrupted(fmt::format("stopped ({}) while a worker started", stop_reason()));
+    }
+    const auto outcome = channel_.receive(text, std::chrono::milliseconds(100));
+    if (outcome == ReadOutcome::message) break;
+    if (waiting_hook_) waiting_hook_();
+    if (outcome == ReadOutcome::closed) return "it " + reap() + " before its hello";
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill_worker();  // a worker stalled before its hello would otherwise be waited for forever
+      reap();
+      return fmt::format("it sent no hello within {} s and was killed", hello_timeout().count());
+    }
+  }
+  const auto hello = nlohmann::json::parse(text, nullptr, false);
+  if (!hello.is_object() || hello.value("type", "") != "hello") {
+    kill_worker();
+    reap();
+    return "its first message was not a hello";
+  }
+  hello_ = hello;
+  return "";
+}
+
 const nlohmann::json& WorkerProcess::ensure_started() {
   if (pid_ > 0) return hello_;
-  spawn();
-  std::string text;
-  if (channel_.receive(text, std::chrono::duration_cast<std::chrono::microseconds>(kHelloTimeout)) != ReadOutcome::message) {
-    const std::string how = reap();
-    throw std::runtime_error("worker process did not start (" + executable_ + " worker): " + how);
+  std::string why;
+  for (int attempt = 1; attempt <= kStartAttempts; ++attempt) {
+    why = try_start();
+    if (why.empty()) return hello_;
   }
-  hello_ = nlohmann::json::parse(text);
-  return hello_;
+  throw WorkerStartError(fmt::format("worker process ({} worker) did not start in {} attempts: {}", executable_,
+                                     kStartAttempts, why));
 }
 
 void WorkerProcess::begin(const MeasureRequest& request) {
-  ensure_started();
+  started_at_ = iso_utc_now();
+  try {
+    ensure_started();
+  } catch (const WorkerStartError& e) {
+    start_failure_ = lost_worker("crashed", e.what());
+    busy_ = true;  // poll() hands the failure over as the point's result
+    return;
+  }
   timeout_s_ = request.point.timeout_s;
   deadline_ = std::chrono::steady_clock::now() +
               std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
@@ -98,9 +145,15 @@ void WorkerProcess::begin(const MeasureRequest& request) {
 
 std::optional<MeasureResult> WorkerProcess::poll(std::chrono::microseconds wait) {
   if (!busy_) throw std::logic_error("WorkerProcess::poll with no point in flight");
+  if (start_failure_) {
+    std::optional<MeasureResult> failure = std::move(start_failure_);
+    start_failure_.reset();
+    busy_ = false;
+    return failure;
+  }
   const auto now = std::chrono::steady_clock::now();
   if (now >= deadline_) {
-    ::kill(pid_, SIGKILL);
+    kill_worker();
     reap();
     return lost_worker("timeout", fmt::format("point ran past its timeout of {} s; worker killed", timeout_s_));
   }
@@ -138,6 +191,10 @@ MeasureResult WorkerProcess::lost_worker(const std::string& status, const std::s
   return result;
 }
 
+void WorkerProcess::kill_worker() {
+  if (pid_ > 0) ::kill(pid_, SIGKILL);  // never kill(-1, ...): that is every process we may signal
+}
+
 std::string WorkerProcess::reap() {
   channel_.close();
   if (pid_ <= 0) return "was not running";
@@ -160,7 +217,7 @@ std::string WorkerProcess::reap() {
 void WorkerProcess::stop() {
   if (pid_ <= 0) return;
   if (!busy_) channel_.send(R"({"type":"stop"})");
-  else ::kill(pid_, SIGKILL);
+  else kill_worker();
   reap();
   busy_ = false;
 }

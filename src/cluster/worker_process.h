@@ -1,11 +1,16 @@
 #pragma once
 // The rank's side of its worker: starts `kernelsweep worker` with fork+exec, hands it one point at a
 // time and watches it. A worker that dies yields `crashed`, one that overruns the point's timeout is
-// killed and yields `timeout`; either way the next point gets a fresh worker.
+// killed and yields `timeout`; either way the next point gets a fresh worker. A worker that does not
+// start (it dies or stays silent before its hello) is killed and started again, up to
+// kStartAttempts times; then the point it was for is `crashed` with the reason, and the next point
+// tries afresh. Every wait has a deadline, and a stop request (cluster/interruption.h) ends it.
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <vector>
@@ -17,20 +22,28 @@
 
 namespace ks {
 
+// A worker that could not be started after kStartAttempts attempts.
+struct WorkerStartError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class WorkerProcess {
  public:
+  static constexpr int kStartAttempts = 3;
+
   // `plugins`: the plugin libraries the worker loads (the rank's own), passed as --plugin.
   WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins = {});
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
-  // Starts the worker if none is running and returns its hello message.
+  // Starts the worker if none is running and returns its hello message. Throws WorkerStartError
+  // when it cannot be started, Interrupted when a stop is requested meanwhile.
   const nlohmann::json& ensure_started();
   bool busy() const { return busy_; }
   int read_fd() const { return channel_.read_fd(); }
 
-  // Sends a point; the result is collected with poll().
+  // Sends a point; the result is collected with poll() (`crashed` when no worker would start).
   void begin(const MeasureRequest& request);
   // Waits up to `wait` for the point in flight; nullopt while it is still running. Crashes and
   // timeouts come back as results with those statuses.
@@ -40,10 +53,17 @@ class WorkerProcess {
 
   void stop();
 
+  // Called about every 100 ms while a worker is being started (it may take minutes): the rank's
+  // chance to stay responsive meanwhile. Null: nothing.
+  void set_waiting_hook(std::function<void()> hook) { waiting_hook_ = std::move(hook); }
+
  private:
   void spawn();
+  // One start: spawn and wait for the hello; the reason it failed, or empty.
+  std::string try_start();
   MeasureResult lost_worker(const std::string& status, const std::string& message);
   std::string reap();  // waits for the child and says how it ended
+  void kill_worker();  // SIGKILL to the worker, if there is one
 
   std::string executable_;
   std::vector<std::string> arguments_;  // argv of `kernelsweep worker`, made before fork (see spawn)
@@ -54,6 +74,8 @@ class WorkerProcess {
   std::chrono::steady_clock::time_point deadline_;
   double timeout_s_ = 0;
   std::string started_at_;
+  std::optional<MeasureResult> start_failure_;  // the point in flight could not be started
+  std::function<void()> waiting_hook_;
 };
 
 // The path of the running executable (/proc/self/exe): workers are the same binary.

@@ -63,9 +63,17 @@ void DocumentWriter::write_json_file(const Json& run, const CitedView& cited) {
   auto partial = path;
   partial += ".partial";
   {
+    // Closed and checked here: a full disk often shows only when the buffer reaches the file, and
+    // a document cut short must not be renamed into place.
     std::ofstream out(partial, std::ios::out | std::ios::trunc | std::ios::binary);
     out << dump(object, 2) << '\n';
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot write: {}", partial.string(), std::strerror(errno)));
+    out.close();
+    if (!out) {
+      const int cause = errno;
+      std::error_code ignored;
+      std::filesystem::remove(partial, ignored);
+      throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), std::strerror(cause)));
+    }
   }
   std::error_code error;
   std::filesystem::rename(partial, path, error);

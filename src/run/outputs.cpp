@@ -6,12 +6,18 @@
 #include "common/clock.h"
 #include "kernels/kernel.h"
 #include "measure/do_bench.h"
+#include "store/space_reserve.h"
 
 namespace ks {
 namespace {
 
 constexpr std::size_t kBatchRecords = 64;
 constexpr auto kBatchInterval = std::chrono::seconds(2);
+
+// Free space the documents of a batch need, checked before its rows are stored: a pretty-printed
+// document is about 5 KB, and a margin keeps room for the folder itself.
+constexpr std::uint64_t kDocumentBytes = 8u << 10;
+constexpr std::uint64_t kDocumentsMarginBytes = 4u << 20;
 
 // The registry's entry for a record's implementation (every record names a registered one).
 const ImplementationSpec& implementation_of(const Registry& registry, const RunRecord& r) {
@@ -28,9 +34,9 @@ std::string title_of(const Registry& registry, const std::string& kernel_name) {
 
 }  // namespace
 
-RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, DocumentWriter writer, const ProtocolSpec& protocol, std::size_t points,
-                       double progress_interval_s)
-    : registry_(registry), file_(std::move(file)), writer_(std::move(writer)), protocol_spec_(protocol),
+RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
+                       const ProtocolSpec& protocol, std::size_t points, double progress_interval_s)
+    : registry_(registry), file_(std::move(file)), lock_(std::move(lock)), writer_(std::move(writer)), protocol_spec_(protocol),
       progress_(points, progress_interval_s), last_write_(std::chrono::steady_clock::now()) {}
 
 void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
@@ -95,7 +101,8 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol) {
   Citations cited{protocol_doc.digest, environment_doc.digest, document_digest(workload), implementation_doc.digest};
 
   const RunContext context{title, hardware_slugs_.at(rank.rank), std::move(slug)};
-  writer_.write(benchmark_run_document(record, cited, context), {protocol_doc, environment_doc, workload, implementation_doc});
+  documents_.push_back({benchmark_run_document(record, cited, context), &protocol_doc, &environment_doc, workload,
+                        &implementation_doc});
   progress_.add(record);
   ++received_;
   if (record.status != "passed" && record.status != "skipped") ++not_passed_;
@@ -104,20 +111,28 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol) {
 }
 
 void RunOutputs::write_batch() {
+  // The space for the batch's documents first: a full disk stops the run before the rows are stored,
+  // rather than between the rows and their documents.
+  if (!documents_.empty())
+    ensure_free_space(writer_.directory(), kDocumentsMarginBytes + kDocumentBytes * documents_.size());
   if (!batch_.empty()) file_.append(batch_);
   file_.flush();
-  writer_.flush();
   batch_.clear();
+  for (const PendingDocument& d : documents_) writer_.write(d.run, {*d.protocol, *d.environment, d.workload, *d.implementation});
+  writer_.flush();
+  documents_.clear();
   last_write_ = std::chrono::steady_clock::now();
 }
 
 void RunOutputs::on_tick() {
   if (!batch_.empty() && std::chrono::steady_clock::now() - last_write_ >= kBatchInterval) write_batch();
+  lock_.heartbeat();
   progress_.tick();
 }
 
 std::size_t RunOutputs::save_interrupted() {
   write_batch();
+  lock_.release();  // the file is flushed, and this process writes nothing more
   return received_;
 }
 
@@ -125,6 +140,7 @@ std::size_t RunOutputs::finish() {
   write_batch();
   const std::string path = file_.path().string();
   file_.finish(iso_utc_now());
+  lock_.release();
   progress_.finish();
   std::fprintf(stderr, "\nresults:     %s\ndocuments:   %s (%zu, format %s)\n", path.c_str(),
                writer_.directory().c_str(), writer_.written(), writer_.format().c_str());

@@ -1,7 +1,9 @@
 #pragma once
 // Rank 0's end of the result stream: every record gets its digests, goes into the HDF5 file in
 // batches (flushed at least every 2 seconds or 64 records, so a crash loses at most the points in
-// flight), becomes a kernelindex document, and counts towards the progress line.
+// flight), becomes a kernelindex document, and counts towards the progress line. A batch's
+// documents are written once its rows are flushed: a document never describes a row the file does
+// not hold, whatever stops the run (a kill, a full disk).
 #include <chrono>
 #include <map>
 #include <optional>
@@ -14,13 +16,15 @@
 #include "kernelindex/kernelindex.h"
 #include "run/progress.h"
 #include "store/results_file.h"
+#include "store/writer_lock.h"
 
 namespace ks {
 
 class RunOutputs final : public ResultSink {
  public:
-  RunOutputs(const Registry& registry, ResultsFile file, DocumentWriter writer, const ProtocolSpec& protocol, std::size_t points,
-             double progress_interval_s);
+  // `lock` is the results file's writer lock, held until the file is finished or saved.
+  RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
+             const ProtocolSpec& protocol, std::size_t points, double progress_interval_s);
 
   void on_start(const std::vector<RankIdentity>& ranks) override;
   void on_record(RunRecord record, const nlohmann::json& protocol) override;
@@ -31,6 +35,12 @@ class RunOutputs final : public ResultSink {
   // After an interruption: writes what was received and closes the file without an end time (as
   // `status` then shows), so that --resume completes it. Returns the number of points stored.
   std::size_t save_interrupted();
+  // Rows in the file (this session's and earlier ones'), and records received but not yet stored
+  // (what a run that stops now, for want of space, loses).
+  std::uint64_t rows_in_file() const { return file_.run_count(); }
+  // Gives up the writer lock of a run that stops here without writing more (the job is ending).
+  void release_lock() { lock_.release(); }
+  std::size_t unstored() const { return batch_.size(); }
 
  private:
   // The rank a record names; points no rank could run (skipped before dispatch) belong to rank 0.
@@ -42,6 +52,7 @@ class RunOutputs final : public ResultSink {
 
   const Registry& registry_;
   ResultsFile file_;
+  WriterLock lock_;
   DocumentWriter writer_;
   ProtocolSpec protocol_spec_;
   Progress progress_;
@@ -50,7 +61,17 @@ class RunOutputs final : public ResultSink {
   std::map<int, CitedDocument> environments_;
   std::map<std::string, CitedDocument> protocols_;        // by canonical JSON of the resolved protocol
   std::map<std::string, CitedDocument> implementations_;  // by kernel/implementation/rank
+  // A run's kernelindex object, held until its row is in the file. The cited documents live in the
+  // maps above, which never drop an entry.
+  struct PendingDocument {
+    Json run;
+    const CitedDocument* protocol;
+    const CitedDocument* environment;
+    Json workload;
+    const CitedDocument* implementation;
+  };
   std::vector<StoredRun> batch_;
+  std::vector<PendingDocument> documents_;  // those of batch_
   std::chrono::steady_clock::time_point last_write_;
   std::size_t not_passed_ = 0;
   std::size_t received_ = 0;

@@ -1,6 +1,7 @@
 // One sweep end to end (`kernelsweep run`): every rank plans the sweep, rank 0 opens the outputs (new, --resume or
 // --overwrite), the ranks measure, rank 0 stores.
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -17,7 +18,10 @@
 #include "cluster/sweep_runner.h"
 #include "cluster/worker_process.h"
 #include "common/clock.h"
+#include "kernelindex/kernelindex.h"
 #include "plan/plan.h"
+#include "store/space_reserve.h"
+#include "store/writer_lock.h"
 
 namespace ks {
 namespace {
@@ -44,6 +48,29 @@ OutputPaths output_paths(const SweepSpec& spec, const RunRequest& args) {
 std::string joined_command_line(int argc, char** argv) {
   std::vector<std::string> words(argv, argv + argc);
   return fmt::format("{}", fmt::join(words, " "));
+}
+
+// --overwrite's removal of the documents of the run it replaces: the document files kernelsweep
+// writes (kernelindex objects, kernelindex.jsonl, documents cut short), never another file a user
+// keeps in the folder; the folder goes only when that leaves it empty.
+void remove_documents(const fs::path& folder) {
+  if (!fs::is_directory(folder)) return;
+  std::vector<fs::path> ours;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const fs::path& file = entry.path();
+    if (!entry.is_regular_file()) continue;
+    if (file.filename() == DocumentWriter::kJsonlFileName || file.extension() == ".partial") {
+      ours.push_back(file);
+    } else if (file.extension() == ".json") {
+      std::ifstream in(file);
+      const auto object = nlohmann::json::parse(in, nullptr, false);
+      if (object.is_object() && object.contains("run") && object["run"].is_object() &&
+          object["run"].value("apiVersion", "") == kKernelindexApiVersion)
+        ours.push_back(file);
+    }
+  }
+  for (const fs::path& file : ours) fs::remove(file);
+  if (fs::is_empty(folder)) fs::remove(folder);
 }
 
 // Rank 0: the results file to write into, or a one-line reason why not. Fills `passed` on resume.
@@ -80,7 +107,7 @@ std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunReque
       return std::nullopt;
     }
     fs::remove(path);
-    fs::remove_all(paths.documents);
+    remove_documents(paths.documents);
   }
   fs::create_directories(path.parent_path().empty() ? fs::path(".") : path.parent_path());
   RunInfo info;
@@ -123,6 +150,18 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const s
   return o;
 }
 
+// Only rank 0 writes. Nothing of the failed write reached the file (store/space_reserve.h), which
+// holds every batch flushed before it; the job ends, and --resume measures the rest.
+[[noreturn]] void stop_for_want_of_space(MpiWorld& world, const StorageFullError& error, RunOutputs& outputs,
+                                         const OutputPaths& paths, const std::string& sweep_path) {
+  std::cerr << fmt::format("kernelsweep: {}; {} holds the {} results stored before, the {} received since were not "
+                           "stored: free space, then `kernelsweep run --resume {}` measures the rest\n",
+                           error.what(), paths.results_file.string(), outputs.rows_in_file(), outputs.unstored(),
+                           sweep_path);
+  outputs.release_lock();
+  world.abort(kExitFailure);
+}
+
 }  // namespace
 
 int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** argv) {
@@ -138,13 +177,17 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   nlohmann::json skip = nlohmann::json::array();
   if (root) {
     try {
+      // The writer lock before anything that reads, replaces or makes the file: one run at a time.
+      const fs::path folder = paths.results_file.parent_path();
+      fs::create_directories(folder.empty() ? fs::path(".") : folder);
+      WriterLock lock = WriterLock::acquire(paths.results_file, read_host_info().hostname, command_line);
       std::set<std::string> passed;
       auto file = open_results(*sweep, args, paths, world.size(), command_line, passed, problem);
       if (file) {
         for (const Point& p : sweep->plan.points)
           if (passed.count(p.id)) skip.push_back(p.index);
-        outputs.emplace(registry, std::move(*file), DocumentWriter(paths.documents, paths.format), sweep->spec.protocol,
-                        sweep->plan.points.size() - skip.size(), args.progress_interval_s);
+        outputs.emplace(registry, std::move(*file), std::move(lock), DocumentWriter(paths.documents, paths.format),
+                        sweep->spec.protocol, sweep->plan.points.size() - skip.size(), args.progress_interval_s);
         if (!skip.empty()) std::cerr << fmt::format("resuming: {} of {} points already passed\n", skip.size(), sweep->plan.points.size());
       }
     } catch (const std::exception& e) {
@@ -156,12 +199,18 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   const auto skipped = nlohmann::json::parse(world.broadcast_from_root(skip.dump())).get<std::set<std::size_t>>();
   const Plan todo = without_points(sweep->plan, skipped);
 
+  PlanOutcome outcome;
   try {
-    measure_plan(world, todo, all_groups(todo), sweep->spec.protocol, run_options(args, registry, sweep->plugins),
-                 root ? &*outputs : nullptr);
+    outcome = measure_plan(world, todo, all_groups(todo), sweep->spec.protocol,
+                           run_options(args, registry, sweep->plugins), root ? &*outputs : nullptr);
   } catch (const Interrupted& e) {
     if (root) {
-      const std::size_t stored = outputs->save_interrupted();
+      std::size_t stored = 0;
+      try {
+        stored = outputs->save_interrupted();
+      } catch (const StorageFullError& full) {
+        stop_for_want_of_space(world, full, *outputs, paths, sweep->spec.source_path);
+      }
       std::cerr << fmt::format("kernelsweep: {}; {} points stored in {}; `kernelsweep run --resume` completes the sweep\n",
                                e.what(), stored, paths.results_file.string());
     } else {
@@ -172,11 +221,28 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   } catch (const RunError& e) {
     if (root) std::cerr << "kernelsweep: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const StorageFullError& e) {
+    stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path);
   } catch (const std::exception& e) {
     std::cerr << fmt::format("kernelsweep: rank {}: {}\n", world.rank(), e.what());
     world.abort(kExitFailure);
   }
-  std::size_t not_passed = root ? outputs->finish() : 0;
+  std::size_t not_passed = 0;
+  if (root) {
+    try {
+      not_passed = outputs->finish();
+    } catch (const StorageFullError& e) {
+      stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path);
+    }
+  }
+  if (root && !outcome.silent_ranks.empty()) {
+    // The file is finished; a silent rank would never reach the barrier, so the job ends here.
+    for (const SilentRank& silent : outcome.silent_ranks)
+      std::cerr << fmt::format("kernelsweep: rank {} on {} stopped answering; its {} points in hand were recorded "
+                               "crashed, and `kernelsweep run --resume {}` measures them again\n",
+                               silent.rank, silent.host, silent.points_recorded, sweep->spec.source_path);
+    world.abort(kExitFailure);
+  }
   world.barrier();
   return not_passed == 0 ? kExitOk : kExitFailure;
 }

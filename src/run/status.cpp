@@ -60,16 +60,28 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   if (!load_plugins_or_say_why(plugins, registry)) return kExitBadInput;
   const ResultsFile file = ResultsFile::open_read_only(results_file);
   const RunInfo info = file.read_info();
+  // The plan is made again from the sweep file's text stored in the file. Where it cannot be made
+  // here (a kernel of a plugin not loaded), which points are missing is not known, and status says
+  // so rather than count none; the reason goes to stderr.
+  // A file imported from another tool's results has no sweep file: its points are its plan.
   std::vector<std::string> planned;
-  if (auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, false))
-    for (const Point& p : sweep->plan.points) planned.push_back(p.id);
+  const bool imported = info.sweep_text.empty();
+  const bool plan_known = imported || [&] {
+    const auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, true);
+    if (sweep)
+      for (const Point& p : sweep->plan.points) planned.push_back(p.id);
+    return sweep.has_value();
+  }();
+  if (imported)
+    for (const auto& [point, status] : file.latest_status_by_point()) planned.push_back(point);
   const ResultsSummary s = summarise_results(file, planned);
   const std::vector<ViewRow> not_passed = points_not_passed(file, results_file);
   if (json) {
     nlohmann::json out = {{"file", results_file}, {"sweep", info.sweep_name}, {"plan_size", info.plan_size},
                           {"started_at", info.started_at}, {"ended_at", info.ended_at}, {"rows", s.rows},
                           {"samples", s.samples}, {"sessions", s.sessions}, {"points_by_status", s.points_by_status},
-                          {"missing", s.missing_point_ids}, {"unplanned", s.unplanned_point_ids},
+                          {"missing", plan_known ? nlohmann::json(s.missing_point_ids) : nlohmann::json(nullptr)},
+                          {"unplanned", plan_known ? nlohmann::json(s.unplanned_point_ids) : nlohmann::json(nullptr)},
                           {"not_passed", not_passed_json(not_passed)}};
     std::cout << out.dump(2) << "\n";
     return kExitOk;
@@ -80,9 +92,21 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
                            info.ended_at.empty() ? "not finished (running, or interrupted)" : "ended " + info.ended_at);
   std::cout << fmt::format("{} rows, {} samples, {} session(s)\n", s.rows, s.samples, s.sessions);
   for (const auto& [status, count] : s.points_by_status) std::cout << fmt::format("  {:<8} {}\n", status, count);
-  std::cout << fmt::format("missing: {} points of the plan have no row", s.missing_point_ids.size());
-  std::cout << (s.missing_point_ids.empty() ? "\n" : " (kernelsweep run --resume completes them)\n");
-  for (std::size_t i = 0; i < s.missing_point_ids.size() && i < 10; ++i) std::cout << "  " << s.missing_point_ids[i] << "\n";
+  if (!plan_known) {
+    std::cout << "missing: not known: the sweep file stored in the results file does not plan here (see above; "
+                 "--plugin loads the plugins it needs)\n";
+  } else {
+    std::cout << fmt::format("missing: {} points of the plan have no row", s.missing_point_ids.size());
+    std::cout << (s.missing_point_ids.empty() ? "\n" : " (kernelsweep run --resume completes them)\n");
+    for (std::size_t i = 0; i < s.missing_point_ids.size() && i < 10; ++i) std::cout << "  " << s.missing_point_ids[i] << "\n";
+    if (!s.unplanned_point_ids.empty()) {
+      std::cout << fmt::format("not in the plan: {} points have rows but are not points of the stored sweep file (a "
+                               "damaged file, or rows of another sweep)\n",
+                               s.unplanned_point_ids.size());
+      for (std::size_t i = 0; i < s.unplanned_point_ids.size() && i < 10; ++i)
+        std::cout << "  " << s.unplanned_point_ids[i] << "\n";
+    }
+  }
   print_not_passed(not_passed, results_file);
   return kExitOk;
 }

@@ -49,8 +49,11 @@ Extendable1D Extendable1D::create(hid_t file, const std::string& name, hid_t fil
   const hsize_t initial = 0, unlimited = H5S_UNLIMITED;
   Handle space = own_dataspace(H5Screate_simple(1, &initial, &unlimited), what);
   Handle dcpl = own_property_list(H5Pcreate(H5P_DATASET_CREATE), what);
-  // Uncompressed chunks: appends stay cheap, and float64 timings barely compress anyway.
+  // Uncompressed chunks: appends stay cheap, and float64 timings barely compress anyway. Each chunk
+  // carries a Fletcher-32 checksum (4 bytes; a built-in filter every HDF5 reader applies), so a
+  // damaged chunk fails to read rather than reading as wrong values.
   check_status(H5Pset_chunk(dcpl.get(), 1, &chunk_elements), what);
+  check_status(H5Pset_fletcher32(dcpl.get()), what);
   Handle dapl = access_properties(options.chunk_cache_bytes, name);
   Handle dataset = own_dataset(
       H5Dcreate2(file, name.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()), what);

@@ -1,10 +1,24 @@
 #include "store/results_file.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <optional>
 #include <utility>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "store/h5_table.h"
+#include "store/space_reserve.h"
 
 namespace ks {
 
@@ -26,6 +40,19 @@ constexpr h5::Extendable1D::Options kSmallTableOptions{.chunk_cache_bytes = 1u <
 constexpr std::uint64_t kCrashMarginChunks = 64;
 
 constexpr const char* kFormatName = "kernelsweep-results";
+
+// The space reserved past the file's end before every write (store/space_reserve.h): what HDF5 may
+// allocate beyond what a batch itself holds (chunks held in the caches, which are written at the
+// flush, B-tree nodes, heaps of strings, the metadata blocks), with a wide margin; a batch adds
+// four times its own size.
+constexpr std::uint64_t kReserveBytes = 32u << 20;
+
+std::uint64_t batch_bytes(const std::vector<StoredRun>& batch) {
+  std::uint64_t bytes = 0;
+  for (const StoredRun& run : batch)
+    bytes += 1024 + run.params_json.size() + run.message.size() + 8 * run.samples_ns.size();
+  return bytes;
+}
 
 // The RunRecord's own fields (cluster/run_record.h), then what the store adds.
 h5::CompoundLayout<StoredRun> run_layout() {
@@ -174,6 +201,10 @@ struct ResultsFile::Impl {
 
   Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode)
       : path(std::move(file_path)), writable(mode != Mode::ReadOnly), file(std::move(file_handle)) {
+    if (writable) {  // before the tables are made or cleared: those are writes too
+      reserve = SpaceReserve(path);
+      reserve.ensure(kReserveBytes);
+    }
     const bool fresh = mode == Mode::Create;
     runs.emplace(table(runs_layout, "/runs", fresh, kRunsChunkRows, kRunsOptions));
     samples.emplace(fresh ? h5::Extendable1D::create(id(), "/samples", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions)
@@ -225,6 +256,7 @@ struct ResultsFile::Impl {
                     const std::string& json_text) {
     if (digest.empty()) throw ResultsFileError("a document's digest is empty");
     if (digests.contains(digest)) return;
+    reserve.ensure(kReserveBytes + 4 * json_text.size());
     DigestedDocument document{digest, json_text};
     table.append(std::span(&document, 1), documents_layout);
     digests.insert(digest);
@@ -243,6 +275,9 @@ struct ResultsFile::Impl {
 
   std::filesystem::path path;
   bool writable;
+  // Writable files only. Declared before `file`, so that it gives its blocks back after the file
+  // is closed, whichever way the object goes.
+  SpaceReserve reserve;
   h5::Handle file;
   h5::CompoundLayout<StoredRun> runs_layout = run_layout();
   h5::CompoundLayout<DigestedDocument> documents_layout = document_layout();
@@ -265,6 +300,8 @@ auto guarded(const std::filesystem::path& path, std::string_view action, Body&& 
   h5::QuietErrors quiet;
   try {
     return body();
+  } catch (const StorageFullError& error) {
+    throw StorageFullError("results file " + path.string() + ": " + std::string(action) + ": " + error.what());
   } catch (const ResultsFileError& error) {
     throw ResultsFileError("results file " + path.string() + ": " + std::string(action) + ": " + error.what());
   }
@@ -298,18 +335,151 @@ ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo
     // H5F_ACC_EXCL as well: a file that appears between the check above and here is not replaced either.
     h5::Handle file =
         h5::own_file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "creating the HDF5 file");
-    write_root_attributes(file.get(), info);
-    auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create);
-    std::vector<SessionInfo> rows = sessions;
-    impl->sessions->append(std::span(rows), impl->sessions_layout);
-    // Until its first flush the file on disk is a bare superblock that no reader opens: make the
-    // empty layout durable now, so a writer killed before its first batch leaves a resumable file.
-    h5::check_status(H5Fflush(impl->id(), H5F_SCOPE_GLOBAL), "flushing the new file");
-    return ResultsFile(std::move(impl));
+    try {
+      write_root_attributes(file.get(), info);
+      auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create);
+      std::vector<SessionInfo> rows = sessions;
+      impl->sessions->append(std::span(rows), impl->sessions_layout);
+      // Until its first flush the file on disk is a bare superblock that no reader opens: make the
+      // empty layout durable now, so a writer killed before its first batch leaves a resumable file.
+      h5::check_status(H5Fflush(impl->id(), H5F_SCOPE_GLOBAL), "flushing the new file");
+      return ResultsFile(std::move(impl));
+    } catch (const ResultsFileError&) {
+      // Nothing was stored in it: a half-made file would only stand in the way of the next attempt.
+      file = h5::Handle();
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+      throw;
+    }
   });
 }
 
+namespace {
+
+// --- reading a file that may be damaged ------------------------------------------------------------
+//
+// HDF5 trusts what it reads: on a damaged file (a flipped byte, a truncation, a writer killed inside
+// H5Fflush) it can crash the process or loop forever, and no error is raised that could be caught.
+// So before any command opens a results file, a child process reads all of it (the root attributes,
+// every table, every sample) and checks what the rows say against each other; the command opens the
+// file only when the child ends well within its deadline. A crash, a hang or a failed check becomes
+// a one-line refusal that says what is wrong and what to do.
+
+// Reads every part of the file and checks it; what is wrong, or empty. Runs in the child.
+std::string read_everything(const std::filesystem::path& path, bool as_writer) {
+  h5::QuietErrors quiet;
+  try {
+    h5::Handle fapl = file_access(false);
+    h5::Handle file = h5::own_file(H5Fopen(path.c_str(), as_writer ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()),
+                                   "opening the HDF5 file");
+    if (as_writer) repair_end_of_allocation(file.get());  // as open_for_append will
+    read_root_attributes(file.get());
+    ResultsFile::Impl impl(path, std::move(file), ResultsFile::Impl::Mode::ReadOnly);
+    const std::uint64_t samples = impl.samples->size();
+    std::uint64_t row = 0;
+    for (const StoredRun& run : impl.runs->read_all(impl.runs_layout)) {
+      if (!is_known_status(run.status))
+        return fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, run.status);
+      if (!nlohmann::json::accept(run.params_json))
+        return fmt::format("row {} of /runs has parameters that are not JSON", row);
+      if (run.samples_offset > samples || run.samples_count > samples - run.samples_offset)
+        return fmt::format("row {} of /runs points at samples {} to {}, and /samples holds {}", row, run.samples_offset,
+                           run.samples_offset + run.samples_count, samples);
+      ++row;
+    }
+    constexpr std::uint64_t kBlock = 1u << 22;
+    std::vector<double> block;
+    for (std::uint64_t first = 0; first < samples; first += kBlock) {
+      block.resize(std::min(kBlock, samples - first));
+      impl.samples->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
+    }
+    impl.environments->read_all(impl.documents_layout);
+    impl.protocols->read_all(impl.documents_layout);
+    impl.ranks->read_all(impl.ranks_layout);
+    impl.sessions->read_all(impl.sessions_layout);
+    return "";
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+}
+
+// How long the child may read: 10 s and 1 s per 20 MB, generous for a sound file, which reads at
+// hundreds of MB/s from a local disk (a file of 100,000 runs, 170 MB, in half a second).
+std::chrono::seconds reading_deadline(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto bytes = std::filesystem::file_size(path, error);
+  return std::chrono::seconds(10 + (error ? 0 : bytes / (20u << 20)));
+}
+
+// What went wrong in the child, from its exit status and what it wrote to the pipe.
+std::string child_outcome(int status, const std::string& written) {
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  if (WIFEXITED(status)) return written.empty() ? "it could not be read" : written;
+  const int signal = WTERMSIG(status);
+  return fmt::format("reading it crashed the HDF5 library (SIG{})", sigabbrev_np(signal) ? sigabbrev_np(signal) : "?");
+}
+
+void refuse_damaged(const std::filesystem::path& path, const std::string& what) {
+  throw DamagedResultsFile(fmt::format(
+      "results file {} is damaged: {}; it cannot be read safely. h5dump -H shows what HDF5 still reads of it, and its "
+      "kernelindex documents hold the figures of the results stored before the damage; move it aside and run the "
+      "sweep again (or --resume into a fresh file)",
+      path.string(), what));
+}
+
+// Reads the whole file in a child process first; throws DamagedResultsFile when that fails in any way.
+void check_readable(const std::filesystem::path& path, bool as_writer) {
+  if (!std::filesystem::exists(path)) return;  // opening says so, with HDF5's words
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw ResultsFileError(fmt::format("pipe2: {}", std::strerror(errno)));
+  std::fflush(nullptr);  // the child must not write out what the parent has buffered
+  const pid_t parent = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) throw ResultsFileError(fmt::format("fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    // The reader goes with its parent, and in any case at its deadline: a child looping inside HDF5
+    // must not outlive the command that started it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
+    ::alarm(static_cast<unsigned>(reading_deadline(path).count()) + 5);
+    ::close(pipe_fds[0]);
+    const std::string what = read_everything(path, as_writer);
+    if (!what.empty()) (void)!::write(pipe_fds[1], what.data(), what.size());
+    ::_exit(what.empty() ? 0 : 1);  // no destructors, no HDF5 atexit: the child writes nothing to the file
+  }
+  ::close(pipe_fds[1]);
+  std::string written;
+  const auto deadline = std::chrono::steady_clock::now() + reading_deadline(path);
+  bool timed_out = false;
+  for (;;) {
+    pollfd wait{pipe_fds[0], POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    const int ready = ::poll(&wait, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    char buffer[4096];
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n <= 0) break;  // the child ended (or closed the pipe)
+    written.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  if (timed_out) ::kill(child, SIGKILL);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) refuse_damaged(path, fmt::format("reading it did not end within {} s", reading_deadline(path).count()));
+  const std::string what = child_outcome(status, written);
+  if (!what.empty()) refuse_damaged(path, what);
+}
+
+}  // namespace
+
 ResultsFile ResultsFile::open_for_append(const std::filesystem::path& path) {
+  check_readable(path, true);
   return guarded(path, "opening it to append", [&] {
     h5::Handle fapl = file_access(true);
     h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file");
@@ -321,6 +491,7 @@ ResultsFile ResultsFile::open_for_append(const std::filesystem::path& path) {
 }
 
 ResultsFile ResultsFile::open_read_only(const std::filesystem::path& path) {
+  check_readable(path, false);
   return guarded(path, "opening it to read", [&] {
     h5::Handle fapl = file_access(false);
     h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), "opening the HDF5 file");
@@ -333,6 +504,7 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
   Impl& self = impl();
   guarded(self.path, "appending " + std::to_string(batch.size()) + " runs", [&] {
     self.require_writable("append runs");
+    self.reserve.ensure(kReserveBytes + 4 * batch_bytes(batch));
     std::vector<double> samples;
     for (StoredRun& record : batch) {
       if (!is_known_status(record.status)) {
@@ -370,6 +542,7 @@ void ResultsFile::put_rank(const RankInfo& rank) {
   guarded(self.path, "storing rank " + std::to_string(rank.rank), [&] {
     self.require_writable("store a rank");
     if (std::find(self.stored_ranks.begin(), self.stored_ranks.end(), rank) != self.stored_ranks.end()) return;
+    self.reserve.ensure(kReserveBytes);
     RankInfo row = rank;
     self.ranks->append(std::span(&row, 1), self.ranks_layout);
     self.stored_ranks.push_back(rank);
@@ -380,6 +553,7 @@ void ResultsFile::add_session(const SessionInfo& session) {
   Impl& self = impl();
   guarded(self.path, "recording a session", [&] {
     self.require_writable("record a session");
+    self.reserve.ensure(kReserveBytes);
     SessionInfo row = session;
     self.sessions->append(std::span(&row, 1), self.sessions_layout);
   });
@@ -389,6 +563,7 @@ void ResultsFile::flush() {
   Impl& self = impl();
   guarded(self.path, "flushing", [&] {
     self.require_writable("flush");
+    self.reserve.ensure(kReserveBytes);
     h5::check_status(H5Fflush(self.id(), H5F_SCOPE_GLOBAL), "H5Fflush");
   });
 }

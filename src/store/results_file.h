@@ -69,6 +69,12 @@ struct DigestedDocument {
   std::string json;
 };
 
+// A results file that cannot be read safely: reading it crashed or hung a child process, or what it
+// holds contradicts itself. The message says what is wrong and what to do.
+struct DamagedResultsFile : ResultsFileError {
+  using ResultsFileError::ResultsFileError;
+};
+
 class ResultsFile {
  public:
   // Creates the file and its (empty) tables, writes the root attributes and the first /sessions row.
@@ -79,6 +85,8 @@ class ResultsFile {
   static ResultsFile create(const std::filesystem::path& path, const RunInfo& info,
                             const std::vector<SessionInfo>& sessions);
   // Reopens an existing file to append to its tables (--resume). Clears ended_at until finish().
+  // Both opens have the whole file read by a child process first, and throw DamagedResultsFile
+  // when that crashes, hangs or finds rows that contradict the file (see results_file.cpp).
   static ResultsFile open_for_append(const std::filesystem::path& path);
   // Opens for reading only (status, reports, tests). Without HDF5 file locking, so it also reads a
   // file a running sweep is writing, as of that sweep's last flush.
@@ -122,8 +130,10 @@ class ResultsFile {
   std::uint64_t run_count() const;
   std::uint64_t sample_count() const;
 
- private:
+ // The open file's tables; public so that the store's own helpers (results_file.cpp) reach them.
   struct Impl;
+
+ private:
   explicit ResultsFile(std::unique_ptr<Impl> impl);
   Impl& impl() const;
   std::unique_ptr<Impl> impl_;

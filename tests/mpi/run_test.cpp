@@ -174,15 +174,7 @@ TEST(RunResume, KilledJobCompletesWithNoPointMeasuredTwice) {
     ::_exit(127);
   }
   // Wait until some points are stored (the file is flushed every 2 s), then kill the whole job.
-  std::uint64_t stored = 0;
-  for (int i = 0; i < 600 && stored < 4; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    try {
-      if (fs::exists(results)) stored = ResultsFile::open_read_only(results).run_count();
-    } catch (const std::exception&) {
-      // created but not yet flushed once
-    }
-  }
+  const std::uint64_t stored = wait_for_rows(results, 4, 60);
   ::kill(-job, SIGKILL);  // mpirun and its ranks; each worker dies with its rank (PR_SET_PDEATHSIG)
   ::waitpid(job, nullptr, 0);
   ASSERT_GE(stored, 4u) << "the job stored nothing before it was killed";
@@ -232,9 +224,20 @@ TEST(RunOverwrite, ReplacesOnlyAResultsFile) {
   write_file(sweep, sweep_text("overwrite", "  - kernel: noop\n    grid:\n      id: [1, 2]\n"));
   const std::string run = mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
   ASSERT_EQ(run_shell(run).exit_code, 0);
+  // Files of the user's own beside the documents stay; the replaced run's documents go.
+  write_file(dir / "kernelindex" / "notes.txt", "mine\n");
+  write_file(dir / "kernelindex" / "mine.json", "{\"run\": \"not a kernelindex run\"}\n");
+  std::set<fs::path> documents_before;
+  for (const auto& entry : fs::directory_iterator(dir / "kernelindex"))
+    if (entry.path().filename().string().starts_with("kernelsweep-")) documents_before.insert(entry.path());
+  ASSERT_EQ(documents_before.size(), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // document names carry the second they were made
   const auto replaced = run_shell(run + " --overwrite");
   EXPECT_EQ(replaced.exit_code, 0) << replaced.output;
   EXPECT_EQ(ResultsFile::open_read_only(dir / "overwrite.h5").run_count(), 2u);
+  for (const fs::path& old_document : documents_before) EXPECT_FALSE(fs::exists(old_document)) << old_document;
+  EXPECT_EQ(read_text(dir / "kernelindex" / "notes.txt"), "mine\n");
+  EXPECT_TRUE(fs::exists(dir / "kernelindex" / "mine.json"));
 
   const std::string sweep_before = read_text(sweep);
   const auto refused = run_shell(run + fmt::format(" --results-file {} --overwrite", sweep.string()));

@@ -8,12 +8,16 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
+
+#include "store/results_file.h"
 
 namespace ks::testing {
 
@@ -71,6 +75,20 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write " + path.string());
   out << text;
+}
+
+std::uint64_t wait_for_rows(const std::filesystem::path& results, std::uint64_t rows, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  std::uint64_t stored = 0;
+  while (stored < rows && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    try {
+      if (std::filesystem::exists(results)) stored = ResultsFile::open_read_only(results).run_count();
+    } catch (const std::exception&) {
+      // made but not yet flushed once
+    }
+  }
+  return stored;
 }
 
 std::string read_text(const std::filesystem::path& path) {

@@ -1,5 +1,6 @@
 #pragma once
 // Running the real kernelsweep binaries (under the real mpirun) from tests.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -29,6 +30,10 @@ std::string mpirun_test_cli(int ranks, const std::string& args);
 std::filesystem::path fresh_directory(const std::string& name);
 
 void write_file(const std::filesystem::path& path, const std::string& text);
+
+// Waits until the results file a running sweep writes holds at least `rows` rows, or `seconds` pass;
+// the rows it holds then (0 while the file is not there or not yet flushed once).
+std::uint64_t wait_for_rows(const std::filesystem::path& results, std::uint64_t rows, double seconds = 30);
 
 // The whole file, byte for byte; throws naming the file when it cannot be read.
 std::string read_text(const std::filesystem::path& path);

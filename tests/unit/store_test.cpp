@@ -1,5 +1,6 @@
 // The HDF5 results file: round trips through ResultsFile, and the same file read by plain HDF5
 // (the C API and h5dump) as any other tool would; resume, refusal to overwrite, crash safety.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,7 +17,9 @@
 #include <hdf5.h>
 
 #include "store/results_file.h"
+#include "store/space_reserve.h"
 #include "store/summary.h"
+#include "support/small_disk.h"
 
 namespace ks {
 namespace {
@@ -380,6 +383,109 @@ TEST_F(StoreTest, CrashAfterFlushKeepsFlushedRows) {
   ASSERT_EQ(reread.run_count(), rows_before + more.size());
   const std::vector<StoredRun> rows = reread.read_runs();
   for (std::size_t i = 0; i < more.size(); ++i) expect_same_row(rows[rows_before + i], more[i]);
+}
+
+// A full disk, for real: the file on a small tmpfs of its own (root only; skipped elsewhere).
+class FullDiskTest : public StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    std::string why;
+    disk_ = testing::SmallDisk::make(dir_ / "disk", 40, why);
+    if (!disk_) GTEST_SKIP() << why;
+  }
+  void TearDown() override {
+    disk_.reset();
+    StoreTest::TearDown();
+  }
+  fs::path file_on_disk() const { return disk_->path() / "results.h5"; }
+
+  std::unique_ptr<testing::SmallDisk> disk_;
+};
+
+TEST_F(FullDiskTest, StopsTheWriteBeforeItAndKeepsEveryFlushedRow) {
+  std::vector<StoredRun> stored;
+  {
+    ResultsFile file = ResultsFile::create(file_on_disk(), make_info());
+    for (auto batch : {make_batch(0, 40, 3), make_batch(40, 24, 2)}) {
+      file.append(batch);
+      file.flush();
+      stored.insert(stored.end(), batch.begin(), batch.end());
+    }
+    disk_->fill(0);
+    std::vector<StoredRun> batch = make_batch(64, 64, 4);
+    try {
+      file.append(batch);
+      FAIL() << "the append went through on a full disk";
+    } catch (const StorageFullError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(file_on_disk().string()), std::string::npos) << message;
+      EXPECT_NE(message.find("cannot reserve"), std::string::npos) << message;
+      EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+    }
+  }  // closed on a full disk, as a rank's destructors would
+
+  {
+    ResultsFile file = ResultsFile::open_read_only(file_on_disk());
+    expect_rows_and_samples(file, stored);
+  }
+  // Once there is room again, the file takes appends: --resume goes on from it.
+  disk_->empty();
+  {
+    ResultsFile resumed = ResultsFile::open_for_append(file_on_disk());
+    std::vector<StoredRun> more = make_batch(64, 3, 1);
+    resumed.append(more);
+    resumed.finish("2026-11-30T15:00:00.000Z");
+  }
+  EXPECT_EQ(ResultsFile::open_read_only(file_on_disk()).run_count(), stored.size() + 3);
+  // The blocks reserved past the end were given back when the file was closed.
+  struct stat status {};
+  ASSERT_EQ(::stat(file_on_disk().c_str(), &status), 0);
+  EXPECT_LE(static_cast<std::uint64_t>(status.st_blocks) * 512, static_cast<std::uint64_t>(status.st_size) + (1 << 20));
+}
+
+TEST_F(FullDiskTest, AtCreationLeavesNoHalfMadeFile) {
+  disk_->fill(1 << 20);  // room for a superblock, not for the space the first writes reserve
+  EXPECT_THROW(ResultsFile::create(file_on_disk(), make_info()), StorageFullError);
+  EXPECT_FALSE(fs::exists(file_on_disk())) << "a file made without its tables would stand in the way of the next run";
+}
+
+// Damaged copies of a sound file: a reader gets DamagedResultsFile (or another ResultsFileError when
+// HDF5 itself refuses the file), never a crash or a hang of its own process.
+TEST_F(StoreTest, ADamagedFileIsRefusedNeverReadIntoACrash) {
+  write_file({make_batch(0, 200, 5), make_batch(200, 100, 3)});
+  const std::string sound = [&] {
+    std::ifstream in(file_path(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }();
+  const fs::path copy = dir_ / "damaged.h5";
+  const auto write_copy = [&](const std::string& bytes) { std::ofstream(copy, std::ios::binary | std::ios::trunc) << bytes; };
+
+  write_copy(sound.substr(0, sound.size() / 2));
+  EXPECT_THROW(ResultsFile::open_read_only(copy), ResultsFileError) << "a truncated file";
+  try {
+    ResultsFile::open_for_append(copy);
+    ADD_FAILURE() << "a truncated file was opened to append";
+  } catch (const DamagedResultsFile& error) {
+    EXPECT_NE(std::string(error.what()).find("is damaged"), std::string::npos) << error.what();
+  }
+
+  // Bytes flipped all over the file, one copy each: every open ends, with the file or with an error.
+  int refused = 0, read = 0;
+  for (std::size_t at = 0; at < sound.size(); at += sound.size() / 97 + 1) {
+    std::string bytes = sound;
+    bytes[at] = static_cast<char>(bytes[at] ^ 0x5a);
+    write_copy(bytes);
+    try {
+      ResultsFile file = ResultsFile::open_read_only(copy);
+      file.read_runs();
+      ++read;
+    } catch (const ResultsFileError&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0) << "no flipped byte was noticed: are the checks in place?";
+  EXPECT_GT(read + refused, 90);
 }
 
 TEST_F(StoreTest, DocumentsAreStoredOncePerDigest) {

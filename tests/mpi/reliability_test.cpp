@@ -1,0 +1,360 @@
+// What an unwatched sweep meets on a cluster, under the real mpirun: the disk filling up mid-run,
+// then --resume; a second run started on the same results file; workers that die or hang before
+// they start; SIGTERM to every process of the job. Nothing measured and stored is lost, and every
+// point ends passed exactly once with exactly one document.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "store/results_file.h"
+#include "store/writer_lock.h"
+#include "support/cli_runner.h"
+#include "support/small_disk.h"
+
+namespace ks::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// `points` sleepers: each runs 1 ms when `setup_ms` is 0 (a thousand points take a few seconds on 4
+// ranks), or first sleeps `setup_ms` (a job that runs long enough to be interrupted part way).
+std::string sleepers_sweep(const std::string& name, int points, int setup_ms = 0) {
+  return fmt::format(R"(name: {}
+protocol: {{warmup_ms: 1, rep_ms: 4, max_repeat: 20, flush_bytes: 0}}
+kernels:
+  - kernel: test_sleep
+    implementations: [cpu]
+    modes: [forward]
+    grid: {{id: {{from: 1, to: {}, step: 1}}}}
+    fixed: {{{}}}
+)",
+                     name, points, setup_ms > 0 ? fmt::format("setup_ms: {}", setup_ms) : "run_ms: 1.0");
+}
+
+// The point id each kernelindex document of `folder` describes, with how many documents describe it.
+std::map<std::string, int> documented_points(const fs::path& folder) {
+  std::map<std::string, int> points;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    EXPECT_EQ(entry.path().extension(), ".json") << "a document left half-written: " << entry.path();
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    ++points[Json::parse(in).at("run").at("spec").at("sourceNative").at("pointId").get<std::string>()];
+  }
+  return points;
+}
+
+// Each point's rows by status.
+std::map<std::string, std::map<std::string, int>> rows_by_point(const fs::path& results) {
+  std::map<std::string, std::map<std::string, int>> rows;
+  for (const StoredRun& run : ResultsFile::open_read_only(results).read_runs()) ++rows[run.point_id][run.status];
+  return rows;
+}
+
+TEST(DiskFull, StopsWithEveryStoredRowReadableThenResumeCompletesEachPointOnce) {
+  const fs::path dir = fresh_directory("disk_full");
+  std::string why;
+  const auto disk = SmallDisk::make(dir / "disk", 64, why);
+  if (!disk) GTEST_SKIP() << why;
+  constexpr int kPoints = 1000;
+  const fs::path sweep = dir / "full.yaml";
+  write_file(sweep, sleepers_sweep("full", kPoints));
+  const fs::path out = disk->path() / "out";
+  const fs::path results = out / "full.h5", documents = out / "kernelindex";
+  const std::string command = mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), out.string()));
+
+  // What is left holds the space the results file reserves ahead (32 MiB) and about two hundred
+  // documents: the disk fills a fifth of the way through the sweep.
+  disk->fill((32 + 6) << 20);
+  const auto stopped = run_command(command);
+  EXPECT_NE(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("--resume"), std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find(results.string() + " holds the"), std::string::npos) << stopped.err;
+
+  // The file reads, through the library and through `status`, and holds part of the plan.
+  const auto status = run_command(fmt::format("{} status {}", KS_TEST_CLI, results.string()));
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  const auto stored = rows_by_point(results);
+  EXPECT_GT(stored.size(), 0u) << stopped.err;
+  EXPECT_LT(stored.size(), static_cast<std::size_t>(kPoints)) << "the disk never filled: " << stopped.err;
+  // A document for every row and a row for every document: documents follow their rows.
+  const auto documented = documented_points(documents);
+  EXPECT_EQ(documented.size(), stored.size());
+  for (const auto& [point, count] : documented) EXPECT_TRUE(stored.contains(point)) << point << " has a document but no row";
+
+  disk->empty();
+  const auto resumed = run_command(command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto rows = rows_by_point(results);
+  EXPECT_EQ(rows.size(), static_cast<std::size_t>(kPoints));
+  for (const auto& [point, statuses] : rows) {
+    EXPECT_EQ(statuses.size(), 1u) << point;
+    EXPECT_EQ(statuses.begin()->first, "passed") << point;
+    EXPECT_EQ(statuses.begin()->second, 1) << point << " stored twice";
+  }
+  const auto all_documented = documented_points(documents);
+  EXPECT_EQ(all_documented.size(), static_cast<std::size_t>(kPoints));
+  for (const auto& [point, count] : all_documented) EXPECT_EQ(count, 1) << point << " documented twice";
+}
+
+std::string this_host() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// Starts `command` in a process group of its own; its pid (the group's id).
+pid_t start_in_background(const std::string& command) {
+  const pid_t job = ::fork();
+  if (job == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
+    ::_exit(127);
+  }
+  return job;
+}
+
+int exit_code_of(pid_t job) {
+  int status = 0;
+  ::waitpid(job, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(TwoWriters, TheSecondRunIsRefusedWithHdf5FileLockingOff) {
+  const fs::path dir = fresh_directory("two_writers");
+  const fs::path sweep = dir / "shared.yaml";
+  // 48 points of 0.3 s on 2 ranks: the first run writes for several seconds.
+  write_file(sweep, sleepers_sweep("shared", 48, 300));
+  const fs::path results = dir / "out" / "shared.h5";
+  // HDF5's own lock off for both, as users set it on filesystems without flock.
+  const std::string command = "HDF5_USE_FILE_LOCKING=FALSE OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                              mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "out").string()));
+  const pid_t first = start_in_background(command + " >" + (dir / "first.log").string() + " 2>&1");
+  for (int i = 0; i < 300 && !fs::exists(WriterLock::lock_path(results)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fs::exists(WriterLock::lock_path(results))) << "the first run never took its lock";
+
+  for (const std::string& option : {"", " --resume", " --overwrite"}) {
+    const auto second = run_command(command + option);
+    EXPECT_EQ(second.exit_code, 2) << option << "\n" << second.err;
+    EXPECT_NE(second.err.find("is being written by another kernelsweep run"), std::string::npos) << option << "\n" << second.err;
+    EXPECT_NE(second.err.find("(host " + this_host() + ", pid "), std::string::npos) << "the message names the writer: " << second.err;
+  }
+  ASSERT_EQ(::waitpid(first, nullptr, WNOHANG), 0) << "the first run ended before the second ones were tried: make it longer";
+  const int first_exit = exit_code_of(first);
+  ASSERT_EQ(first_exit, 0) << read_text(dir / "first.log");
+  const auto rows = rows_by_point(results);
+  EXPECT_EQ(rows.size(), 48u);
+  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+  EXPECT_FALSE(fs::exists(WriterLock::lock_path(results))) << "the lock outlived its run";
+}
+
+TEST(TwoWriters, ALockLeftByAKilledRunIsTakenOver) {
+  const fs::path dir = fresh_directory("stale_lock");
+  const fs::path sweep = dir / "stale.yaml";
+  write_file(sweep, sleepers_sweep("stale", 8));
+  const fs::path results = dir / "out" / "stale.h5";
+  fs::create_directories(results.parent_path());
+  // The lock file of a run on this host whose process is gone (a pid past any live one).
+  write_file(WriterLock::lock_path(results),
+             R"({"host":")" + read_text("/proc/sys/kernel/hostname").substr(0, read_text("/proc/sys/kernel/hostname").find('\n')) +
+                 R"(","pid":2147483646,"started_at":"2026-01-01T00:00:00.000Z","command_line":"killed"})");
+  const auto run = run_command(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "out").string())));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(rows_by_point(results).size(), 8u);
+  EXPECT_FALSE(fs::exists(WriterLock::lock_path(results)));
+}
+
+
+// The sweep's workers, started by `environment` (KS_TEST_WORKER_START..., see
+// tests/support/main_with_test_kernels.cpp): the result of the run.
+CommandOutput run_with_worker_starts(const fs::path& dir, const std::string& name, int points,
+                                     const std::string& environment) {
+  const fs::path sweep = dir / (name + ".yaml");
+  write_file(sweep, sleepers_sweep(name, points));
+  return run_command(fmt::format("{} KS_TEST_WORKER_START_COUNT={} {}", environment, (dir / "starts").string(),
+                                 mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()))));
+}
+
+TEST(WorkerStart, AWorkerThatDiesBeforeItsHelloIsStartedAgainAndCostsNothing) {
+  const fs::path dir = fresh_directory("worker_dies_at_start");
+  const auto run = run_with_worker_starts(dir, "dies", 24, "KS_TEST_WORKER_START=die KS_TEST_WORKER_START_TIMES=2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = rows_by_point(dir / "dies.h5");
+  EXPECT_EQ(rows.size(), 24u);
+  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+  EXPECT_GE(read_text(dir / "starts").size(), 6u) << "fewer worker starts than 4 ranks and 2 failures";
+}
+
+TEST(WorkerStart, AWorkerThatNeverStartsCostsOnlyItsPointsWithTheReason) {
+  const fs::path dir = fresh_directory("worker_never_starts");
+  const auto run = run_with_worker_starts(dir, "never", 6, "KS_TEST_WORKER_START=die KS_TEST_WORKER_START_TIMES=100000");
+  EXPECT_EQ(run.exit_code, 1) << "points that did not pass, a job that ended: " << run.err;
+  const ResultsFile file = ResultsFile::open_read_only(dir / "never.h5");
+  const auto runs = file.read_runs();
+  EXPECT_EQ(runs.size(), 6u);
+  for (const StoredRun& r : runs) {
+    EXPECT_EQ(r.status, "crashed") << r.point_id;
+    EXPECT_NE(r.message.find("did not start in 3 attempts"), std::string::npos) << r.message;
+  }
+}
+
+TEST(WorkerStart, AWorkerThatHangsBeforeItsHelloIsKilledAtItsDeadline) {
+  const fs::path dir = fresh_directory("worker_hangs_at_start");
+  const auto run = run_with_worker_starts(
+      dir, "hangs", 12, "KERNELSWEEP_WORKER_START_TIMEOUT=2 KS_TEST_WORKER_START=stall KS_TEST_WORKER_START_TIMES=1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = rows_by_point(dir / "hangs.h5");
+  EXPECT_EQ(rows.size(), 12u);
+  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+}
+
+// Every process below `root` (its children, theirs, ...), from /proc.
+std::vector<pid_t> descendants(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto end = text.rfind(')');
+    if (end == std::string::npos) continue;
+    std::istringstream fields(text.substr(end + 2));
+    char state = 0;
+    pid_t parent = 0;
+    fields >> state >> parent;
+    children[parent].push_back(std::stoi(name));
+  }
+  std::vector<pid_t> found, todo{root};
+  while (!todo.empty()) {
+    const pid_t pid = todo.back();
+    todo.pop_back();
+    for (pid_t child : children[pid]) {
+      found.push_back(child);
+      todo.push_back(child);
+    }
+  }
+  return found;
+}
+
+// A sweep of slow sleepers in the background under mpirun, writing into a fresh folder; `command`
+// runs it again (with --resume, say).
+struct SlowSweep {
+  fs::path dir, results;
+  std::string command;
+  pid_t job = -1;
+  std::string log() const { return read_text(dir / "job.log"); }
+};
+
+SlowSweep start_slow_sweep(const std::string& name, int points, int setup_ms, int ranks,
+                           const std::string& environment = "") {
+  SlowSweep sweep;
+  sweep.dir = fresh_directory(name);
+  const fs::path file = sweep.dir / (name + ".yaml");
+  write_file(file, sleepers_sweep(name, points, setup_ms));
+  sweep.results = sweep.dir / (name + ".h5");
+  sweep.command = environment + " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                  mpirun_test_cli(ranks, fmt::format("run {} --output-dir {}", file.string(), sweep.dir.string()));
+  sweep.job = start_in_background(sweep.command + " >" + (sweep.dir / "job.log").string() + " 2>&1");
+  return sweep;
+}
+
+TEST(StopSignals, SigtermToEveryProcessOfTheJobRecordsNoPointCrashed) {
+  // Points of half a second on 3 ranks: SIGTERM lands while every worker is inside a point.
+  const SlowSweep sweep = start_slow_sweep("sigterm_everyone", 30, 500, 3);
+  const fs::path& results = sweep.results;
+  const std::string& command = sweep.command;
+  const pid_t job = sweep.job;
+  const std::uint64_t stored = wait_for_rows(results, 3);
+  ASSERT_GE(stored, 3u) << sweep.log();
+  // As a scheduler ends a job step: SIGTERM to every process of it, in no set order. The workers
+  // get theirs first here, the ranks a moment later: the order in which a rank would see its
+  // worker die before it sees its own stop request.
+  const std::vector<pid_t> processes = descendants(job);
+  const auto is_worker = [](pid_t pid) {
+    const std::string command_line = read_text(fmt::format("/proc/{}/cmdline", pid));
+    return command_line.find(std::string("worker\0", 7)) != std::string::npos;
+  };
+  for (pid_t pid : processes)
+    if (is_worker(pid)) ::kill(pid, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (pid_t pid : processes) ::kill(pid, SIGTERM);
+  exit_code_of(job);
+  const auto stopped = rows_by_point(results);
+  ASSERT_LT(stopped.size(), 30u) << "the job ended before the signal";
+  for (const auto& [point, statuses] : stopped)
+    EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point << ": " << sweep.log();
+
+  const auto resumed = run_command(command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto rows = rows_by_point(results);
+  EXPECT_EQ(rows.size(), 30u);
+  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+}
+
+TEST(SilentRank, AStoppedRankCostsOnlyThePointsItHeldAndTheSweepEnds) {
+  // 60 points of 0.2 s on 4 ranks (about 4 s): one rank is stopped (SIGSTOP) part way.
+  const auto started = std::chrono::steady_clock::now();
+  const SlowSweep sweep = start_slow_sweep("silent_rank", 60, 200, 4, "KERNELSWEEP_RANK_SILENCE_TIMEOUT=2");
+  const fs::path& results = sweep.results;
+  const std::string& command = sweep.command;
+  const pid_t job = sweep.job;
+  const std::uint64_t stored = wait_for_rows(results, 4);
+  ASSERT_GE(stored, 4u) << sweep.log();
+  // Rank 0 holds the writer lock; stop another rank (and its worker).
+  const Json lock = Json::parse(read_text(WriterLock::lock_path(results)));
+  pid_t stopped = 0;
+  const std::string rank_command = std::string(KS_TEST_CLI) + std::string("\0run\0", 5);
+  for (pid_t pid : descendants(job)) {
+    const std::string command_line = read_text(fmt::format("/proc/{}/cmdline", pid));
+    if (command_line.starts_with(rank_command) && pid != lock.at("pid").get<pid_t>()) {
+      stopped = pid;
+      break;
+    }
+  }
+  ASSERT_GT(stopped, 0) << "no rank other than rank 0 found";
+  for (pid_t pid : descendants(stopped)) ::kill(pid, SIGSTOP);
+  ::kill(stopped, SIGSTOP);
+  const int exit_code = exit_code_of(job);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ::kill(stopped, SIGKILL);  // should the job have left it behind
+  EXPECT_EQ(exit_code, 1) << sweep.log();
+  EXPECT_LT(seconds, 60) << "the job did not end without its stopped rank";
+  EXPECT_NE(sweep.log().find("stopped answering"), std::string::npos) << sweep.log();
+
+  // Every point is in the file once: passed, or crashed with the reason when the stopped rank held it.
+  std::map<std::string, int> rows;
+  std::size_t crashed = 0;
+  for (const StoredRun& r : ResultsFile::open_read_only(results).read_runs()) {
+    ++rows[r.point_id];
+    if (r.status == "passed") continue;
+    ++crashed;
+    EXPECT_EQ(r.status, "crashed") << r.message;
+    EXPECT_NE(r.message.find("stopped answering"), std::string::npos) << r.message;
+  }
+  EXPECT_EQ(rows.size(), 60u);
+  for (const auto& [point, count] : rows) EXPECT_EQ(count, 1) << point;
+  EXPECT_GE(crashed, 1u) << "the stopped rank held no point";
+  EXPECT_LE(crashed, 4u) << "more points lost than the stopped rank could hold";
+
+  const auto resumed = run_command(command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  for (const auto& [point, statuses] : rows_by_point(results))
+    EXPECT_TRUE(statuses.contains("passed")) << point << " " << Json(statuses).dump() << "\n" << resumed.err;
+}
+
+}  // namespace
+}  // namespace ks::testing

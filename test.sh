@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# ./test.sh: install what is missing, build, and run the whole test suite (ctest).
-# Tests labelled gpu skip themselves where no GPU is present.
+# ./test.sh: install what is missing, build, and run the whole test suite (ctest). Then, unless
+# ctest arguments pick some tests, a minute of fuzzing of the sweep-file parser and planner
+# (scripts/fuzz.sh). Tests labelled gpu skip themselves where no GPU is present.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh
 scripts/build.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+if (($# == 0)); then
+  scripts/fuzz.sh 60
+fi

@@ -1,7 +1,11 @@
 #include "cluster/mpi_world.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <numeric>
+#include <cstdio>
+#include <thread>
+
 
 namespace ks {
 namespace {
@@ -24,6 +28,23 @@ std::vector<int> displacements(const std::vector<int>& counts) {
 
 }  // namespace
 
+// Every collective step is started non-blocking and waited for with a deadline: a rank that stops
+// (or never arrives) would otherwise hold every other rank inside MPI for good.
+void MpiWorld::wait(MPI_Request& request, const char* step) const {
+  const auto deadline = std::chrono::steady_clock::now() + collective_deadline_;
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (std::chrono::steady_clock::now() > deadline) {
+      // Collective steps come before the sweep loop or after the file is finished: nothing is lost.
+      std::fprintf(stderr, "kernelsweep: rank %d: the ranks did not all reach %s within %lld s (a rank stopped, or was "
+                   "lost); ending the job\n", rank_, step, static_cast<long long>(collective_deadline_.count()));
+      abort(1);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 MpiWorld::MpiWorld(int* argc, char*** argv) {
   MPI_Init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -41,38 +62,54 @@ MpiWorld::~MpiWorld() {
 std::vector<std::string> MpiWorld::gather_to_root(const std::string& mine) const {
   int length = static_cast<int>(mine.size());
   std::vector<int> counts(rank_ == 0 ? size_ : 0);
-  MPI_Gather(&length, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Igather(&length, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  wait(request, "a gather");
   std::vector<int> displs = rank_ == 0 ? displacements(counts) : std::vector<int>{};
   std::vector<char> bytes(rank_ == 0 ? std::accumulate(counts.begin(), counts.end(), std::size_t{0}) : 0);
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, bytes.data(), counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Igatherv(mine.data(), length, MPI_CHAR, bytes.data(), counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD,
+               &request);
+  wait(request, "a gather");
   return rank_ == 0 ? split(bytes, counts) : std::vector<std::string>{};
 }
 
 std::vector<std::string> MpiWorld::allgather_node(const std::string& mine) const {
   int length = static_cast<int>(mine.size());
   std::vector<int> counts(local_size_);
-  MPI_Allgather(&length, 1, MPI_INT, counts.data(), 1, MPI_INT, node_);
+  MPI_Request request;
+  MPI_Iallgather(&length, 1, MPI_INT, counts.data(), 1, MPI_INT, node_, &request);
+  wait(request, "a gather on the node");
   const std::vector<int> displs = displacements(counts);
   std::vector<char> bytes(std::accumulate(counts.begin(), counts.end(), std::size_t{0}));
-  MPI_Allgatherv(mine.data(), length, MPI_CHAR, bytes.data(), counts.data(), displs.data(), MPI_CHAR, node_);
+  MPI_Iallgatherv(mine.data(), length, MPI_CHAR, bytes.data(), counts.data(), displs.data(), MPI_CHAR, node_, &request);
+  wait(request, "a gather on the node");
   return split(bytes, counts);
 }
 
 std::string MpiWorld::broadcast_from_root(const std::string& root_value) const {
   int length = static_cast<int>(root_value.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Ibcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  wait(request, "a broadcast");
   std::string value = rank_ == 0 ? root_value : std::string(static_cast<std::size_t>(length), '\0');
-  MPI_Bcast(value.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Ibcast(value.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD, &request);
+  wait(request, "a broadcast");
   return value;
 }
 
 bool MpiWorld::all(bool ok) const {
   int mine = ok ? 1 : 0, every = 0;
-  MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+  wait(request, "an agreement");
   return every == 1;
 }
 
-void MpiWorld::barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+void MpiWorld::barrier() const {
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  wait(request, "the end of the run");
+}
 
 void MpiWorld::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);

@@ -1,6 +1,9 @@
 #pragma once
 // The MPI world of a run: ranks, the ranks that share a node, and the few collective steps taken
 // before and after the sweep loop (never inside it, so one slow rank never stalls the others).
+// Each collective step has a deadline: past it, the job is ended (MPI_Abort) rather than left
+// waiting for a rank that stopped.
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -30,13 +33,17 @@ class MpiWorld {
   // True on every rank when `ok` is true on every rank.
   bool all(bool ok) const;
   void barrier() const;
+  // How long a collective step may wait for the other ranks (default 10 minutes).
+  void set_collective_deadline(std::chrono::seconds deadline) { collective_deadline_ = deadline; }
   // Ends the job from any rank (an MPI rank that returns alone would hang the others).
   [[noreturn]] void abort(int code) const;
 
   static std::string library_version();
 
  private:
+  void wait(MPI_Request& request, const char* step) const;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::chrono::seconds collective_deadline_{600};
   MPI_Comm node_ = MPI_COMM_NULL;
 };
 

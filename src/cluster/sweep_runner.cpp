@@ -412,6 +412,11 @@ void Sweep::run_other() {
 
 }  // namespace
 
+std::chrono::seconds collective_deadline() {
+  return std::chrono::duration_cast<std::chrono::seconds>(WorkerProcess::kStartAttempts * WorkerProcess::start_timeout() +
+                                                          5 * silence_limit());
+}
+
 PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
                          const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink) {
   install_stop_handlers();

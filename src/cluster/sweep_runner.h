@@ -2,6 +2,7 @@
 // The sweep loop across the MPI world. Every rank drives one worker process; rank 0 also keeps the
 // work queue and receives every result as it is made (non-blocking sends, no collectives inside the
 // loop), passing each to a ResultSink (the store, the documents and the progress line).
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,10 @@ struct SilentRank {
   std::string host;
   std::size_t points_recorded = 0;  // its points in hand, recorded `crashed`
 };
+
+// How long the steps all ranks take together (start-up, agreement, the end) may wait for the
+// slowest: its worker's start (three attempts) and five silence limits. Past it, the job ends.
+std::chrono::seconds collective_deadline();
 
 // What measure_plan tells rank 0 beyond the results it sank.
 struct PlanOutcome {

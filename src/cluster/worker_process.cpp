@@ -24,7 +24,7 @@ constexpr int kWorkerInFd = 3;
 constexpr int kWorkerOutFd = 4;
 // How long a worker may take to say hello: CUDA context creation can be slow. The environment
 // variable KERNELSWEEP_WORKER_START_TIMEOUT (seconds) sets another.
-std::chrono::seconds hello_timeout() {
+std::chrono::seconds hello_timeout_from_environment() {
   static const std::chrono::seconds timeout = [] {
     const char* value = std::getenv("KERNELSWEEP_WORKER_START_TIMEOUT");
     const long seconds = value ? std::atol(value) : 0;
@@ -38,6 +38,8 @@ void make_pipe(int fds[2]) {
 }
 
 }  // namespace
+
+std::chrono::seconds WorkerProcess::start_timeout() { return hello_timeout_from_environment(); }
 
 std::string current_executable() {
   std::vector<char> buffer(4096);
@@ -87,7 +89,7 @@ void WorkerProcess::spawn() {
 
 std::string WorkerProcess::try_start() {
   spawn();
-  const auto deadline = std::chrono::steady_clock::now() + hello_timeout();
+  const auto deadline = std::chrono::steady_clock::now() + start_timeout();
   std::string text;
   for (;;) {
     if (stop_requested()) {
@@ -102,7 +104,7 @@ std::string WorkerProcess::try_start() {
     if (std::chrono::steady_clock::now() >= deadline) {
       kill_worker();  // a worker stalled before its hello would otherwise be waited for forever
       reap();
-      return fmt::format("it sent no hello within {} s and was killed", hello_timeout().count());
+      return fmt::format("it sent no hello within {} s and was killed", start_timeout().count());
     }
   }
   const auto hello = nlohmann::json::parse(text, nullptr, false);

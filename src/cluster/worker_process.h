@@ -30,6 +30,8 @@ struct WorkerStartError : std::runtime_error {
 class WorkerProcess {
  public:
   static constexpr int kStartAttempts = 3;
+  // How long one start may take before the worker is killed: 120 s, or KERNELSWEEP_WORKER_START_TIMEOUT.
+  static std::chrono::seconds start_timeout();
 
   // `plugins`: the plugin libraries the worker loads (the rank's own), passed as --plugin.
   WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins = {});

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/param_values.h"
@@ -319,22 +320,43 @@ KernelBlock read_kernel_block(const Field& field, const Registry& registry) {
 
 // --- the document ---------------------------------------------------------------------------------
 
+// Where each document of a YAML text starts, the text's events otherwise ignored.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// The one document of a sweep file. The documents are counted up to two with yaml-cpp's event
+// parser rather than loaded with YAML::LoadAll: on some malformed texts (found by fuzzing: a line
+// that starts with a comma after a block key) yaml-cpp's parser reports an empty document again
+// and again without reading further, and LoadAll collects them until memory runs out.
 YAML::Node load_document(const std::string& text, const std::string& path) {
-  std::vector<YAML::Node> documents;
+  const auto error_at = [&](const YAML::Mark& mark, const std::string& key, const std::string& what) {
+    return SweepFileError({path, mark.is_null() ? 1 : mark.line + 1, mark.is_null() ? 1 : mark.column + 1}, key, what);
+  };
   try {
-    documents = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts documents;
+    while (documents.starts.size() < 2 && parser.HandleNextDocument(documents)) {
+    }
+    if (documents.starts.empty()) throw error_at(YAML::Mark(), "(document)", "empty file: expected a map with name and kernels");
+    if (documents.starts.size() > 1)
+      throw error_at(documents.starts[1], "(document)",
+                     "a sweep file holds one YAML document, this one holds more");
+    return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
-    const int column = e.mark.is_null() ? 1 : e.mark.column + 1;
-    throw SweepFileError({path, line, column}, "(yaml)", e.msg);
+    throw error_at(e.mark, "(yaml)", e.msg);
   }
-  if (documents.empty()) throw SweepFileError({path, 1, 1}, "(document)", "empty file: expected a map with name and kernels");
-  if (documents.size() > 1) {
-    const YAML::Mark mark = documents[1].Mark();
-    throw SweepFileError({path, mark.is_null() ? 1 : mark.line + 1, mark.is_null() ? 1 : mark.column + 1}, "(document)",
-                         fmt::format("a sweep file holds one YAML document, this one holds {}", documents.size()));
-  }
-  return documents.front();
 }
 
 std::vector<PluginReference> read_plugins(const MapFields& top) {

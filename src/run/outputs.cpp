@@ -1,6 +1,10 @@
 #include "run/outputs.h"
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "common/canonical_json.h"
 #include "common/clock.h"
@@ -113,15 +117,26 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol) {
 void RunOutputs::write_batch() {
   // The space for the batch's documents first: a full disk stops the run before the rows are stored,
   // rather than between the rows and their documents.
-  if (!documents_.empty())
-    ensure_free_space(writer_.directory(), kDocumentsMarginBytes + kDocumentBytes * documents_.size());
+  if (!documents_.empty()) reserve_documents_space(kDocumentsMarginBytes + kDocumentBytes * documents_.size());
   if (!batch_.empty()) file_.append(batch_);
   file_.flush();
   batch_.clear();
+  documents_space_.give_back();
   for (const PendingDocument& d : documents_) writer_.write(d.run, {*d.protocol, *d.environment, d.workload, *d.implementation});
   writer_.flush();
   documents_.clear();
   last_write_ = std::chrono::steady_clock::now();
+}
+
+void RunOutputs::reserve_documents_space(std::uint64_t bytes) {
+  const auto placeholder = writer_.directory() / kDocumentsSpaceFile;
+  try {
+    if (!std::filesystem::exists(placeholder)) std::ofstream(placeholder, std::ios::app);
+    documents_space_ = SpaceReserve(placeholder);
+    documents_space_.ensure(bytes);
+  } catch (const StorageFullError& e) {
+    throw StorageFullError(fmt::format("documents folder {}: {}", writer_.directory().string(), e.what()));
+  }
 }
 
 void RunOutputs::on_tick() {
@@ -141,6 +156,8 @@ std::size_t RunOutputs::finish() {
   const std::string path = file_.path().string();
   file_.finish(iso_utc_now());
   lock_.release();
+  documents_space_ = SpaceReserve();
+  std::filesystem::remove(writer_.directory() / kDocumentsSpaceFile);
   progress_.finish();
   std::fprintf(stderr, "\nresults:     %s\ndocuments:   %s (%zu, format %s)\n", path.c_str(),
                writer_.directory().c_str(), writer_.written(), writer_.format().c_str());

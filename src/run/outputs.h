@@ -16,12 +16,16 @@
 #include "kernelindex/kernelindex.h"
 #include "run/progress.h"
 #include "store/results_file.h"
+#include "store/space_reserve.h"
 #include "store/writer_lock.h"
 
 namespace ks {
 
 class RunOutputs final : public ResultSink {
  public:
+  // The placeholder in the documents folder that holds their space (below), removed when the run ends.
+  static constexpr const char* kDocumentsSpaceFile = ".kernelsweep-space";
+
   // `lock` is the results file's writer lock, held until the file is finished or saved.
   RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
              const ProtocolSpec& protocol, std::size_t points, double progress_interval_s);
@@ -49,6 +53,7 @@ class RunOutputs final : public ResultSink {
   const CitedDocument& protocol_for(const RunRecord& record, const nlohmann::json& protocol);
   const CitedDocument& implementation_for(const RunRecord& record, const RankIdentity& rank);
   void write_batch();
+  void reserve_documents_space(std::uint64_t bytes);
 
   const Registry& registry_;
   ResultsFile file_;
@@ -72,6 +77,10 @@ class RunOutputs final : public ResultSink {
   };
   std::vector<StoredRun> batch_;
   std::vector<PendingDocument> documents_;  // those of batch_
+  // Space held for the next batch's documents (a placeholder file in their folder, its blocks
+  // reserved past its end): taken before the batch's rows are stored, given back just before the
+  // documents are written, so that a disk filling meanwhile cannot leave rows without documents.
+  SpaceReserve documents_space_;
   std::chrono::steady_clock::time_point last_write_;
   std::size_t not_passed_ = 0;
   std::size_t received_ = 0;

@@ -59,7 +59,8 @@ void remove_documents(const fs::path& folder) {
   for (const auto& entry : fs::directory_iterator(folder)) {
     const fs::path& file = entry.path();
     if (!entry.is_regular_file()) continue;
-    if (file.filename() == DocumentWriter::kJsonlFileName || file.extension() == ".partial") {
+    if (file.filename() == DocumentWriter::kJsonlFileName || file.extension() == ".partial" ||
+        file.filename() == RunOutputs::kDocumentsSpaceFile) {
       ours.push_back(file);
     } else if (file.extension() == ".json") {
       std::ifstream in(file);
@@ -167,6 +168,7 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const s
 int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** argv) {
   const std::string command_line = joined_command_line(*argc, *argv);
   MpiWorld world(argc, argv);
+  world.set_collective_deadline(collective_deadline());
   const bool root = world.rank() == 0;
   auto sweep = load_and_plan(args.plan, registry, root);
   if (!world.all(sweep.has_value())) return kExitBadInput;

@@ -28,18 +28,6 @@ void check_free_space(int fd, std::uint64_t bytes) {
 
 }  // namespace
 
-void ensure_free_space(const std::filesystem::path& path, std::uint64_t bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;  // nothing known: the write itself will tell
-  try {
-    check_free_space(fd, bytes);
-  } catch (const StorageFullError& error) {
-    ::close(fd);
-    throw StorageFullError(path.string() + ": " + error.what());
-  }
-  ::close(fd);
-}
-
 SpaceReserve::SpaceReserve(const std::filesystem::path& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd_ < 0) throw ResultsFileError(fmt::format("{}: cannot open it to reserve space: {}", path.string(), std::strerror(errno)));
@@ -59,11 +47,16 @@ SpaceReserve& SpaceReserve::operator=(SpaceReserve&& other) noexcept {
 
 SpaceReserve::~SpaceReserve() { close(); }
 
-void SpaceReserve::close() {
+void SpaceReserve::give_back() {
   if (fd_ < 0) return;
   // Truncating a file to its own size frees the blocks reserved past its end (ext4, XFS, tmpfs).
   struct stat status {};
   if (::fstat(fd_, &status) == 0) (void)::ftruncate(fd_, status.st_size);
+}
+
+void SpaceReserve::close() {
+  if (fd_ < 0) return;
+  give_back();
   ::close(fd_);
   fd_ = -1;
 }

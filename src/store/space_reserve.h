@@ -27,10 +27,6 @@ struct StorageFullError : ResultsFileError {
   using ResultsFileError::ResultsFileError;
 };
 
-// Throws StorageFullError unless the filesystem of `path` (a file or a folder) has `bytes` free for
-// an unprivileged user. For files that cannot be reserved ahead, such as new ones.
-void ensure_free_space(const std::filesystem::path& path, std::uint64_t bytes);
-
 class SpaceReserve {
  public:
   SpaceReserve() = default;
@@ -46,6 +42,8 @@ class SpaceReserve {
   // how much could not be had, and why (ENOSPC, EDQUOT, EFBIG), when they are not; the message
   // does not name the file (the store's messages do).
   void ensure(std::uint64_t bytes);
+  // Gives the blocks past the file's end back to the filesystem now, for what is written next.
+  void give_back();
 
  private:
   void close();

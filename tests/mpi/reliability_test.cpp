@@ -1,7 +1,8 @@
 // What an unwatched sweep meets on a cluster, under the real mpirun: the disk filling up mid-run,
 // then --resume; a second run started on the same results file; workers that die or hang before
-// they start; SIGTERM to every process of the job. Nothing measured and stored is lost, and every
-// point ends passed exactly once with exactly one document.
+// they start; SIGTERM to every process of the job; a rank stopped; and all of it at random moments
+// in one run (the chaos test, KS_CHAOS_SEED picks its moments). Nothing measured and stored is
+// lost, and every point ends passed exactly once with exactly one document.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,9 +10,12 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <thread>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -49,6 +53,7 @@ kernels:
 std::map<std::string, int> documented_points(const fs::path& folder) {
   std::map<std::string, int> points;
   for (const auto& entry : fs::directory_iterator(folder)) {
+    if (entry.path().filename() == ".kernelsweep-space") continue;  // the space held for documents
     EXPECT_EQ(entry.path().extension(), ".json") << "a document left half-written: " << entry.path();
     if (entry.path().extension() != ".json") continue;
     std::ifstream in(entry.path());
@@ -222,6 +227,12 @@ TEST(WorkerStart, AWorkerThatHangsBeforeItsHelloIsKilledAtItsDeadline) {
   for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
 }
 
+// A process's argv, NUL-separated; empty once it is gone.
+std::string command_line_of(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 // Every process below `root` (its children, theirs, ...), from /proc.
 std::vector<pid_t> descendants(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
@@ -285,8 +296,7 @@ TEST(StopSignals, SigtermToEveryProcessOfTheJobRecordsNoPointCrashed) {
   // worker die before it sees its own stop request.
   const std::vector<pid_t> processes = descendants(job);
   const auto is_worker = [](pid_t pid) {
-    const std::string command_line = read_text(fmt::format("/proc/{}/cmdline", pid));
-    return command_line.find(std::string("worker\0", 7)) != std::string::npos;
+    return command_line_of(pid).find(std::string("worker\0", 7)) != std::string::npos;
   };
   for (pid_t pid : processes)
     if (is_worker(pid)) ::kill(pid, SIGTERM);
@@ -319,8 +329,7 @@ TEST(SilentRank, AStoppedRankCostsOnlyThePointsItHeldAndTheSweepEnds) {
   pid_t stopped = 0;
   const std::string rank_command = std::string(KS_TEST_CLI) + std::string("\0run\0", 5);
   for (pid_t pid : descendants(job)) {
-    const std::string command_line = read_text(fmt::format("/proc/{}/cmdline", pid));
-    if (command_line.starts_with(rank_command) && pid != lock.at("pid").get<pid_t>()) {
+    if (command_line_of(pid).starts_with(rank_command) && pid != lock.at("pid").get<pid_t>()) {
       stopped = pid;
       break;
     }
@@ -354,6 +363,129 @@ TEST(SilentRank, AStoppedRankCostsOnlyThePointsItHeldAndTheSweepEnds) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   for (const auto& [point, statuses] : rows_by_point(results))
     EXPECT_TRUE(statuses.contains("passed")) << point << " " << Json(statuses).dump() << "\n" << resumed.err;
+}
+
+// The processes of a job that are ranks (kernelsweep-test run) and workers (kernelsweep-test worker).
+std::vector<pid_t> processes_running(pid_t job, const std::string& subcommand) {
+  const std::string prefix = std::string(KS_TEST_CLI) + '\0' + subcommand + '\0';
+  std::vector<pid_t> found;
+  for (pid_t pid : descendants(job))
+    if (command_line_of(pid).starts_with(prefix)) found.push_back(pid);
+  return found;
+}
+
+// Runs `command` in the background, waiting at most `seconds`; the exit code, or -1 after killing a
+// job that ran past it (a hang).
+int run_with_deadline(const std::string& command, double seconds) {
+  const pid_t job = start_in_background(command);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  while (::waitpid(job, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      for (pid_t pid : descendants(job)) ::kill(pid, SIGKILL);
+      ::kill(job, SIGKILL);
+      ::waitpid(job, nullptr, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A 4-rank sweep of 300 points during which, at random moments, workers are killed (at start-up
+// too: a fresh worker is as likely a target as a busy one), one rank is stopped and the disk fills
+// once; then --resume, as often as it takes, without chaos. Every point ends passed exactly once,
+// every document has its row, nothing hangs.
+TEST(Chaos, EveryPointEndsPassedOnceWhateverDiesStopsOrFills) {
+  const char* seed_text = std::getenv("KS_CHAOS_SEED");
+  const unsigned seed = seed_text ? static_cast<unsigned>(std::atol(seed_text)) : 1;
+  std::mt19937 random(seed);
+  const fs::path dir = fresh_directory("chaos");
+  std::string why;
+  const auto disk = SmallDisk::make(dir / "disk", 96, why);
+  if (!disk) GTEST_SKIP() << why;
+  constexpr int kPoints = 300;
+  const fs::path sweep = dir / "chaos.yaml";
+  write_file(sweep, sleepers_sweep("chaos", kPoints, 40));
+  const fs::path out = disk->path() / "out", results = out / "chaos.h5";
+  const std::string command =
+      "KERNELSWEEP_RANK_SILENCE_TIMEOUT=3 KERNELSWEEP_WORKER_START_TIMEOUT=5 OMPI_ALLOW_RUN_AS_ROOT=1 "
+      "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+      mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), out.string())) + " >>" +
+      (dir / "job.log").string() + " 2>&1";
+
+  const pid_t job = start_in_background(command);
+  const auto started = std::chrono::steady_clock::now();
+  const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  const double stop_rank_at = std::uniform_real_distribution<double>(0.3, 2.0)(random);
+  const double fill_disk_at = std::uniform_real_distribution<double>(0.3, 3.0)(random);
+  bool rank_stopped = false, disk_filled = false;
+  int workers_killed = 0;
+  std::set<pid_t> seen;
+  int status = 0;
+  bool hung = false;
+  while (::waitpid(job, &status, WNOHANG) == 0) {
+    if (since_start() > 120) {
+      hung = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 400)(random)));
+    for (pid_t pid : descendants(job)) seen.insert(pid);
+    const auto workers = processes_running(job, "worker");
+    if (!workers.empty() && std::uniform_int_distribution<int>(0, 2)(random) == 0) {
+      ::kill(workers[std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(random)], SIGKILL);
+      ++workers_killed;
+    }
+    if (!rank_stopped && since_start() > stop_rank_at && fs::exists(WriterLock::lock_path(results))) {
+      const pid_t writer = Json::parse(read_text(WriterLock::lock_path(results)), nullptr, false).value("pid", 0);
+      for (pid_t rank : processes_running(job, "run")) {
+        if (rank == writer) continue;
+        for (pid_t pid : descendants(rank)) ::kill(pid, SIGSTOP);
+        ::kill(rank, SIGSTOP);
+        rank_stopped = true;
+        break;
+      }
+    }
+    if (!disk_filled && since_start() > fill_disk_at) {
+      disk->fill(0);
+      disk_filled = true;
+    }
+  }
+  for (pid_t pid : seen) ::kill(pid, SIGKILL);  // a stopped rank the job left behind
+  if (hung) ::waitpid(job, nullptr, 0);
+  ASSERT_FALSE(hung) << "the job under chaos did not end within 120 s\n" << read_text(dir / "job.log");
+  std::cout << fmt::format("chaos seed {}: {} workers killed, a rank {}stopped, the disk {}filled, exit {}\n", seed,
+                           workers_killed, rank_stopped ? "" : "not ", disk_filled ? "" : "not ",
+                           WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+
+  disk->empty();
+  int resumes = 0, exit_code = 1;
+  while (exit_code != 0 && resumes < 5) {
+    exit_code = run_with_deadline(command + " --resume", 120);
+    ++resumes;
+    ASSERT_NE(exit_code, -1) << "a resume hung\n" << read_text(dir / "job.log");
+  }
+  ASSERT_EQ(exit_code, 0) << read_text(dir / "job.log");
+
+  const auto rows = rows_by_point(results);
+  EXPECT_EQ(rows.size(), static_cast<std::size_t>(kPoints));
+  std::size_t total_rows = 0;
+  for (const auto& [point, statuses] : rows) {
+    EXPECT_EQ(statuses.count("passed") ? statuses.at("passed") : 0, 1) << point << " " << Json(statuses).dump();
+    for (const auto& [status_name, count] : statuses) total_rows += count;
+  }
+  const auto documented = documented_points(out / "kernelindex");
+  std::size_t documents = 0;
+  for (const auto& [point, count] : documented) {
+    EXPECT_TRUE(rows.contains(point)) << point << " has a document but no row";
+    documents += count;
+  }
+  EXPECT_EQ(documents, total_rows) << "one document per row";
+  std::cout << fmt::format("chaos seed {}: {} resumes, {} rows, {} documents, {} points passed exactly once\n", seed,
+                           resumes, total_rows, documents,
+                           std::count_if(rows.begin(), rows.end(), [](const auto& entry) {
+                             return entry.second.count("passed") && entry.second.at("passed") == 1;
+                           }));
 }
 
 }  // namespace

@@ -31,17 +31,21 @@ std::uint64_t SmallDisk::free_bytes() const {
 }
 
 void SmallDisk::fill(std::uint64_t leave_bytes) {
-  const std::uint64_t free = free_bytes();
-  if (free <= leave_bytes) return;
   const auto filler = path_ / "filler";
-  const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot open " + filler.string() + ": " + std::strerror(errno));
-  struct stat status {};
-  ::fstat(fd, &status);
-  const int result = ::fallocate(fd, 0, status.st_size, static_cast<off_t>(free - leave_bytes));
-  const int error = errno;
-  ::close(fd);
-  if (result != 0) throw std::runtime_error("cannot fill " + path_.string() + ": " + std::strerror(error));
+  // What is free shrinks while others write: take what there is, again, until it is taken.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const std::uint64_t free = free_bytes();
+    if (free <= leave_bytes) return;
+    const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot open " + filler.string() + ": " + std::strerror(errno));
+    struct stat status {};
+    ::fstat(fd, &status);
+    const int result = ::fallocate(fd, 0, status.st_size, static_cast<off_t>(free - leave_bytes));
+    const int error = errno;
+    ::close(fd);
+    if (result == 0) return;
+    if (error != ENOSPC) throw std::runtime_error("cannot fill " + path_.string() + ": " + std::strerror(error));
+  }
 }
 
 void SmallDisk::empty() { std::filesystem::remove(path_ / "filler"); }

@@ -119,6 +119,17 @@ TEST(ConfigParse, FullFileGivesEveryField) {
   EXPECT_EQ(spec.output.kernelindex_format, "jsonl");
 }
 
+// Found by fuzzing (tests/fuzz/corpus/repro_yaml_cpp_endless_documents.yaml): on this text yaml-cpp's
+// parser reports empty documents without end, and YAML::LoadAll grew until memory ran out.
+TEST(ConfigParse, ATextOnWhichYamlCppFindsDocumentsWithoutEndIsRefused) {
+  try {
+    parse("    grid:\n  ,   dtype: {from: 1, to: 2, step: 1}\n");
+    FAIL() << "parsed";
+  } catch (const SweepFileError& error) {
+    EXPECT_NE(std::string(error.what()).find("a sweep file holds one YAML document"), std::string::npos) << error.what();
+  }
+}
+
 TEST(ConfigParse, OmittedKeysTakeTheirDefaults) {
   const SweepSpec spec = parse("name: minimal\nkernels:\n  - kernel: distill_cosine_loss\n    grid: {tokens: [64]}\n");
   const ProtocolSpec defaults;

@@ -152,7 +152,7 @@ TEST(TwoWriters, TheSecondRunIsRefusedWithHdf5FileLockingOff) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_TRUE(fs::exists(WriterLock::lock_path(results))) << "the first run never took its lock";
 
-  for (const std::string& option : {"", " --resume", " --overwrite"}) {
+  for (const char* option : {"", " --resume", " --overwrite"}) {
     const auto second = run_command(command + option);
     EXPECT_EQ(second.exit_code, 2) << option << "\n" << second.err;
     EXPECT_NE(second.err.find("is being written by another kernelsweep run"), std::string::npos) << option << "\n" << second.err;

@@ -63,7 +63,9 @@ std::filesystem::path fresh_directory(const std::string& name) {
     const std::string leaf = entry.path().filename().string();
     const bool owned_by_a_process = !leaf.empty() && leaf.find_first_not_of("0123456789") == std::string::npos;
     const bool process_is_gone = owned_by_a_process && ::kill(std::stoi(leaf), 0) != 0 && errno == ESRCH;
-    if (!owned_by_a_process || process_is_gone) std::filesystem::remove_all(entry.path());
+    // Another test process may be clearing the same stale folder: what it removed first is gone.
+    std::error_code ignored;
+    if (!owned_by_a_process || process_is_gone) std::filesystem::remove_all(entry.path(), ignored);
   }
   const auto dir = parent / std::to_string(::getpid());
   std::filesystem::remove_all(dir);

@@ -43,7 +43,7 @@ using Json = nlohmann::json;
 
 // Bumped whenever a type of this header changes its layout or meaning: kernelsweep refuses a plugin
 // built against another version.
-inline constexpr int kKernelApiVersion = 2;
+inline constexpr int kKernelApiVersion = 3;
 
 // ---- parameters ----------------------------------------------------------------------------------
 
@@ -131,8 +131,12 @@ class Parameters {
 
 // ---- what an implementation gives ----------------------------------------------------------------
 
-enum class Backend { cpu, cuda };
-inline const char* to_string(Backend backend) { return backend == Backend::cuda ? "cuda" : "cpu"; }
+// cpu and cuda: where the implementation runs. any: a Python implementation that runs on the rank's
+// GPU where it has one, and on the CPU otherwise (torch code written for either device).
+enum class Backend { cpu, cuda, any };
+inline const char* to_string(Backend backend) {
+  return backend == Backend::cuda ? "cuda" : backend == Backend::any ? "any" : "cpu";
+}
 
 struct CheckResult {
   bool passed = false;
@@ -172,12 +176,14 @@ class Instance {
 
 using InstanceFactory = std::function<std::unique_ptr<Instance>(const Parameters& params)>;
 
-// Where an implementation comes from: built in (plugin empty), or a plugin library.
+// Where a kernel or an implementation comes from: built in (plugin empty), a plugin library, or a
+// Python module (python set: plugin is the module's name, library its source file).
 struct Origin {
   std::string plugin;   // the plugin's name
   std::string version;  // the plugin's version
   std::string library;  // the library file it was loaded from
   std::string sha256;   // hex SHA-256 of that file
+  bool python = false;
 };
 
 struct ImplementationSpec {
@@ -186,6 +192,10 @@ struct ImplementationSpec {
   std::string help;
   InstanceFactory make;
   Origin origin;
+  // The Python module that declares it, when the Python worker runs it (python/kernelsweep): the
+  // rank hands its points to `python3 -m kernelsweep.worker` instead of the C++ worker, and `make`
+  // is not called.
+  std::string python_module;
 };
 
 // ---- what a kernel declares ----------------------------------------------------------------------
@@ -354,7 +364,9 @@ class Registry {
   }
 
   static std::string describe(const Origin& origin) {
-    return origin.plugin.empty() ? "built in" : "plugin " + origin.plugin + " " + origin.version + " from " + origin.library;
+    if (origin.plugin.empty()) return "built in";
+    if (origin.python) return "Python module " + origin.plugin + " from " + origin.library;
+    return "plugin " + origin.plugin + " " + origin.version + " from " + origin.library;
   }
 
  private:
@@ -432,11 +444,25 @@ inline void register_builtin_kernels(Registry& registry) { registrations_of_this
 
 struct ImplementationRegistrar {
   ImplementationRegistrar(const char* kernel, const char* name, Backend backend, const char* help,
-                          InstanceFactory make) {
-    registrations_of_this_binary().implementations.emplace_back(
-        kernel, ImplementationSpec{name, backend, help, std::move(make), {}});
+                          InstanceFactory make, const char* python_module = "") {
+    ImplementationSpec spec;
+    spec.name = name;
+    spec.backend = backend;
+    spec.help = help;
+    spec.make = std::move(make);
+    spec.python_module = python_module;
+    registrations_of_this_binary().implementations.emplace_back(kernel, std::move(spec));
   }
 };
+
+// The factory of an implementation that the Python worker runs: a C++ worker asked for it says so.
+inline InstanceFactory runs_in_python_worker(const std::string& kernel, const std::string& name,
+                                             const std::string& module) {
+  return [=](const Parameters&) -> std::unique_ptr<Instance> {
+    throw std::runtime_error(kernel + " " + name + " is a Python implementation (module " + module +
+                             "): the Python worker runs it");
+  };
+}
 
 }  // namespace ks
 
@@ -474,3 +500,10 @@ struct ImplementationRegistrar {
       [](const ::ks::Parameters&) -> std::unique_ptr<::ks::Instance> {                                        \
         throw std::runtime_error(#KERNEL " " #NAME ": " REASON);                                              \
       }}
+
+// Registers implementation NAME of kernel KERNEL that the Python worker runs, from MODULE (a string
+// literal naming a module of python/kernelsweep or one on the worker's path). BACKEND: cpu, cuda, or
+// any (the rank's GPU where it has one, else the CPU).
+#define KS_PYTHON_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP, MODULE)                                       \
+  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME{                  \
+      #KERNEL, #NAME, ::ks::Backend::BACKEND, HELP, ::ks::runs_in_python_worker(#KERNEL, #NAME, MODULE), MODULE}

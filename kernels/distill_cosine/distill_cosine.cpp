@@ -27,14 +27,23 @@ double input_bytes(const Problem& p) {
 
 }  // namespace
 
-Problem::Problem(const Parameters& p)
+Problem::Problem(const Parameters& p) : Problem(p, true) {}
+
+Problem Problem::of_any_draw(const Parameters& p) { return Problem(p, false); }
+
+Problem::Problem(const Parameters& p, bool generated_here)
     : tokens(p.get<std::int64_t>("tokens")), hidden(p.get<std::int64_t>("hidden")), vocab(p.get<std::int64_t>("vocab")),
       bf16(p.is("dtype", "bf16")), weight_hard_loss(p.get<double>("weight_hard_loss")),
       weight_soft_loss(p.get<double>("weight_soft_loss")), beta(p.get<double>("beta")),
       temperature(p.get<double>("temperature")), ignore_index(p.get<std::int64_t>("ignore_index")),
       chunk_size(p.is("chunk_size", "auto") ? 0 : p.get<std::int64_t>("chunk_size")), bias(p.get<bool>("bias")),
       normalize(p.is("normalize", "valid_tokens") ? Normalize::valid_tokens : Normalize::tokens),
-      ignored_fraction(p.get<double>("ignored_fraction")), seed(p.get<std::uint64_t>("seed")) {}
+      ignored_fraction(p.get<double>("ignored_fraction")), seed(p.get<std::uint64_t>("seed")) {
+  if (generated_here && p.is("inputs", "torch_rand"))
+    throw std::invalid_argument(
+        "distill_cosine_loss: inputs torch_rand is drawn by torch's generator: only the Python implementations "
+        "(torch, liger) reproduce it");
+}
 
 double loss_divisor(const Problem& p, std::int64_t labelled) {
   if (p.normalize == Normalize::tokens) return static_cast<double>(p.tokens);
@@ -74,13 +83,18 @@ KS_KERNEL(distill_cosine_loss, "Chunked distillation cosine loss",
                 "divide the loss by all tokens (as Liger's benchmark does) or by the labelled ones");
   kernel.number("ignored_fraction", 0.0, "share of targets set to ignore_index").min(0).max(1);
   kernel.integer("seed", 0, "seed of the generated inputs").min(0);
+  kernel.choice("inputs", "counter", {"counter", "torch_rand"},
+                "how the inputs are drawn: counter (the counter-based generator, every implementation) or torch_rand "
+                "(Liger's benchmark's draw after torch.manual_seed(seed): the Python implementations only)");
   kernel.modes({"forward", "backward", "full", "no-grad-forward"});
   kernel.validate([](const Parameters& p) -> std::optional<std::string> {
     if (const auto hidden = p.get<std::int64_t>("hidden"); hidden % 2 != 0)
       return fmt::format("hidden: must be even (the student's hidden size is hidden/2), got {}", hidden);
     return std::nullopt;
   });
-  kernel.work([](const Parameters& p, const std::string& mode) { return distill::work(distill::Problem(p), mode); });
+  kernel.work([](const Parameters& p, const std::string& mode) {
+    return distill::work(distill::Problem::of_any_draw(p), mode);
+  });
 }
 
 }  // namespace ks

@@ -29,9 +29,17 @@ struct Problem {
   double ignored_fraction;  // share of targets set to ignore_index
   std::uint64_t seed;
 
+  // The point as a C++ implementation runs it: throws std::invalid_argument when its inputs are
+  // drawn by torch's generator (inputs: torch_rand), which only the Python implementations
+  // reproduce; the C++ implementations generate the counter-based inputs alone.
   explicit Problem(const Parameters& p);
+  // Any point, whoever draws its inputs: what the work counts read.
+  static Problem of_any_draw(const Parameters& p);
   std::int64_t student_hidden() const { return hidden / 2; }
   std::size_t element_size() const { return bf16 ? 2 : 4; }
+
+ private:
+  Problem(const Parameters& p, bool generated_here);
 };
 
 // Inputs as Liger's benchmark makes them: inputs uniform in [0,1), weights and biases uniform in

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
@@ -41,6 +42,14 @@ std::vector<std::pair<std::int64_t, std::int64_t>> entries_to_compare(const Shap
 }
 
 }  // namespace
+
+Shape::Shape(const Parameters& p, bool generated_here)
+    : m(p.get<std::int64_t>("M")), n(p.get<std::int64_t>("N")), k(p.get<std::int64_t>("K")),
+      bf16(p.is("dtype", "bf16")), seed(p.get<std::uint64_t>("seed")) {
+  if (generated_here && p.is("inputs", "torch_rand"))
+    throw std::invalid_argument(
+        "gemm: inputs torch_rand is drawn by torch's generator: only the Python implementation (torch) reproduces it");
+}
 
 std::string Shape::describe() const { return fmt::format("{}x{}x{} {}", m, n, k, bf16 ? "bf16" : "fp32"); }
 
@@ -117,8 +126,11 @@ KS_KERNEL(gemm, "Matrix multiplication",
   kernel.integer("K", 1024, "columns of A, rows of B (the reduction)").min(1);
   kernel.choice("dtype", "bf16", {"fp32", "bf16"}, "fp32, or bf16 (bf16 inputs, fp32 accumulation)");
   kernel.integer("seed", 0, "seed of the generated inputs").min(0);
+  kernel.choice("inputs", "counter", {"counter", "torch_rand"},
+                "how A and B are drawn: counter (the counter-based generator, every implementation) or torch_rand "
+                "(torch.manual_seed(seed), then torch.rand in the dtype: the Python implementation only)");
   kernel.modes({"forward"});
-  kernel.work([](const Parameters& p, const std::string&) { return gemm::work(gemm::Shape(p)); });
+  kernel.work([](const Parameters& p, const std::string&) { return gemm::work(gemm::Shape::of_any_draw(p)); });
 }
 
 }  // namespace ks

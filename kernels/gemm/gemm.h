@@ -17,11 +17,17 @@ struct Shape {
   std::int64_t m, n, k;
   bool bf16;  // bf16 inputs and output with fp32 accumulation; else everything fp32
   std::uint64_t seed;
-  explicit Shape(const Parameters& p)
-      : m(p.get<std::int64_t>("M")), n(p.get<std::int64_t>("N")), k(p.get<std::int64_t>("K")),
-        bf16(p.is("dtype", "bf16")), seed(p.get<std::uint64_t>("seed")) {}
+  // The shape of a point a C++ implementation runs: throws std::invalid_argument when its inputs
+  // are drawn by torch's generator (inputs: torch_rand), which only the Python implementation
+  // reproduces; the C++ implementations generate the counter-based inputs alone.
+  explicit Shape(const Parameters& p) : Shape(p, true) {}
+  // The shape of any point, whoever draws its inputs: what the work counts read.
+  static Shape of_any_draw(const Parameters& p) { return Shape(p, false); }
   std::size_t element_size() const { return bf16 ? 2 : 4; }
   std::string describe() const;  // "67x45x131 bf16"
+
+ private:
+  Shape(const Parameters& p, bool generated_here);
 };
 
 enum Matrix : std::uint64_t { kA = 1, kB = 2 };

@@ -20,9 +20,16 @@ void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins) {
                      "and the installed plugin folder (repeatable)");
 }
 
+void add_python_options(CLI::App& command, PlanRequest& args) {
+  command.add_option("--python-module", args.python_modules,
+                     "import a module of Python kernels first (docs/python.md; repeatable)");
+  command.add_option("--python-path", args.python_path, "a folder for the import of Python modules (repeatable)");
+}
+
 void add_plan_options(CLI::App& command, PlanRequest& args) {
   command.add_option("sweep_file", args.sweep_file, "the sweep file (YAML)")->required();
   add_plugin_option(command, args.plugins);
+  add_python_options(command, args);
   command.add_option("--max-points", args.max_points, "refuse plans larger than this, before expanding them")
       ->capture_default_str();
   command.add_option("--shard", args.shard, "keep shard i of N (\"i/N\", 0 <= i < N): a stable part of the plan");
@@ -39,6 +46,7 @@ int main(int argc, char** argv, Registry& registry) {
   auto* validate = app.add_subcommand("validate", "check a sweep file; print \"ok: N points\" or its first error");
   validate->add_option("sweep_file", validate_args.sweep_file, "the sweep file (YAML)")->required();
   add_plugin_option(*validate, validate_args.plugins);
+  add_python_options(*validate, validate_args);
 
   PlanRequest plan_args;
   auto* plan = app.add_subcommand("plan", "print the points a sweep file expands to");
@@ -46,10 +54,11 @@ int main(int argc, char** argv, Registry& registry) {
   plan->add_flag("--json", plan_args.json, "print the points as a JSON array");
 
   bool kernels_json = false;
-  std::vector<std::string> kernels_plugins;
+  PlanRequest kernels_args;
   auto* kernels = app.add_subcommand("kernels", "list the kernels: parameters, modes, implementations");
   kernels->add_flag("--json", kernels_json, "print as JSON");
-  add_plugin_option(*kernels, kernels_plugins);
+  add_plugin_option(*kernels, kernels_args.plugins);
+  add_python_options(*kernels, kernels_args);
 
   RunRequest run_args;
   auto* run = app.add_subcommand("run", "measure every point of a sweep (under mpirun or srun: across all ranks)");
@@ -145,7 +154,7 @@ int main(int argc, char** argv, Registry& registry) {
   try {
     if (*validate) return validate_sweep(validate_args, registry);
     if (*plan) return print_plan(plan_args, registry);
-    if (*kernels) return print_kernels(kernels_json, kernels_plugins, registry);
+    if (*kernels) return print_kernels(kernels_json, kernels_args, registry);
     if (*run) return run_sweep(run_args, registry, &argc, &argv);
     if (*worker) return run_worker(worker_args, registry);
     if (*status) return print_status(status_file, status_json, status_plugins, registry);

@@ -1,6 +1,7 @@
 #include "cluster/sweep_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
@@ -12,6 +13,7 @@
 
 #include "cluster/interruption.h"
 #include "cluster/worker_process.h"
+#include "cluster/workers.h"
 #include "common/canonical_json.h"
 #include "common/clock.h"
 #include "common/digest.h"
@@ -128,8 +130,20 @@ class PendingSends {
   Clock::time_point last_heartbeat_ = Clock::now();
 };
 
-std::string encode_result(const RunRecord& record, const Json& protocol) {
-  return Json{{"record", to_json(record)}, {"protocol", protocol}}.dump();
+std::string encode_result(const RunRecord& record, const MeasureResult& result) {
+  return Json{{"record", to_json(record)}, {"protocol", result.protocol}, {"implementation", result.implementation}}.dump();
+}
+
+// Whether the worker timed the point on the GPU: a cuda implementation, or an `any` one that the
+// worker ran on the rank's GPU (its protocol's timer says so).
+bool timed_on_gpu(bool needs_gpu, const MeasureResult& result) {
+  return needs_gpu || (result.protocol.is_object() && result.protocol.value("timer", "") == "cuda_events");
+}
+
+bool any_in_python(const Registry& registry, const Plan& plan) {
+  for (const Point& p : plan.points)
+    if (runs_in_python(registry, p)) return true;
+  return false;
 }
 
 class Sweep {
@@ -137,14 +151,15 @@ class Sweep {
   Sweep(const MpiWorld& world, const Plan& plan, const ProtocolSpec& protocol, const RunOptions& options)
       : world_(world), plan_(plan), protocol_(protocol), options_(options), group_starts_(group_starts(plan)),
         point_needs_gpu_(points_needing_gpu(*options.registry, plan)),
-        worker_(options.executable, world.local_rank(), options.plugins) {}
+        workers_(*options.registry, options.executable, world.local_rank(), options.plugins, options.python) {}
 
   std::vector<RankIdentity> introduce();
   Json first_hello();
+  Json python_facts();
   void run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink);
   void run_other();
   const std::vector<SilentRank>& silent_ranks() const { return silent_; }
-  void stop_worker() { worker_.stop(); }
+  void stop_worker() { workers_.stop(); }
 
  private:
   void check_plan_is_shared() const;
@@ -155,9 +170,7 @@ class Sweep {
   std::vector<std::size_t> receive_assignment(PendingSends& sends);
   MeasureResult measure_other(std::size_t index, PendingSends& sends);
   MeasureRequest request_for(std::size_t index) const;
-  RunRecord record_of(std::size_t index, const MeasureResult& result) const {
-    return make_record(plan_.points[index], result, me_, point_needs_gpu_[index]);
-  }
+  RunRecord record_of(std::size_t index, const MeasureResult& result) const;
 
   const MpiWorld& world_;
   const Plan& plan_;
@@ -165,7 +178,7 @@ class Sweep {
   const RunOptions& options_;
   const std::vector<bool> group_starts_;
   const std::vector<bool> point_needs_gpu_;
-  WorkerProcess worker_;
+  Workers workers_;
   RankIdentity me_;
   std::size_t received_ = 0;
   int ranks_finished_ = 0;
@@ -177,6 +190,23 @@ class Sweep {
   std::vector<SilentRank> silent_;
   std::vector<RankIdentity> ranks_;
 };
+
+RunRecord Sweep::record_of(std::size_t index, const MeasureResult& result) const {
+  const Point& point = plan_.points[index];
+  RunRecord record = make_record(point, result, me_, timed_on_gpu(point_needs_gpu_[index], result));
+  // A Python worker counts the work of kernels declared in Python; that of kernels declared in C++ is
+  // counted here, from the declaration, as the C++ worker counts it.
+  if (std::isnan(record.flops) && record.n_repeat > 0) {
+    const Work work = options_.registry->find(point.kernel)->work_of(point.params, point.mode);
+    record.flops = work.flops;
+    record.bytes = work.bytes;
+    if (record.stats.median_ns > 0) {
+      record.tflops = record.flops / record.stats.median_ns / 1e3;
+      record.gbps = record.bytes / record.stats.median_ns;
+    }
+  }
+  return record;
+}
 
 MeasureRequest Sweep::request_for(std::size_t index) const {
   const bool check = options_.check == CheckPolicy::every_mode ||
@@ -215,10 +245,21 @@ void Sweep::check_gpus_not_shared() const {
 // (its points are recorded `crashed`, with the reason) and says what it can from here: its host.
 Json Sweep::first_hello() {
   try {
-    return worker_.ensure_started();
+    return workers_.ensure_started();
   } catch (const WorkerStartError& e) {
     return {{"type", "hello"}, {"gpu_count", 0}, {"gpu", to_json(GpuInfo{})}, {"host", to_json(read_host_info())},
             {"problem", e.what()}};
+  }
+}
+
+// What the environment documents record of the Python worker; it is started now, on every rank, when
+// the sweep has Python implementations.
+Json Sweep::python_facts() {
+  if (!any_in_python(*options_.registry, plan_)) return nullptr;
+  try {
+    return workers_.ensure_python_started().value("python", Json::object());
+  } catch (const WorkerStartError& e) {
+    return {{"problem", e.what()}};
   }
 }
 
@@ -232,6 +273,7 @@ std::vector<RankIdentity> Sweep::introduce() {
   me_.host.mpi_version = MpiWorld::library_version();
   me_.gpu = gpu_info_from_json(hello.at("gpu"));
   me_.problem = hello.value("problem", "");
+  me_.python = python_facts();
   check_gpus_not_shared();
   std::vector<RankIdentity> ranks;
   for (const auto& text : world_.gather_to_root(to_json(me_).dump()))
@@ -277,7 +319,7 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
       const auto at = std::find_if(held.begin(), held.end(),
                                    [&](std::size_t index) { return plan_.points[index].id == record.point_id; });
       if (at != held.end()) held.erase(at);
-      sink.on_record(std::move(record), message.at("protocol"));
+      sink.on_record(std::move(record), message.at("protocol"), message.value("implementation", Json()));
       ++received_;
     } else if (status.MPI_TAG != kTagHeartbeat) {
       throw std::logic_error(fmt::format("rank 0 got a message with unknown tag {}", status.MPI_TAG));
@@ -301,7 +343,7 @@ void Sweep::drop_silent_ranks(ResultSink& sink) {
                                         rank, silent.host, seconds);
       lost.record.started_at = lost.record.ended_at = iso_utc_now();
       RunRecord record = make_record(plan_.points[index], lost, ranks_[rank], point_needs_gpu_[index]);
-      sink.on_record(std::move(record), Json());
+      sink.on_record(std::move(record), Json(), Json());
       ++received_;
     }
     in_hand_[rank].clear();
@@ -319,7 +361,7 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
 
   const std::size_t expected = points_of(plan_, todo).size();
   for (std::size_t index : points_of(plan_, queue.take_unrunnable())) {
-    sink.on_record(skipped_record(plan_.points[index], "no rank of this run has a GPU"), Json());
+    sink.on_record(skipped_record(plan_.points[index], "no rank of this run has a GPU"), Json(), Json());
     ++received_;
   }
   const int others = world_.size() - 1;
@@ -328,14 +370,14 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
   in_hand_.assign(world_.size(), {});
   finished_.assign(world_.size(), false);
   // While rank 0's own worker starts (which may take a while), the others are still served.
-  worker_.set_waiting_hook([&] { serve_requests(queue, sink); });
+  workers_.set_waiting_hook([&] { serve_requests(queue, sink); });
   const auto poll_slice = others > 0 ? std::chrono::microseconds(200) : std::chrono::microseconds(50'000);
   std::deque<std::size_t> mine;
   std::size_t current = 0;
   bool exhausted = false;
   while (received_ < expected || ranks_finished_ < others) {
     if (stop_requested()) throw Interrupted(fmt::format("stopped ({}) with {} of {} points received", stop_reason(), received_, expected));
-    if (!worker_.busy()) {
+    if (!workers_.busy()) {
       if (mine.empty() && !exhausted) {
         const auto points = points_of(plan_, queue.next(0));
         mine.assign(points.begin(), points.end());
@@ -344,12 +386,12 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
       if (!mine.empty()) {
         current = mine.front();
         mine.pop_front();
-        worker_.begin(request_for(current));
+        workers_.begin(request_for(current));
       }
     }
-    if (worker_.busy()) {
-      if (auto result = worker_.poll(poll_slice)) {
-        sink.on_record(record_of(current, *result), result->protocol);
+    if (workers_.busy()) {
+      if (auto result = workers_.poll(poll_slice)) {
+        sink.on_record(record_of(current, *result), result->protocol, result->implementation);
         ++received_;
       }
     } else {
@@ -359,7 +401,7 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
     drop_silent_ranks(sink);
     sink.on_tick();
   }
-  worker_.set_waiting_hook(nullptr);
+  workers_.set_waiting_hook(nullptr);
 }
 
 std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
@@ -387,10 +429,10 @@ std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
 }
 
 MeasureResult Sweep::measure_other(std::size_t index, PendingSends& sends) {
-  worker_.set_waiting_hook([&] { sends.heartbeat(); });  // a worker being started is no silence either
-  worker_.begin(request_for(index));
+  workers_.set_waiting_hook([&] { sends.heartbeat(); });  // a worker being started is no silence either
+  workers_.begin(request_for(index));
   for (;;) {
-    if (auto result = worker_.poll(1ms)) return *result;
+    if (auto result = workers_.poll(1ms)) return *result;
     if (stop_requested()) throw Interrupted(fmt::format("stopped ({}) during a point", stop_reason()));
     sends.progress();  // large results need this side's help to move (rendezvous)
     sends.heartbeat();
@@ -404,7 +446,7 @@ void Sweep::run_other() {
     if (groups.empty()) break;
     for (std::size_t index : points_of(plan_, groups)) {
       const MeasureResult result = measure_other(index, sends);
-      sends.send(encode_result(record_of(index, result), result.protocol), kTagResult);
+      sends.send(encode_result(record_of(index, result), result), kTagResult);
     }
   }
   sends.wait_all();
@@ -413,7 +455,7 @@ void Sweep::run_other() {
 }  // namespace
 
 std::chrono::seconds collective_deadline() {
-  return std::chrono::duration_cast<std::chrono::seconds>(WorkerProcess::kStartAttempts * WorkerProcess::start_timeout() +
+  return std::chrono::duration_cast<std::chrono::seconds>(2 * WorkerProcess::kStartAttempts * WorkerProcess::start_timeout() +
                                                           5 * silence_limit());
 }
 
@@ -434,7 +476,7 @@ PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vec
 
 Json to_json(const RankIdentity& r) {
   return {{"rank", r.rank}, {"local_rank", r.local_rank}, {"gpu_count", r.gpu_count},
-          {"host", to_json(r.host)}, {"gpu", to_json(r.gpu)}, {"problem", r.problem}};
+          {"host", to_json(r.host)}, {"gpu", to_json(r.gpu)}, {"problem", r.problem}, {"python", r.python}};
 }
 
 RankIdentity rank_identity_from_json(const Json& j) {
@@ -445,6 +487,7 @@ RankIdentity rank_identity_from_json(const Json& j) {
   r.host = host_info_from_json(j.at("host"));
   r.gpu = gpu_info_from_json(j.at("gpu"));
   r.problem = j.at("problem").get<std::string>();
+  r.python = j.value("python", Json());
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include "kernels/kernel.h"
 #include "plan/point.h"
 #include "cluster/run_record.h"
+#include "plugins/python_modules.h"
 
 namespace ks {
 
@@ -26,6 +27,9 @@ struct RankIdentity {
   HostInfo host;
   GpuInfo gpu;
   std::string problem;  // why the GPU could not be used, if it could not
+  // The Python worker's interpreter and packages (python, torch, triton, CUDA runtime): null when the
+  // sweep has no Python implementation; {"problem": why} when the Python worker did not start.
+  nlohmann::json python;
 };
 nlohmann::json to_json(const RankIdentity& r);
 RankIdentity rank_identity_from_json(const nlohmann::json& j);
@@ -34,8 +38,9 @@ class ResultSink {
  public:
   virtual ~ResultSink() = default;
   virtual void on_start(const std::vector<RankIdentity>& ranks) = 0;
-  // `protocol` is the resolved protocol the point was timed with (null when it was not timed).
-  virtual void on_record(RunRecord record, const nlohmann::json& protocol) = 0;
+  // `protocol` is the resolved protocol the point was timed with (null when it was not timed);
+  // `implementation` what the Python worker says of a Python implementation (null otherwise).
+  virtual void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) = 0;
   // Called often from rank 0's loop: time-based flushing and progress.
   virtual void on_tick() = 0;
 };
@@ -49,6 +54,7 @@ struct RunOptions {
   CheckPolicy check = CheckPolicy::first_mode;
   std::string executable;  // the kernelsweep binary that runs as `worker`
   std::vector<std::string> plugins;  // plugin libraries the workers load, as the rank did
+  PythonSetup python;                // how the Python worker runs, and the modules it imports
 };
 
 class RunError : public std::runtime_error {

@@ -58,6 +58,10 @@ class Worker {
     while (channel_.receive(text, std::chrono::microseconds(-1)) == ReadOutcome::message) {
       const Json message = Json::parse(text);
       if (message.at("type") == "stop") break;
+      if (message.at("type") == "release") {  // another worker of the rank takes the GPU for a while
+        cache_.drop();
+        continue;
+      }
       const MeasureResult result = measure(decode_request(message));
       if (!channel_.send(encode(result))) break;
       if (result.worker_exits) break;

@@ -52,8 +52,9 @@ MeasureRequest decode_request(const Json& j) {
 }
 
 std::string encode(const MeasureResult& r) {
-  return Json{{"type", "result"}, {"record", to_json(r.record)}, {"protocol", r.protocol}, {"worker_exits", r.worker_exits}}
-      .dump();
+  Json message = {{"type", "result"}, {"record", to_json(r.record)}, {"protocol", r.protocol}, {"worker_exits", r.worker_exits}};
+  if (!r.implementation.is_null()) message["implementation"] = r.implementation;
+  return message.dump();
 }
 
 MeasureResult decode_result(const Json& j) {
@@ -61,6 +62,7 @@ MeasureResult decode_result(const Json& j) {
   r.record = run_record_from_json(j.at("record"));
   r.protocol = j.at("protocol");
   r.worker_exits = j.at("worker_exits").get<bool>();
+  r.implementation = j.value("implementation", Json());
   return r;
 }
 

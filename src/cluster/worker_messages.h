@@ -4,8 +4,10 @@
 //   rank -> worker:                 {"type":"measure","point":{kernel,implementation,mode,params},
 //                                    "protocol":{ProtocolSpec},"check":bool}
 //   worker -> rank:                 {"type":"result","record":{RunRecord fields},"protocol":{…},
-//                                    "worker_exits":bool}
+//                                    "worker_exits":bool[,"implementation":{…}]}
+//   rank -> worker:                 {"type":"release"} (idle: let go of the last shape's instance)
 //   rank -> worker:                 {"type":"stop"}
+// docs/worker-protocol.md describes each field, for workers written in other languages.
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +33,9 @@ struct MeasureResult {
   RunRecord record;
   Json protocol;              // the resolved protocol (protocol_to_json) the point was timed with
   bool worker_exits = false;  // the worker leaves after this result (its CUDA context may be broken)
+  // Where a Python implementation came from (its module, the source's SHA-256, the versions of the
+  // packages it names, the labels of its run documents); null from the C++ worker.
+  Json implementation;
 };
 
 // The seven aggregates as one JSON array (median, p20, p80, mean, min, max, stddev): how both the

@@ -58,6 +58,12 @@ WorkerProcess::WorkerProcess(std::string executable, int local_rank, std::vector
   ::signal(SIGPIPE, SIG_IGN);  // a dead worker must show up as EPIPE, not kill the rank
 }
 
+WorkerProcess::WorkerProcess(std::vector<std::string> arguments, std::vector<std::string> environment)
+    : executable_(arguments.at(0)), arguments_(std::move(arguments)), environment_(std::move(environment)) {
+  for (const char* argument : {"--in-fd", "3", "--out-fd", "4"}) arguments_.emplace_back(argument);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
 WorkerProcess::~WorkerProcess() { stop(); }
 
 void WorkerProcess::spawn() {
@@ -68,6 +74,9 @@ void WorkerProcess::spawn() {
   std::vector<char*> argv;
   for (std::string& argument : arguments_) argv.push_back(argument.data());
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (std::string& entry : environment_) envp.push_back(entry.data());
+  envp.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
@@ -78,7 +87,8 @@ void WorkerProcess::spawn() {
     const int out = ::fcntl(from_worker[1], F_DUPFD, 10);
     if (in < 0 || out < 0 || ::dup2(in, kWorkerInFd) < 0 || ::dup2(out, kWorkerOutFd) < 0) ::_exit(126);
     ::close_range(kWorkerOutFd + 1, ~0U, 0);
-    ::execv(executable_.c_str(), argv.data());
+    if (environment_.empty()) ::execv(executable_.c_str(), argv.data());
+    else ::execvpe(executable_.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(to_worker[0]);
@@ -214,6 +224,10 @@ std::string WorkerProcess::reap() {
   }
   if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
   return "ended";
+}
+
+void WorkerProcess::release() {
+  if (pid_ > 0 && !busy_) channel_.send(R"({"type":"release"})");
 }
 
 void WorkerProcess::stop() {

@@ -35,6 +35,9 @@ class WorkerProcess {
 
   // `plugins`: the plugin libraries the worker loads (the rank's own), passed as --plugin.
   WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins = {});
+  // A worker started as `arguments` (argv; its first element is looked up on PATH) with `environment`
+  // ("KEY=VALUE"): the Python worker. It is given its pipes as --in-fd 3 --out-fd 4.
+  WorkerProcess(std::vector<std::string> arguments, std::vector<std::string> environment);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -54,6 +57,9 @@ class WorkerProcess {
   MeasureResult measure(const MeasureRequest& request);
 
   void stop();
+  // Tells an idle worker to let go of what it keeps between points (the instance of the last shape),
+  // so that the device memory is free for another worker's point.
+  void release();
 
   // Called about every 100 ms while a worker is being started (it may take minutes): the rank's
   // chance to stay responsive meanwhile. Null: nothing.
@@ -68,7 +74,8 @@ class WorkerProcess {
   void kill_worker();  // SIGKILL to the worker, if there is one
 
   std::string executable_;
-  std::vector<std::string> arguments_;  // argv of `kernelsweep worker`, made before fork (see spawn)
+  std::vector<std::string> arguments_;  // argv of the worker, made before fork (see spawn)
+  std::vector<std::string> environment_;  // empty: this process's environment
   pid_t pid_ = -1;
   PipeChannel channel_;
   nlohmann::json hello_;

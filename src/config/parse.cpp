@@ -1,6 +1,7 @@
 #include "config/parse.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -22,7 +23,8 @@ using config::Field;
 using config::MapEntry;
 using config::MapFields;
 
-const std::vector<std::string> kTopKeys{"name", "plugins", "protocol", "kernels", "output"};
+const std::vector<std::string> kTopKeys{"name", "plugins", "python", "protocol", "kernels", "output"};
+const std::vector<std::string> kPythonKeys{"modules", "path", "interpreter"};
 const std::vector<std::string> kProtocolKeys{"name", "warmup_ms", "rep_ms", "max_repeat", "flush_bytes", "quantiles"};
 const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes", "timeout_s", "grid",
                                            "fixed",  "zip",             "include", "exclude"};
@@ -366,7 +368,38 @@ std::vector<PluginReference> read_plugins(const MapFields& top) {
   return plugins;
 }
 
+// A list of non-empty strings, each with where it is written.
+std::vector<PluginReference> string_list(const Field& list) {
+  std::vector<PluginReference> out;
+  for (const Field& element : list.elements()) out.push_back({non_empty_string(element), element.where(), element.key()});
+  return out;
+}
+
+PythonReferences read_python(const MapFields& top) {
+  PythonReferences python;
+  const MapEntry* section = top.find("python");
+  if (!section) return python;
+  python.where = section->value.where();
+  const MapFields fields(section->value, kPythonKeys);
+  if (const MapEntry* e = fields.find("modules")) python.modules = string_list(e->value);
+  if (const MapEntry* e = fields.find("path")) python.path = string_list(e->value);
+  if (const MapEntry* e = fields.find("interpreter")) python.interpreter = non_empty_string(e->value);
+  for (const PluginReference& module : python.modules)
+    for (char c : module.name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
+        throw SweepFileError(module.where, module.key,
+                             fmt::format("'{}' is not a Python module name (dotted names of letters, digits and _)",
+                                         module.name));
+  return python;
+}
+
 }  // namespace
+
+PythonReferences python_references(const std::string& text, const std::string& path) {
+  const YAML::Node root = load_document(text, path);
+  const Field document(path, root, "", root.Mark());
+  return read_python(MapFields(document, kTopKeys));
+}
 
 std::vector<PluginReference> plugin_references(const std::string& text, const std::string& path) {
   const YAML::Node root = load_document(text, path);
@@ -383,6 +416,7 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path, con
   spec.source_text = text;
   spec.name = sweep_name(top.require("name").value);
   spec.plugins = read_plugins(top);
+  spec.python = read_python(top);
   if (const MapEntry* e = top.find("protocol")) spec.protocol = read_protocol(e->value);
   for (const Field& block : top.require("kernels").value.elements()) spec.kernels.push_back(read_kernel_block(block, registry));
   if (const MapEntry* e = top.find("output")) spec.output = read_output(e->value);

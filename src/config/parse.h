@@ -15,6 +15,10 @@ std::string read_sweep_file(const std::string& path);
 // not one of non-empty strings).
 std::vector<PluginReference> plugin_references(const std::string& text, const std::string& path);
 
+// The text's `python:` section (modules, path, interpreter), loaded like plugins before the rest.
+// Throws SweepFileError.
+PythonReferences python_references(const std::string& text, const std::string& path);
+
 // The whole sweep; `path` is only used in error messages.
 SweepSpec parse_sweep_text(const std::string& text, const std::string& path, const Registry& registry);
 // read_sweep_file, then parse_sweep_text.

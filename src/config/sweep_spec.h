@@ -78,9 +78,19 @@ struct PluginReference {
   std::string key;  // plugins[i]
 };
 
+// The sweep file's `python:` section: the modules of kernels its Python worker imports, the folders
+// put on its path (as written: relative to the sweep file's folder), and its interpreter.
+struct PythonReferences {
+  std::vector<PluginReference> modules;  // key python.modules[i]
+  std::vector<PluginReference> path;     // key python.path[i]
+  std::string interpreter;               // empty: KERNELSWEEP_PYTHON, else python3
+  SourceLocation where;                  // of the section (the first module's problems name their own)
+};
+
 struct SweepSpec {
   std::string name;
   std::vector<PluginReference> plugins;
+  PythonReferences python;
   std::string source_path;
   std::string source_text;  // the file's exact text, stored in the results file
   ProtocolSpec protocol;

@@ -284,8 +284,10 @@ Json protocol_document(const Json& protocol) {
   return doc;
 }
 
-Json environment_document(const HostInfo& host, const GpuInfo& gpu) {
-  Json doc = document("ExecutionEnvironment", Json::object(), environment_spec(host, gpu));
+Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& python) {
+  Json spec = environment_spec(host, gpu);
+  if (!python.is_null()) spec["software"]["python"] = python;
+  Json doc = document("ExecutionEnvironment", Json::object(), std::move(spec));
   const std::string digest = document_digest(doc);
   const std::string machine = gpu.index >= 0 ? gpu.name : host.cpu_model;
   doc["metadata"] = {{"name", metadata_name(fmt::format("kernelsweep-{}-{}", hardware_slug(host, gpu), digest_head(digest, 8)))},
@@ -334,6 +336,21 @@ Json implementation_libraries(const std::string& backend, const GpuInfo& gpu) {
   return libraries;
 }
 
+Json python_implementation_document(const std::string& kernel, const std::string& implementation,
+                                    const std::string& backend, const Json& provenance, const Origin& origin) {
+  // The source's path differs from host to host; its SHA-256 says what ran.
+  Json python = {{"module", provenance.value("module", origin.plugin)},
+                 {"sha256", provenance.value("sha256", origin.sha256)},
+                 {"packages", provenance.value("packages", Json::object())}};
+  if (!origin.version.empty()) python["version"] = origin.version;
+  Json spec = {{"kernel", kernel}, {"implementation", implementation}, {"backend", backend}, {"python", std::move(python)}};
+  const std::string module = spec["python"]["module"].get<std::string>();
+  return document("Implementation",
+                  {{"name", metadata_name(fmt::format("{}-{}-{}-python", kernel, implementation, backend))},
+                   {"title", fmt::format("{} · {} ({}) · Python module {}", kernel, implementation, backend, module)}},
+                  std::move(spec));
+}
+
 Json benchmark_run_document(const RunRecord& record, const Citations& cited, const RunContext& context) {
   Json spec = run_spec(record, cited, context);
   const std::string& id = spec["sourceNative"]["externalId"].get_ref<const std::string&>();
@@ -341,6 +358,7 @@ Json benchmark_run_document(const RunRecord& record, const Citations& cited, con
                    {"title", fmt::format("{} · {} · {}", context.kernel_title.empty() ? record.kernel : context.kernel_title,
                                          record.implementation, record.mode)},
                    {"labels", labels()}};
+  metadata["labels"].update(context.labels);
   return document("BenchmarkRun", std::move(metadata), std::move(spec));
 }
 

@@ -55,8 +55,9 @@ std::string timestamp_slug(const std::string& timestamp);
 // spec.measurement verbatim beside timer and primaryStatistic.
 Json protocol_document(const Json& protocol);
 
-// ExecutionEnvironment whose spec is environment_spec(host, gpu).
-Json environment_document(const HostInfo& host, const GpuInfo& gpu);
+// ExecutionEnvironment whose spec is environment_spec(host, gpu); `python` (what the Python worker
+// says of its interpreter and packages), when not null, goes into spec.software.python.
+Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& python = nullptr);
 
 // Workload: spec {kernel, parameters}; params is the point's parameter object (defaults filled in).
 Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params);
@@ -72,6 +73,13 @@ Json workload_document(const std::string& kernel, const std::string& kernel_titl
 Json implementation_document(const std::string& kernel, const std::string& implementation,
                              const std::string& backend, const Json& libraries, const Origin& origin = {});
 
+// Implementation of a Python implementation: spec {kernel, implementation, backend (where it ran: cuda
+// or cpu), python: {module, sha256 (of its source file), packages: {distribution: version}}}, from what
+// the Python worker says (`provenance`: module, sha256, packages). A module of the user's names its
+// origin (version) too; kernelsweep's own Python implementations have an empty origin.
+Json python_implementation_document(const std::string& kernel, const std::string& implementation,
+                                    const std::string& backend, const Json& provenance, const Origin& origin = {});
+
 // The library versions an implementation of `backend` runs with: {} on cpu; cudaRuntime, cublas and
 // nccl from the worker's GpuInfo on cuda (each only where known).
 Json implementation_libraries(const std::string& backend, const GpuInfo& gpu);
@@ -81,6 +89,7 @@ struct RunContext {
   std::string kernel_title;   // KernelSpec::title: "Chunked distillation cosine loss"
   std::string hardware_slug;  // hardware_slug(host, gpu) of the rank that ran it
   std::string workload_slug;  // workload_slug(point params)
+  Json labels = Json::object();  // added to the run's labels: {"liger_version": "0.5.10"}
 };
 
 // BenchmarkRun of one record, citing the four documents by the digests in `cited` (document_digest

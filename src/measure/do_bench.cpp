@@ -108,13 +108,16 @@ Timing repetition_counts(double estimate_ms, const Protocol& protocol) {
 
 Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol) {
   const auto timer = make_timer(stream, protocol);
+  return do_bench(mode, *timer, protocol);
+}
 
+Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol) {
   mode.run();  // step 1: first call (lazy initialisation, autotuning) stays out of the estimate
-  timer->synchronize();
+  timer.synchronize();
 
-  Timing timing = repetition_counts(estimate_call_ms(mode, *timer), protocol);
+  Timing timing = repetition_counts(estimate_call_ms(mode, timer), protocol);
   for (std::int64_t i = 0; i < timing.n_warmup; ++i) mode.run();  // no flush, as in Triton
-  timing.samples_ns = timed_repetitions(mode, *timer, timing.n_repeat);
+  timing.samples_ns = timed_repetitions(mode, timer, timing.n_repeat);
   return timing;
 }
 

@@ -30,6 +30,11 @@ Json protocol_to_json(const Protocol& protocol);
 // CUDA call that failed.
 Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol);
 
+// The same loop on a timer of the caller's: how a test drives it with a synthetic clock (and how the
+// Python worker's loop, python/kernelsweep/do_bench.py, is shown to be the same).
+class BenchTimer;
+Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol);
+
 // Makes what the protocol's timer keeps for the whole process (the GPU's flush buffer) now, so that
 // device memory measured around a point does not count it.
 void reserve_timer(const Protocol& protocol);

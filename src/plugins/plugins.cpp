@@ -20,8 +20,9 @@
 // Where `cmake --install` puts the kernelsweep program and plugins (relative to the prefix, as
 // GNUInstallDirs names them), and the prefix kernelsweep was configured with: given by CMake
 // (cmake/package.cmake).
-#if !defined(KS_INSTALL_PREFIX) || !defined(KS_INSTALL_BINDIR) || !defined(KS_INSTALL_PLUGINDIR)
-#error "src/plugins/plugins.cpp needs KS_INSTALL_PREFIX, KS_INSTALL_BINDIR and KS_INSTALL_PLUGINDIR (cmake/package.cmake)"
+#if !defined(KS_INSTALL_PREFIX) || !defined(KS_INSTALL_BINDIR) || !defined(KS_INSTALL_PLUGINDIR) || \
+    !defined(KS_INSTALL_PYTHONDIR) || !defined(KS_SOURCE_PYTHONDIR)
+#error "src/plugins/plugins.cpp needs KS_INSTALL_PREFIX, KS_INSTALL_BINDIR, KS_INSTALL_PLUGINDIR, KS_INSTALL_PYTHONDIR and KS_SOURCE_PYTHONDIR (cmake/package.cmake)"
 #endif
 
 namespace ks {
@@ -31,10 +32,10 @@ namespace fs = std::filesystem;
 
 constexpr const char* kPathVariable = "KERNELSWEEP_PLUGIN_PATH";
 
-// The installed plugin folder: PREFIX/lib/kernelsweep/plugins. An installed kernelsweep runs from
-// PREFIX/bin, and searches its own prefix, wherever the installation was put (cmake --install
-// --prefix); a program run from anywhere else (a build tree) searches the configured prefix.
-fs::path installed_plugin_folder() {
+// The prefix of the installation this program runs from (it runs from PREFIX/bin, wherever the
+// installation was put with cmake --install --prefix); nothing for a program run from anywhere else
+// (a build tree).
+std::optional<fs::path> own_install_prefix() {
   const fs::path bindir(KS_INSTALL_BINDIR);
   std::error_code error;
   const fs::path program = fs::read_symlink("/proc/self/exe", error);
@@ -46,9 +47,15 @@ fs::path installed_plugin_folder() {
       installed = prefix.filename() == *part;
       prefix = prefix.parent_path();
     }
-    if (installed) return (prefix / KS_INSTALL_PLUGINDIR).lexically_normal();
+    if (installed) return prefix;
   }
-  return (fs::path(KS_INSTALL_PREFIX) / KS_INSTALL_PLUGINDIR).lexically_normal();
+  return std::nullopt;
+}
+
+// The installed plugin folder: PREFIX/lib/kernelsweep/plugins of the installation this program runs
+// from, or of the configured prefix for a program run from a build tree.
+fs::path installed_plugin_folder() {
+  return (own_install_prefix().value_or(fs::path(KS_INSTALL_PREFIX)) / KS_INSTALL_PLUGINDIR).lexically_normal();
 }
 
 bool names_a_path(const std::string& path_or_name) {
@@ -218,6 +225,11 @@ Origin load_plugin(const fs::path& library, Registry& registry) {
     throw PluginError(why_refused(*entry, registry, origin, refusal.what()));
   }
   return origin;
+}
+
+fs::path python_package_folder() {
+  if (const auto prefix = own_install_prefix()) return (*prefix / KS_INSTALL_PYTHONDIR).lexically_normal();
+  return fs::path(KS_SOURCE_PYTHONDIR);
 }
 
 }  // namespace ks

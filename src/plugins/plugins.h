@@ -42,4 +42,8 @@ std::filesystem::path find_plugin(const std::string& path_or_name, const std::fi
 // the process ends.
 Origin load_plugin(const std::filesystem::path& library, Registry& registry);
 
+// The folder that holds kernelsweep's Python package (kernelsweep/): PREFIX/lib/kernelsweep/python
+// for an installed kernelsweep, the source tree's python/ for one run from its build tree.
+std::filesystem::path python_package_folder();
+
 }  // namespace ks

@@ -40,12 +40,22 @@ std::string describe_values(const ParamSpec& p) {
 // {"plugin", "version", "library", "sha256"} of a plugin's kernel or implementation; null when built in.
 Json origin_json(const Origin& origin) {
   if (origin.plugin.empty()) return nullptr;
+  if (origin.python) return {{"python_module", origin.plugin}, {"version", origin.version}, {"source", origin.library}, {"sha256", origin.sha256}};
   return {{"plugin", origin.plugin}, {"version", origin.version}, {"library", origin.library}, {"sha256", origin.sha256}};
 }
 
-// " [plugin NAME VERSION]" after what a plugin brought; nothing after what is built in.
+// " [plugin NAME VERSION]" after what a plugin brought, " [Python module NAME]" after what a Python
+// module declared; nothing after what is built in.
 std::string origin_note(const Origin& origin) {
-  return origin.plugin.empty() ? "" : fmt::format(" [plugin {} {}]", origin.plugin, origin.version);
+  if (origin.plugin.empty()) return "";
+  if (origin.python) return fmt::format(" [Python module {}]", origin.plugin);
+  return fmt::format(" [plugin {} {}]", origin.plugin, origin.version);
+}
+
+// " [Python]" after an implementation the Python worker runs (kernelsweep's own, or a module's).
+std::string runner_note(const ImplementationSpec& implementation) {
+  if (implementation.python_module.empty()) return "";
+  return implementation.origin.python ? origin_note(implementation.origin) : " [Python]";
 }
 
 }  // namespace
@@ -75,8 +85,9 @@ int print_plan(const PlanRequest& args, Registry& registry) {
   return kExitOk;
 }
 
-int print_kernels(bool json, const std::vector<std::string>& plugins, Registry& registry) {
-  if (!load_plugins_or_say_why(plugins, registry)) return kExitBadInput;
+int print_kernels(bool json, const PlanRequest& request, Registry& registry) {
+  if (!load_plugins_or_say_why(request.plugins, registry)) return kExitBadInput;
+  if (!load_python_or_say_why(command_line_python(request), registry)) return kExitBadInput;
   if (json) {
     Json out = Json::array();
     for (const KernelSpec& k : registry.all()) {
@@ -86,7 +97,8 @@ int print_kernels(bool json, const std::vector<std::string>& plugins, Registry& 
                           {"allowed", p.allowed}, {"special", p.special}, {"help", p.help}});
       for (const auto& i : k.implementations)
         impls.push_back({{"name", i.name}, {"backend", to_string(i.backend)}, {"help", i.help},
-                         {"origin", origin_json(i.origin)}});
+                         {"origin", origin_json(i.origin)},
+                         {"python_module", i.python_module.empty() ? Json(nullptr) : Json(i.python_module)}});
       out.push_back({{"name", k.name}, {"title", k.title}, {"description", k.description}, {"parameters", params},
                      {"modes", k.modes}, {"implementations", impls}, {"origin", origin_json(k.origin)}});
     }
@@ -98,7 +110,8 @@ int print_kernels(bool json, const std::vector<std::string>& plugins, Registry& 
     std::cout << fmt::format("  modes: {}\n", fmt::join(k.modes, ", "));
     std::cout << "  implementations:";
     for (const auto& i : k.implementations)
-      std::cout << fmt::format(" {} ({}){}", i.name, to_string(i.backend), origin_note(i.origin));
+      std::cout << fmt::format(" {} ({}){}", i.name, to_string(i.backend),
+                               i.python_module.empty() ? origin_note(i.origin) : runner_note(i));
     std::cout << "\n  parameters:\n";
     for (const auto& p : k.parameters)
       std::cout << fmt::format("    {:<18} {:<28} default {}\n", p.name, describe_values(p),

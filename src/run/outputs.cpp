@@ -61,7 +61,7 @@ const RankIdentity& RunOutputs::rank_of(int rank) const {
 const CitedDocument& RunOutputs::environment_of(const RankIdentity& rank) {
   auto it = environments_.find(rank.rank);
   if (it == environments_.end())
-    it = environments_.emplace(rank.rank, cite(environment_document(rank.host, rank.gpu))).first;
+    it = environments_.emplace(rank.rank, cite(environment_document(rank.host, rank.gpu, rank.python))).first;
   return it->second;
 }
 
@@ -78,33 +78,48 @@ const CitedDocument& RunOutputs::protocol_for(const RunRecord& record, const nlo
   return it->second;
 }
 
-const CitedDocument& RunOutputs::implementation_for(const RunRecord& record, const RankIdentity& rank) {
-  const std::string key = record.kernel + "/" + record.implementation + "/" + std::to_string(rank.rank);
+// Where a record's implementation ran: its backend, or for an `any` one the device the worker used.
+static std::string backend_of(const ImplementationSpec& implementation, const RunRecord& record) {
+  if (implementation.backend != Backend::any) return to_string(implementation.backend);
+  return record.gpu_uuid.empty() ? "cpu" : "cuda";
+}
+
+const CitedDocument& RunOutputs::implementation_for(const RunRecord& record, const RankIdentity& rank,
+                                                    const nlohmann::json& provenance) {
+  const ImplementationSpec& implementation = implementation_of(registry_, record);
+  const std::string backend = backend_of(implementation, record);
+  const std::string key = record.kernel + "/" + record.implementation + "/" + std::to_string(rank.rank) + "/" + backend +
+                          "/" + canonical_json(provenance);
   auto it = implementations_.find(key);
   if (it == implementations_.end()) {
-    const ImplementationSpec& implementation = implementation_of(registry_, record);
-    const std::string backend = to_string(implementation.backend);
-    it = implementations_
-             .emplace(key, cite(implementation_document(record.kernel, record.implementation, backend,
-                                                        implementation_libraries(backend, rank.gpu),
-                                                        implementation.origin)))
-             .first;
+    Json document = implementation.python_module.empty()
+                        ? implementation_document(record.kernel, record.implementation, backend,
+                                                  implementation_libraries(backend, rank.gpu), implementation.origin)
+                        : python_implementation_document(
+                              record.kernel, record.implementation, backend,
+                              provenance.is_null() ? Json{{"module", implementation.python_module}} : provenance,
+                              implementation.origin);
+    it = implementations_.emplace(key, cite(std::move(document))).first;
   }
   return it->second;
 }
 
-void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol) {
+void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) {
   const RankIdentity& rank = rank_of(record.rank);
   const Json params = Json::parse(record.params_json);
   const std::string title = title_of(registry_, record.kernel);
   const CitedDocument& protocol_doc = protocol_for(record, protocol);
   const CitedDocument& environment_doc = environment_of(rank);
-  const CitedDocument& implementation_doc = implementation_for(record, rank);
+  const CitedDocument& implementation_doc = implementation_for(record, rank, implementation);
   std::string slug = workload_slug(params);
   const Json workload = workload_document(record.kernel, title, params, slug);
   Citations cited{protocol_doc.digest, environment_doc.digest, document_digest(workload), implementation_doc.digest};
 
-  const RunContext context{title, hardware_slugs_.at(rank.rank), std::move(slug)};
+  RunContext context{title, hardware_slugs_.at(rank.rank), std::move(slug)};
+  // Labels a Python implementation asks for ("liger_version"), where the package's version is known.
+  if (implementation.is_object())
+    for (const auto& [label, version] : implementation.value("labels", Json::object()).items())
+      if (version.is_string() && !version.get<std::string>().empty()) context.labels[label] = version;
   documents_.push_back({benchmark_run_document(record, cited, context), &protocol_doc, &environment_doc, workload,
                         &implementation_doc});
   progress_.add(record);

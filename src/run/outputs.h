@@ -31,7 +31,7 @@ class RunOutputs final : public ResultSink {
              const ProtocolSpec& protocol, std::size_t points, double progress_interval_s);
 
   void on_start(const std::vector<RankIdentity>& ranks) override;
-  void on_record(RunRecord record, const nlohmann::json& protocol) override;
+  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) override;
   void on_tick() override;
   // Writes what is left, closes the file, prints the summary; returns the number of points that did
   // not pass (skipped ones aside).
@@ -51,7 +51,8 @@ class RunOutputs final : public ResultSink {
   const RankIdentity& rank_of(int rank) const;
   const CitedDocument& environment_of(const RankIdentity& rank);
   const CitedDocument& protocol_for(const RunRecord& record, const nlohmann::json& protocol);
-  const CitedDocument& implementation_for(const RunRecord& record, const RankIdentity& rank);
+  const CitedDocument& implementation_for(const RunRecord& record, const RankIdentity& rank,
+                                          const nlohmann::json& provenance);
   void write_batch();
   void reserve_documents_space(std::uint64_t bytes);
 
@@ -65,7 +66,7 @@ class RunOutputs final : public ResultSink {
   std::map<int, std::string> hardware_slugs_;  // by rank
   std::map<int, CitedDocument> environments_;
   std::map<std::string, CitedDocument> protocols_;        // by canonical JSON of the resolved protocol
-  std::map<std::string, CitedDocument> implementations_;  // by kernel/implementation/rank
+  std::map<std::string, CitedDocument> implementations_;  // by kernel/implementation/rank (and Python provenance)
   // A run's kernelindex object, held until its row is in the file. The cited documents live in the
   // maps above, which never drop an entry.
   struct PendingDocument {

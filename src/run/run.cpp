@@ -140,10 +140,11 @@ std::vector<std::size_t> all_groups(const Plan& plan) {
   return out;
 }
 
-RunOptions run_options(const RunRequest& args, const Registry& registry, const std::vector<std::string>& plugins) {
+RunOptions run_options(const RunRequest& args, const Registry& registry, const LoadedSweep& sweep) {
   RunOptions o;
   o.registry = &registry;
-  o.plugins = plugins;
+  o.plugins = sweep.plugins;
+  o.python = sweep.python;
   o.schedule = args.schedule == "static" ? Schedule::static_round_robin : Schedule::dynamic;
   o.allow_shared_gpu = args.allow_shared_gpu;
   o.check = args.check == "none" ? CheckPolicy::none : args.check == "all" ? CheckPolicy::every_mode : CheckPolicy::first_mode;
@@ -204,7 +205,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   PlanOutcome outcome;
   try {
     outcome = measure_plan(world, todo, all_groups(todo), sweep->spec.protocol,
-                           run_options(args, registry, sweep->plugins), root ? &*outputs : nullptr);
+                           run_options(args, registry, *sweep), root ? &*outputs : nullptr);
   } catch (const Interrupted& e) {
     if (root) {
       std::size_t stored = 0;

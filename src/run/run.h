@@ -17,6 +17,8 @@ inline constexpr int kExitBadInput = 2;  // bad input: sweep file, arguments, an
 struct PlanRequest {
   std::string sweep_file;
   std::vector<std::string> plugins;  // --plugin: libraries (paths or names) to load first
+  std::vector<std::string> python_modules;  // --python-module: modules of Python kernels to load first
+  std::vector<std::string> python_path;     // --python-path: folders for their import
   std::uint64_t max_points = 1'000'000;
   std::string shard;  // "i/N" or empty
   bool json = false;
@@ -41,7 +43,8 @@ int validate_sweep(const PlanRequest& request, Registry& registry);
 // `kernelsweep plan`: the points, as a table or JSON.
 int print_plan(const PlanRequest& request, Registry& registry);
 // `kernelsweep kernels`: kernels, parameters, modes, implementations, and the plugins they come from.
-int print_kernels(bool json, const std::vector<std::string>& plugins, Registry& registry);
+// `request`: its plugins and Python modules (the sweep file is not read).
+int print_kernels(bool json, const PlanRequest& request, Registry& registry);
 // `kernelsweep run`, on every rank of the MPI job (argc and argv go to MPI_Init).
 int run_sweep(const RunRequest& request, Registry& registry, int* argc, char*** argv);
 // `kernelsweep status`: what a results file holds (its sweep re-planned with the plugins it names).

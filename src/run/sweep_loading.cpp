@@ -28,11 +28,44 @@ void load_sweep_plugins(const std::string& text, const std::string& path, Regist
   }
 }
 
+fs::path sweep_folder(const std::string& path) {
+  const fs::path folder = fs::path(path).parent_path();
+  return folder.empty() ? fs::path(".") : folder;
+}
+
+// Loads the Python modules the sweep's text names, with those of the command line (loaded already:
+// `command_line`). A module that fails is the sweep file's error at its entry.
+PythonSetup load_sweep_python(const std::string& text, const std::string& path, const PythonSetup& command_line,
+                              Registry& registry) {
+  const PythonReferences references = python_references(text, path);
+  PythonSetup setup;
+  setup.interpreter = references.interpreter;
+  for (const PluginReference& folder : references.path)
+    setup.path.push_back(fs::absolute(sweep_folder(path) / folder.name).lexically_normal().string());
+  for (const PluginReference& module : references.modules) setup.modules.push_back(module.name);
+  setup.add(command_line);
+  PythonSetup to_load = setup;
+  to_load.modules.clear();
+  for (const PluginReference& module : references.modules)
+    if (std::find(command_line.modules.begin(), command_line.modules.end(), module.name) == command_line.modules.end())
+      to_load.modules.push_back(module.name);
+  try {
+    load_python_modules(to_load, registry);
+  } catch (const PluginError& e) {
+    const std::string message = e.what();
+    for (const PluginReference& module : references.modules)
+      if (message.starts_with("Python module " + module.name + ":")) throw SweepFileError(module.where, module.key, message);
+    throw SweepFileError(references.where, "python.modules", message);
+  }
+  return setup;
+}
+
 std::optional<LoadedSweep> plan_loaded_text(const std::string& text, const PlanRequest& request, Registry& registry,
                                             std::vector<std::string> plugins, bool print_errors) {
   try {
     LoadedSweep out;
     load_sweep_plugins(text, request.sweep_file, registry, plugins);
+    out.python = load_sweep_python(text, request.sweep_file, command_line_python(request), registry);
     out.spec = parse_sweep_text(text, request.sweep_file, registry);
     PlanOptions options;
     options.max_points = request.max_points;
@@ -50,6 +83,23 @@ std::optional<LoadedSweep> plan_loaded_text(const std::string& text, const PlanR
 
 }  // namespace
 
+PythonSetup command_line_python(const PlanRequest& request) {
+  PythonSetup setup;
+  setup.modules = request.python_modules;
+  for (const std::string& folder : request.python_path) setup.path.push_back(fs::absolute(folder).lexically_normal().string());
+  return setup;
+}
+
+bool load_python_or_say_why(const PythonSetup& setup, Registry& registry) {
+  try {
+    load_python_modules(setup, registry);
+    return true;
+  } catch (const PluginError& e) {
+    std::cerr << "kernelsweep: " << e.what() << "\n";
+    return false;
+  }
+}
+
 std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vector<std::string>& named,
                                                                Registry& registry) {
   try {
@@ -63,6 +113,7 @@ std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vecto
 std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& registry, bool print_errors) {
   auto plugins = load_plugins_or_say_why(request.plugins, registry);
   if (!plugins) return std::nullopt;
+  if (!load_python_or_say_why(command_line_python(request), registry)) return std::nullopt;
   std::string text;
   try {
     text = read_sweep_file(request.sweep_file);

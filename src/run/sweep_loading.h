@@ -9,6 +9,7 @@
 
 #include "config/sweep_spec.h"
 #include "plan/point.h"
+#include "plugins/python_modules.h"
 #include "run/run.h"
 
 namespace ks {
@@ -17,6 +18,7 @@ struct LoadedSweep {
   SweepSpec spec;
   Plan plan;
   std::vector<std::string> plugins;  // every plugin library loaded for it, in loading order
+  PythonSetup python;                // the Python modules loaded for it, and how its Python worker runs
 };
 
 // The sweep file request.sweep_file, its plugins and request.plugins loaded into `registry`.
@@ -25,6 +27,13 @@ std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& r
 // are found relative to the folder of `path`.
 std::optional<LoadedSweep> plan_text(const std::string& text, const std::string& path, Registry& registry,
                                      bool print_errors = true);
+
+// The Python setup of the command line: --python-module and --python-path (relative to the working
+// directory).
+PythonSetup command_line_python(const PlanRequest& request);
+
+// Loads the Python modules of `setup`; prints the problem and returns false when one fails.
+bool load_python_or_say_why(const PythonSetup& setup, Registry& registry);
 
 // Loads the plugins of KERNELSWEEP_PLUGIN_PATH and `named`; prints the problem and returns nothing when
 // one fails.

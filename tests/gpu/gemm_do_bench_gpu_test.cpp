@@ -15,7 +15,7 @@ namespace {
 const KernelSpec& gemm() { return ks::testing::builtin_kernel("gemm"); }
 
 Json gemm_params(int m, int n, int k, const std::string& dtype) {
-  return {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtype}, {"seed", 7}};
+  return {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtype}, {"seed", 7}, {"inputs", "counter"}};
 }
 
 TEST(GpuGemm, CublasLtAndCublasMatchTheReferenceAtOddShapes) {

@@ -47,7 +47,11 @@ class CrashInstance final : public Instance {
 
 template <class T>
 ImplementationSpec implementation(std::string name, Backend backend) {
-  return {std::move(name), backend, "", [](const Parameters& p) { return std::make_unique<T>(p); }, {}};
+  ImplementationSpec spec;
+  spec.name = std::move(name);
+  spec.backend = backend;
+  spec.make = [](const Parameters& p) { return std::make_unique<T>(p); };
+  return spec;
 }
 
 KernelSpec sleep_kernel() {

@@ -25,7 +25,7 @@ TEST(Cli, VersionNamesTheCommit) {
 TEST(Cli, ValidateCountsThePoints) {
   const auto r = run_shell(fmt::format("{} validate {}", KS_CLI, config("liger-distill-cosine.yaml")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output, "ok: 32 points\n");
+  EXPECT_EQ(r.output, "ok: 72 points\n");
 }
 
 TEST(Cli, ValidateReportsABadFileOnOneLineWithExitCode2) {
@@ -44,24 +44,26 @@ TEST(Cli, MissingFileAndUnknownCommandExitWith2) {
   EXPECT_EQ(run_shell(fmt::format("{} plan", KS_CLI)).exit_code, 2);
 }
 
-TEST(Cli, LigerPlanHas32PointsWhoseIdsDoNotChange) {
+TEST(Cli, LigerPlanHas72PointsWhoseIdsDoNotChange) {
   const std::string command = fmt::format("{} plan {} --json", KS_CLI, config("liger-distill-cosine.yaml"));
   const auto first = run_shell(command);
   const auto second = run_shell(command);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_EQ(first.output, second.output);
   const Json points = Json::parse(first.output);
-  ASSERT_EQ(points.size(), 32u);
-  std::set<std::string> ids, implementations, modes;
+  ASSERT_EQ(points.size(), 72u);
+  std::set<std::string> ids, implementations, modes, draws;
   for (const auto& p : points) {
     ids.insert(p.at("id").get<std::string>());
     implementations.insert(p.at("implementation").get<std::string>());
     modes.insert(p.at("mode").get<std::string>());
     EXPECT_EQ(p.at("params").at("vocab"), 128256);
     EXPECT_EQ(p.at("params").at("hidden"), 4096);
+    draws.insert(p.at("params").at("inputs").get<std::string>());
   }
-  EXPECT_EQ(ids.size(), 32u);
-  EXPECT_EQ(implementations, (std::set<std::string>{"fused", "naive"}));
+  EXPECT_EQ(ids.size(), 72u);
+  EXPECT_EQ(implementations, (std::set<std::string>{"fused", "naive", "liger", "torch"}));
+  EXPECT_EQ(draws, (std::set<std::string>{"counter", "torch_rand"}));
   EXPECT_EQ(modes, (std::set<std::string>{"forward", "backward", "full", "no-grad-forward"}));
 }
 

@@ -357,18 +357,23 @@ std::size_t grid_points(const KernelBlock& block) {
   return (shapes + block.include.size()) * block.implementations.size() * block.modes.size();
 }
 
-TEST(ConfigShipped, LigerSweepIsTheSeedsThirtyTwoPoints) {
+TEST(ConfigShipped, LigerSweepIsTheSeedsShapesOnEveryImplementationAndLigersOwnDraw) {
   const SweepSpec spec = load_sweep_file(source_path("configs/liger-distill-cosine.yaml"), builtin_registry());
-  ASSERT_EQ(spec.kernels.size(), 1u);
+  ASSERT_EQ(spec.kernels.size(), 2u);
+  const KernelBlock& liger_draw = spec.kernels[1];
+  EXPECT_EQ(liger_draw.implementations, (std::vector<std::string>{"liger", "torch"}));
+  EXPECT_EQ(liger_draw.modes, (std::vector<std::string>{"full"}));
+  EXPECT_EQ(liger_draw.fixed.at("inputs"), "torch_rand");
+  EXPECT_EQ(grid_points(liger_draw), 8u);
   const KernelBlock& block = spec.kernels[0];
   EXPECT_EQ(block.kernel, "distill_cosine_loss");
-  EXPECT_EQ(block.implementations, (std::vector<std::string>{"fused", "naive"}));
+  EXPECT_EQ(block.implementations, (std::vector<std::string>{"fused", "naive", "liger", "torch"}));
   EXPECT_EQ(block.modes, (std::vector<std::string>{"forward", "backward", "full", "no-grad-forward"}));
   EXPECT_EQ(axis(block, "tokens").values, ints({1024, 2048, 4096, 8192}));
   EXPECT_EQ(block.fixed.at("hidden"), 4096);
   EXPECT_EQ(block.fixed.at("vocab"), 128256);
   EXPECT_EQ(block.fixed.at("dtype"), "bf16");
-  EXPECT_EQ(grid_points(block), 32u);
+  EXPECT_EQ(grid_points(block), 64u);
 }
 
 TEST(ConfigShipped, QuickstartKeepsItsCpuPointsFew) {

@@ -227,6 +227,25 @@ TEST(DistillSchema, ListsModesAndImplementations) {
   EXPECT_THROW(spec.instantiate("triton", params_json({{"tokens", 4}, {"vocab", 8}, {"hidden", 4}})), std::invalid_argument);
 }
 
+TEST(DistillSchema, CppImplementationsRefuseTorchRandInputsWhichStillHaveAWorkCount) {
+  const ks::KernelSpec& spec = distill_kernel();
+  EXPECT_EQ(spec.parameter("inputs")->default_value, "counter");
+  const ks::Json torch_rand = params_json({{"tokens", 4}, {"hidden", 4}, {"vocab", 8}, {"inputs", "torch_rand"}});
+  EXPECT_FALSE(spec.problem_with(torch_rand).has_value());
+  try {
+    spec.instantiate("cpu", torch_rand);
+    FAIL() << "the cpu implementation accepted inputs torch_rand";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("only the Python implementations (torch, liger) reproduce it"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(spec.problem_with(params_json({{"inputs", "numpy"}})).has_value());
+  // The work of a point does not depend on how its inputs are drawn.
+  const ks::Json counter = params_json({{"tokens", 4}, {"hidden", 4}, {"vocab", 8}});
+  EXPECT_EQ(spec.work_of(torch_rand, "full").flops, spec.work_of(counter, "full").flops);
+}
+
 TEST(DistillSchema, FlopsAtTheDefaultShapeAreThoseOfTheFourProducts) {
   const ks::KernelSpec& spec = distill_kernel();
   const ks::Json defaults = params_json({});  // tokens 1024, hidden 4096, vocab 128256

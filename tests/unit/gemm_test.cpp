@@ -15,8 +15,9 @@ namespace {
 
 using ks::gemm::Shape;
 
-ks::Json params_json(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype, std::uint64_t seed = 0) {
-  return {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtype}, {"seed", seed}};
+ks::Json params_json(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype, std::uint64_t seed = 0,
+                     const std::string& inputs = "counter") {
+  return {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtype}, {"seed", seed}, {"inputs", inputs}};
 }
 
 Shape shape(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype, std::uint64_t seed = 0) {
@@ -156,6 +157,23 @@ TEST(GemmKernel, RejectsBadParametersModesAndImplementations) {
   auto instance = spec.instantiate("cpu", params_json(4, 4, 4, "fp32"));
   EXPECT_THROW(spec.bind(*instance, "backward"), std::invalid_argument);
   EXPECT_THROW(spec.work_of(params_json(4, 4, 4, "fp32"), "backward"), std::invalid_argument);
+}
+
+TEST(GemmKernel, CppImplementationsRefuseTorchRandInputsWhichStillHaveAWorkCount) {
+  const ks::KernelSpec& spec = gemm_kernel();
+  const ks::Json torch_rand = params_json(67, 45, 131, "bf16", 0, "torch_rand");
+  EXPECT_FALSE(spec.problem_with(torch_rand).has_value());
+  EXPECT_EQ(spec.parameter("inputs")->default_value, "counter");
+  try {
+    spec.instantiate("cpu", torch_rand);
+    FAIL() << "the cpu implementation accepted inputs torch_rand";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("inputs torch_rand is drawn by torch's generator"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(spec.instantiate("cpu", params_json(4, 4, 4, "fp32", 0, "numpy")), std::invalid_argument);
+  // The work of a point does not depend on how its inputs are drawn.
+  EXPECT_EQ(spec.work_of(torch_rand, "forward").flops, spec.work_of(params_json(67, 45, 131, "bf16"), "forward").flops);
 }
 
 #ifndef KERNELSWEEP_HAVE_CUDA

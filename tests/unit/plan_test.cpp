@@ -40,7 +40,7 @@ KernelSpec toy_kernel() {
                      param("c", ParamType::string, "x")};
   spec.modes = {"m1", "m2"};
   const InstanceFactory make = [](const Parameters&) { return std::make_unique<NoInstance>(); };
-  spec.implementations = {{"i1", Backend::cpu, "", make, {}}, {"i2", Backend::cpu, "", make, {}}};
+  spec.implementations = {{"i1", Backend::cpu, "", make, {}, ""}, {"i2", Backend::cpu, "", make, {}, ""}};
   spec.validate = [](const Parameters& params) -> std::optional<std::string> {
     if (params.get<std::int64_t>("a") == 13) return "a: 13 is unlucky";
     return std::nullopt;
@@ -219,7 +219,8 @@ TEST(Plan, DefaultsFillEveryParameterAndFixedOverridesThem) {
   b.fixed = {{"K", 128}};
   const Plan plan = plan_of({b});
   ASSERT_EQ(plan.points.size(), 1u);
-  EXPECT_EQ(plan.points[0].params, (Json{{"M", 256}, {"N", 1024}, {"K", 128}, {"dtype", "bf16"}, {"seed", 0}}));
+  EXPECT_EQ(plan.points[0].params,
+            (Json{{"M", 256}, {"N", 1024}, {"K", 128}, {"dtype", "bf16"}, {"seed", 0}, {"inputs", "counter"}}));
 }
 
 TEST(Plan, AMissingRequiredParameterIsAnErrorNamingIt) {
@@ -464,9 +465,9 @@ TEST(PointId, GoldenIdOfAGemmPoint) {
   ASSERT_EQ(plan.points.size(), 1u);
   // Computed independently:
   // python3 -c 'import json,hashlib; print(hashlib.sha256(json.dumps({"implementation":"cpu","kernel":"gemm",
-  //   "mode":"forward","params":{"M":256,"N":512,"K":128,"dtype":"fp32","seed":0}}, sort_keys=True,
-  //   separators=(",",":")).encode()).hexdigest())'
-  EXPECT_EQ(plan.points[0].id, "09a01009b223172054de1465ef95199dfc268837b8796ce34a886db764ca923c");
+  //   "mode":"forward","params":{"M":256,"N":512,"K":128,"dtype":"fp32","seed":0,"inputs":"counter"}},
+  //   sort_keys=True, separators=(",",":")).encode()).hexdigest())'
+  EXPECT_EQ(plan.points[0].id, "b6f4805e9ba5875471084efd8e0e435d867fb59c24ccb2cdb1f19651aeb53c12");
   EXPECT_EQ(plan.points[0].id, point_id(plan.points[0]));
 }
 

@@ -1,0 +1,59 @@
+#include "cluster/workers.h"
+
+#include <string>
+
+namespace ks {
+
+bool runs_in_python(const Registry& registry, const Point& point) {
+  const KernelSpec* kernel = registry.find(point.kernel);
+  const ImplementationSpec* implementation = kernel ? kernel->implementation(point.implementation) : nullptr;
+  return implementation && !implementation->python_module.empty();
+}
+
+Workers::Workers(const Registry& registry, const std::string& executable, int local_rank,
+                 const std::vector<std::string>& plugins, const PythonSetup& python)
+    : registry_(registry), native_(executable, local_rank, plugins),
+      python_arguments_{python.interpreter_to_run(), "-m", "kernelsweep.worker", "--local-rank", std::to_string(local_rank)},
+      python_environment_(python.environment()) {
+  for (const std::string& module : python.modules) {
+    python_arguments_.push_back("--module");
+    python_arguments_.push_back(module);
+  }
+}
+
+WorkerProcess& Workers::python() {
+  if (!python_) {
+    python_ = std::make_unique<WorkerProcess>(python_arguments_, python_environment_);
+    python_->set_waiting_hook(hook_);
+  }
+  return *python_;
+}
+
+const nlohmann::json& Workers::ensure_started() { return native_.ensure_started(); }
+
+const nlohmann::json& Workers::ensure_python_started() { return python().ensure_started(); }
+
+void Workers::begin(const MeasureRequest& request) {
+  WorkerProcess& next = runs_in_python(registry_, request.point) ? python() : native_;
+  if (current_ && current_ != &next) current_->release();
+  current_ = &next;
+  current_->begin(request);
+}
+
+std::optional<MeasureResult> Workers::poll(std::chrono::microseconds wait) {
+  if (!current_) throw std::logic_error("Workers::poll with no point in flight");
+  return current_->poll(wait);
+}
+
+void Workers::stop() {
+  native_.stop();
+  if (python_) python_->stop();
+}
+
+void Workers::set_waiting_hook(std::function<void()> hook) {
+  hook_ = hook;
+  native_.set_waiting_hook(hook);
+  if (python_) python_->set_waiting_hook(std::move(hook));
+}
+
+}  // namespace ks

@@ -1,0 +1,50 @@
+#pragma once
+// A rank's workers: the C++ worker (`kernelsweep worker`) for built-in and plugin implementations,
+// and the Python worker (`python3 -m kernelsweep.worker`) for Python ones, started when first
+// needed. Both are handled alike (crashes, timeouts, restarts: worker_process.h). The rank measures
+// one point at a time, so only one worker measures at a time; before a point goes to one, the other
+// lets go of the instance it keeps between points, so that device memory is the point's alone.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/worker_process.h"
+#include "kernels/kernel.h"
+#include "plugins/python_modules.h"
+
+namespace ks {
+
+// True when the Python worker measures the point's implementation.
+bool runs_in_python(const Registry& registry, const Point& point);
+
+class Workers {
+ public:
+  Workers(const Registry& registry, const std::string& executable, int local_rank,
+          const std::vector<std::string>& plugins, const PythonSetup& python);
+
+  // The C++ worker's hello, starting it if needed (WorkerProcess::ensure_started).
+  const nlohmann::json& ensure_started();
+  // The Python worker's hello, starting it if needed; throws WorkerStartError when it does not start.
+  const nlohmann::json& ensure_python_started();
+
+  bool busy() const { return current_ && current_->busy(); }
+  void begin(const MeasureRequest& request);
+  std::optional<MeasureResult> poll(std::chrono::microseconds wait);
+  void stop();
+  void set_waiting_hook(std::function<void()> hook);
+
+ private:
+  WorkerProcess& python();
+
+  const Registry& registry_;
+  WorkerProcess native_;
+  std::vector<std::string> python_arguments_, python_environment_;
+  std::unique_ptr<WorkerProcess> python_;
+  WorkerProcess* current_ = nullptr;  // the worker of the point in flight, or of the last one
+  std::function<void()> hook_;
+};
+
+}  // namespace ks

@@ -1,0 +1,213 @@
+#include "plugins/python_modules.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "plugins/plugins.h"
+
+extern char** environ;
+
+namespace ks {
+namespace {
+
+struct ChildOutput {
+  int exit_code = -1;  // -1: killed by a signal or not started
+  std::string out, err;
+};
+
+// Runs argv with `environment`, its standard output and error collected. The child dies with us.
+ChildOutput run_collecting(const std::vector<std::string>& argv, const std::vector<std::string>& environment) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
+    throw PluginError(fmt::format("cannot start {}: pipe: {}", argv[0], std::strerror(errno)));
+  std::vector<std::string> args = argv, env = environment;
+  std::vector<char*> arg_pointers, env_pointers;
+  for (auto& a : args) arg_pointers.push_back(a.data());
+  arg_pointers.push_back(nullptr);
+  for (auto& e : env) env_pointers.push_back(e.data());
+  env_pointers.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw PluginError(fmt::format("cannot start {}: fork: {}", argv[0], std::strerror(errno)));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execvpe(arg_pointers[0], arg_pointers.data(), env_pointers.data());
+    const char message[] = "cannot run the Python interpreter\n";
+    [[maybe_unused]] const auto written = ::write(2, message, sizeof message - 1);
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  ChildOutput output;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* targets[2] = {&output.out, &output.err};
+  int open = 2;
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buffer[65536];
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        targets[i]->append(buffer, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return output;
+}
+
+std::string last_line_of(const std::string& text) {
+  std::string trimmed = text;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) trimmed.pop_back();
+  const auto newline = trimmed.rfind('\n');
+  return newline == std::string::npos ? trimmed : trimmed.substr(newline + 1);
+}
+
+ParamType param_type_from(const std::string& name, const std::string& where) {
+  if (name == "integer") return ParamType::integer;
+  if (name == "number") return ParamType::number;
+  if (name == "string") return ParamType::string;
+  if (name == "boolean") return ParamType::boolean;
+  throw PluginError(fmt::format("{}: parameter type {} is not integer, number, string or boolean", where, name));
+}
+
+Backend backend_from(const std::string& name, const std::string& where) {
+  if (name == "cpu") return Backend::cpu;
+  if (name == "cuda") return Backend::cuda;
+  if (name == "any") return Backend::any;
+  throw PluginError(fmt::format("{}: backend {} is not cpu, cuda or any", where, name));
+}
+
+Origin origin_from(const Json& declared) {
+  return {declared.at("module").get<std::string>(), declared.value("version", ""), declared.value("source", ""),
+          declared.value("sha256", ""), true};
+}
+
+ParamSpec parameter_from(const Json& p, const std::string& where) {
+  ParamSpec spec;
+  spec.name = p.at("name").get<std::string>();
+  spec.type = param_type_from(p.at("type").get<std::string>(), where + " parameter " + spec.name);
+  spec.default_value = p.value("default", Json());
+  spec.allowed = p.value("allowed", std::vector<Json>{});
+  if (p.contains("min") && !p["min"].is_null()) spec.min = p["min"].get<double>();
+  if (p.contains("max") && !p["max"].is_null()) spec.max = p["max"].get<double>();
+  spec.special = p.value("special", std::vector<Json>{});
+  spec.help = p.value("help", "");
+  if (!spec.default_value.is_null())
+    if (auto problem = spec.problem_with(spec.default_value))
+      throw PluginError(fmt::format("{}: the default of {}", where, *problem));
+  return spec;
+}
+
+KernelSpec kernel_from(const Json& k) {
+  KernelSpec spec;
+  spec.name = k.at("name").get<std::string>();
+  const std::string where = fmt::format("Python module {}: kernel {}", k.at("module").get<std::string>(), spec.name);
+  spec.title = k.value("title", spec.name);
+  spec.description = k.value("description", "");
+  for (const Json& p : k.at("parameters")) spec.parameters.push_back(parameter_from(p, where));
+  spec.modes = k.at("modes").get<std::vector<std::string>>();
+  spec.origin = origin_from(k);
+  return spec;
+}
+
+ImplementationSpec implementation_from(const Json& i) {
+  ImplementationSpec spec;
+  spec.name = i.at("name").get<std::string>();
+  const std::string module = i.at("module").get<std::string>();
+  const std::string kernel = i.at("kernel").get<std::string>();
+  spec.backend = backend_from(i.at("backend").get<std::string>(),
+                              fmt::format("Python module {}: implementation {}/{}", module, kernel, spec.name));
+  spec.help = i.value("help", "");
+  spec.make = runs_in_python_worker(kernel, spec.name, module);
+  spec.origin = origin_from(i);
+  spec.python_module = module;
+  return spec;
+}
+
+// Registers what describe printed, all or nothing.
+void register_described(const Json& described, Registry& registry) {
+  Registry trial = registry;
+  try {
+    for (const Json& k : described.at("kernels")) trial.add(kernel_from(k));
+    for (const Json& i : described.at("implementations")) trial.add(i.at("kernel").get<std::string>(), implementation_from(i));
+  } catch (const std::invalid_argument& e) {
+    throw PluginError(fmt::format("Python modules: {}", e.what()));
+  } catch (const Json::exception& e) {
+    throw PluginError(fmt::format("Python modules: kernelsweep.describe printed an unexpected description: {}", e.what()));
+  }
+  registry = std::move(trial);
+}
+
+}  // namespace
+
+void PythonSetup::add(const PythonSetup& other) {
+  if (interpreter.empty()) interpreter = other.interpreter;
+  for (const auto& m : other.modules)
+    if (std::find(modules.begin(), modules.end(), m) == modules.end()) modules.push_back(m);
+  for (const auto& p : other.path)
+    if (std::find(path.begin(), path.end(), p) == path.end()) path.push_back(p);
+}
+
+std::string PythonSetup::interpreter_to_run() const {
+  if (!interpreter.empty()) return interpreter;
+  const char* chosen = std::getenv("KERNELSWEEP_PYTHON");
+  return chosen && *chosen ? chosen : "python3";
+}
+
+std::string PythonSetup::python_path() const {
+  std::vector<std::string> entries = path;
+  entries.push_back(python_package_folder().string());
+  if (const char* inherited = std::getenv("PYTHONPATH"); inherited && *inherited) entries.emplace_back(inherited);
+  return fmt::format("{}", fmt::join(entries, ":"));
+}
+
+std::vector<std::string> PythonSetup::environment() const {
+  std::vector<std::string> out;
+  for (char** entry = environ; *entry; ++entry)
+    if (std::strncmp(*entry, "PYTHONPATH=", 11) != 0) out.emplace_back(*entry);
+  out.push_back("PYTHONPATH=" + python_path());
+  // Output unbuffered, so that a worker killed mid-point has said what it printed.
+  out.push_back("PYTHONUNBUFFERED=1");
+  return out;
+}
+
+void load_python_modules(const PythonSetup& setup, Registry& registry) {
+  if (setup.modules.empty()) return;
+  std::vector<std::string> argv{setup.interpreter_to_run(), "-m", "kernelsweep.describe"};
+  argv.insert(argv.end(), setup.modules.begin(), setup.modules.end());
+  const ChildOutput output = run_collecting(argv, setup.environment());
+  if (output.exit_code != 0) {
+    const std::string why = last_line_of(output.err);
+    // describe's last line names the module that failed: "MODULE: Type: message".
+    if (!why.empty()) throw PluginError("Python module " + why);
+    throw PluginError(fmt::format("Python modules {}: {} exited with code {}", fmt::join(setup.modules, ", "), argv[0],
+                                  output.exit_code));
+  }
+  const Json described = Json::parse(output.out, nullptr, false);
+  if (described.is_discarded())
+    throw PluginError(fmt::format("Python modules {}: kernelsweep.describe printed no JSON", fmt::join(setup.modules, ", ")));
+  register_described(described, registry);
+}
+
+}  // namespace ks

@@ -164,7 +164,7 @@ class Worker:
             if message is None or message.get("type") == "stop":
                 return 0
             if message.get("type") == "release":
-                self.drop_instance()
+                self.drop_instance(free_device=True)
                 continue
             result = self.measure(message)
             if not self.channel.send(result) or result["worker_exits"]:
@@ -222,17 +222,18 @@ class Worker:
         key = (point["kernel"], point["implementation"], repr(sorted(point["params"].items())), device)
         if self.instance is None or key != self.instance_key:
             self.drop_instance()
+            forget_compiled_shapes()
             self.instance = declared.make(dict(point["params"]), device)
             self.instance_key = key
         return self.instance
 
-    def drop_instance(self) -> None:
-        """Lets go of the last shape's instance. On a GPU its memory goes back to the device too
-        (tensors held in reference cycles are collected first); on the CPU a full collection would
-        cost more than the points it serves."""
-        had_instance = self.instance is not None
+    def drop_instance(self, free_device: bool = False) -> None:
+        """Lets go of the last shape's instance. With free_device (the rank's other worker is about to
+        measure, or a point failed), tensors held in reference cycles are collected and torch's cached
+        device memory goes back to the device too: a full collection costs tens of milliseconds with
+        torch loaded, more than a short point, so it is not done between the points of one worker."""
         self.instance, self.instance_key = None, None
-        if had_instance and self.torch is not None and self.gpu_count > 0:
+        if free_device and self.torch is not None and self.gpu_count > 0:
             gc.collect()
             self.torch.cuda.empty_cache()
 
@@ -254,6 +255,7 @@ class Worker:
             record["status"] = "passed"
             if request.get("check", True) and bound.check is not None:
                 check = bound.check()
+                forget_compiled_shapes()  # a check at another shape must not change how the next mode runs
                 record["message"] = check.detail
                 if not check.passed:
                     record["status"] = "failed"
@@ -261,20 +263,20 @@ class Worker:
                 record["device_peak_bytes"] = max(memory.peak(), int(instance.device_bytes() or 0))
         except api.Skip as skip:
             record["status"], record["message"] = "skipped", str(skip)
-            self.drop_instance()
+            self.drop_instance(free_device=True)
         except ImportError as error:
             # A package the implementation imports when it sets a point up is missing here: its points
             # cannot run on this machine, which is no error of theirs.
             missing = getattr(error, "name", None) or "a package"
             record["status"], record["message"] = "skipped", f"{missing} is not importable: {last_line(error)}"
-            self.drop_instance()
+            self.drop_instance(free_device=True)
         except BaseException as error:  # noqa: BLE001 - the point's error, never the worker's end
             if isinstance(error, (KeyboardInterrupt, SystemExit)):
                 raise
             record["status"], record["message"] = "error", last_line(error)
             out_of_memory = self.torch is not None and isinstance(error, getattr(
                 self.torch.cuda, "OutOfMemoryError", ())) or "out of memory" in record["message"]
-            self.drop_instance()
+            self.drop_instance(free_device=True)
             # A CUDA error other than running out of memory can leave the context unusable: a fresh
             # worker takes the next point.
             result["worker_exits"] = on_gpu and not out_of_memory
@@ -286,6 +288,21 @@ class Worker:
             return
         work = kernel.work(dict(point["params"]), point["mode"])
         record["flops"], record["bytes"] = float(work.flops), float(work.bytes)
+
+
+def forget_compiled_shapes() -> None:
+    """Drops what torch.compile learnt from the shapes it has seen. Once a compiled function meets a
+    second shape, torch recompiles it for dynamic shapes, whose kernels are slower than those made for
+    one shape: without this, a point's time would depend on which points (and which checks, at
+    reduced shapes) the worker ran before it. Each shape is compiled for itself, in the first call,
+    which do_bench keeps out of the timing."""
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is None:
+        return
+    counters = getattr(getattr(dynamo, "utils", None), "counters", None)
+    if counters is not None and not counters.get("frames"):
+        return  # nothing compiled since the last reset: nothing to forget
+    dynamo.reset()
 
 
 def gpu_facts_empty() -> dict:

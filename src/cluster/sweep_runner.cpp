@@ -193,19 +193,15 @@ class Sweep {
 
 RunRecord Sweep::record_of(std::size_t index, const MeasureResult& result) const {
   const Point& point = plan_.points[index];
-  RunRecord record = make_record(point, result, me_, timed_on_gpu(point_needs_gpu_[index], result));
+  const bool on_gpu = timed_on_gpu(point_needs_gpu_[index], result);
+  if (!std::isnan(result.record.flops) || result.record.n_repeat == 0) return make_record(point, result, me_, on_gpu);
   // A Python worker counts the work of kernels declared in Python; that of kernels declared in C++ is
   // counted here, from the declaration, as the C++ worker counts it.
-  if (std::isnan(record.flops) && record.n_repeat > 0) {
-    const Work work = options_.registry->find(point.kernel)->work_of(point.params, point.mode);
-    record.flops = work.flops;
-    record.bytes = work.bytes;
-    if (record.stats.median_ns > 0) {
-      record.tflops = record.flops / record.stats.median_ns / 1e3;
-      record.gbps = record.bytes / record.stats.median_ns;
-    }
-  }
-  return record;
+  MeasureResult counted = result;
+  const Work work = options_.registry->find(point.kernel)->work_of(point.params, point.mode);
+  counted.record.flops = work.flops;
+  counted.record.bytes = work.bytes;
+  return make_record(point, counted, me_, on_gpu);
 }
 
 MeasureRequest Sweep::request_for(std::size_t index) const {

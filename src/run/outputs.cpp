@@ -117,9 +117,11 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
 
   RunContext context{title, hardware_slugs_.at(rank.rank), std::move(slug)};
   // Labels a Python implementation asks for ("liger_version"), where the package's version is known.
-  if (implementation.is_object())
-    for (const auto& [label, version] : implementation.value("labels", Json::object()).items())
+  if (implementation.is_object()) {
+    const Json labels = implementation.value("labels", Json::object());  // held: items() iterates it
+    for (const auto& [label, version] : labels.items())
       if (version.is_string() && !version.get<std::string>().empty()) context.labels[label] = version;
+  }
   documents_.push_back({benchmark_run_document(record, cited, context), &protocol_doc, &environment_doc, workload,
                         &implementation_doc});
   progress_.add(record);

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/worker_process.h"
-#include "plugins/python_modules.h"
 #include "support/cli_runner.h"
 #include "support/kernels.h"
+#include "support/python_worker.h"
 
 namespace ks {
 namespace {
@@ -42,23 +42,13 @@ class PythonGpu : public ::testing::Test {
   void SetUp() override {
     SKIP_WITHOUT_GPU();
     if (!python_can("import torch; assert torch.cuda.is_available()")) GTEST_SKIP() << python() << " has no CUDA torch";
-    PythonSetup setup;
-    setup.interpreter = python();
-    if (fs::exists(liger_source() + "/src")) setup.path = {liger_source() + "/src"};
-    worker_ = std::make_unique<WorkerProcess>(
-        std::vector<std::string>{python(), "-m", "kernelsweep.worker", "--local-rank", "0"}, setup.environment());
+    std::vector<std::string> path;
+    if (fs::exists(liger_source() + "/src")) path.push_back(liger_source() + "/src");
+    worker_ = testing::start_python_worker(python(), path);
   }
-  MeasureRequest request(const std::string& kernel, const std::string& implementation, const std::string& mode,
-                         Json overrides) const {
-    MeasureRequest r;
-    r.point.kernel = kernel;
-    r.point.implementation = implementation;
-    r.point.mode = mode;
-    Json params = Json::object();
-    for (const auto& p : testing::builtin_kernel(kernel).parameters) params[p.name] = p.default_value;
-    for (const auto& [key, value] : overrides.items()) params[key] = value;
-    r.point.params = params;
-    r.point.timeout_s = 300;
+  static MeasureRequest request(const std::string& kernel, const std::string& implementation, const std::string& mode,
+                                const Json& overrides) {
+    MeasureRequest r = testing::request_for(kernel, implementation, mode, overrides);
     r.protocol.warmup_ms = 2;
     r.protocol.rep_ms = 10;
     return r;
@@ -86,7 +76,7 @@ TEST_F(PythonGpu, LigerPassesItsCheckWhereLigerKernelIsImportable) {
   if (!fs::exists(liger_source() + "/src/liger_kernel")) GTEST_SKIP() << "no Liger-Kernel source in " << liger_source();
   for (const std::string mode : {"forward", "full"}) {
     const MeasureResult r = worker_->measure(request("distill_cosine_loss", "liger", mode,
-        {{"tokens", 64}, {"hidden", 128}, {"vocab", 4096}, {"dtype", "fp32"}, {"chunk_size", "auto"}}));
+        {{"tokens", 64}, {"hidden", 128}, {"vocab", 4096}, {"dtype", "fp32"}, {"chunk_size", 32}}));
     EXPECT_EQ(r.record.status, "passed") << mode << ": " << r.record.message;
     EXPECT_EQ(r.implementation.at("labels").value("liger_version", ""), "0.5.10") << r.implementation.dump();
     std::printf("[distill liger %s] %s: %s\n", mode.c_str(), r.record.status.c_str(), r.record.message.c_str());

@@ -35,18 +35,7 @@ class PythonSweep : public ::testing::Test {
   }
 };
 
-Json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  return Json::parse(in);
-}
 
-std::vector<std::string> planned_ids(const fs::path& sweep) {
-  const auto planned = run_command(fmt::format("{} plan {} --json", KS_TEST_CLI, sweep.string()));
-  EXPECT_EQ(planned.exit_code, 0) << planned.err;
-  std::vector<std::string> ids;
-  for (const auto& p : Json::parse(planned.out)) ids.push_back(p.at("id").get<std::string>());
-  return ids;
-}
 
 std::vector<Json> documents_in(const fs::path& folder) {
   std::vector<Json> out;

@@ -51,18 +51,7 @@ constexpr const char* kMixedKernels = R"(  - kernel: test_sleep
       dtype: [fp32, bf16]
 )";
 
-Json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  return Json::parse(in);
-}
 
-std::vector<std::string> planned_ids(const fs::path& sweep) {
-  const auto planned = run_shell(fmt::format("{} plan {} --json", KS_TEST_CLI, sweep.string()));
-  EXPECT_EQ(planned.exit_code, 0) << planned.output;
-  std::vector<std::string> ids;
-  for (const auto& p : Json::parse(planned.output)) ids.push_back(p.at("id").get<std::string>());
-  return ids;
-}
 
 class RunOnRanks : public ::testing::TestWithParam<int> {};
 

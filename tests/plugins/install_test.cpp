@@ -117,6 +117,21 @@ TEST(InstalledPackage, BuildsLoadsAndSweepsTheExamplePlugin) {
   const auto version = ks::testing::run_shell((prefix / "bin" / "kernelsweep").string() + " --version");
   EXPECT_EQ(version.exit_code, 0) << version.output;
 
+  // The Python package comes along, and the installed kernelsweep's Python side imports it from the
+  // prefix, not from the source tree: a module that says where kernelsweep came from is refused
+  // unless it is under the prefix.
+  EXPECT_TRUE(fs::exists(prefix / "lib/kernelsweep/python/kernelsweep/worker.py"));
+  EXPECT_TRUE(fs::exists(prefix / "lib/kernelsweep/python/kernelsweep/implementations/distill_cosine.py"));
+  fs::create_directories(work / "modules");
+  ks::testing::write_file(work / "modules" / "installed_kernelsweep.py",
+                          fmt::format("import kernelsweep\nassert kernelsweep.__file__.startswith('{}'), "
+                                      "'kernelsweep from ' + kernelsweep.__file__\n",
+                                      (prefix / "lib/kernelsweep/python").string()));
+  const auto python = ks::testing::run_shell(fmt::format(
+      "KERNELSWEEP_PYTHON=/usr/bin/python3 {} kernels --python-module installed_kernelsweep --python-path {}",
+      (prefix / "bin" / "kernelsweep").string(), (work / "modules").string()));
+  EXPECT_EQ(python.exit_code, 0) << python.output;
+
   // With CUDA where this build has it, so that the example's cuda.cu is compiled too.
   const bool cuda = std::string(KS_CUDA_COMPILER).size() > 0;
   fs::create_directories(work / "with-cuda");

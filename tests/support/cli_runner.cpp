@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <chrono>
 #include <fstream>
+#include <stdexcept>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
@@ -97,6 +98,16 @@ std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path.string());
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+nlohmann::json read_json(const std::filesystem::path& path) { return nlohmann::json::parse(read_text(path)); }
+
+std::vector<std::string> planned_ids(const std::filesystem::path& sweep) {
+  const auto planned = run_command(std::string(KS_TEST_CLI) + " plan " + sweep.string() + " --json");
+  if (planned.exit_code != 0) throw std::runtime_error("kernelsweep plan " + sweep.string() + ": " + planned.err);
+  std::vector<std::string> ids;
+  for (const auto& p : nlohmann::json::parse(planned.out)) ids.push_back(p.at("id").get<std::string>());
+  return ids;
 }
 
 }  // namespace ks::testing

@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace ks::testing {
 
@@ -37,5 +40,12 @@ std::uint64_t wait_for_rows(const std::filesystem::path& results, std::uint64_t 
 
 // The whole file, byte for byte; throws naming the file when it cannot be read.
 std::string read_text(const std::filesystem::path& path);
+
+// A JSON file, parsed.
+nlohmann::json read_json(const std::filesystem::path& path);
+
+// The ids of the points `kernelsweep plan --json` gives for a sweep file (the test build, which
+// knows the test kernels), in plan order.
+std::vector<std::string> planned_ids(const std::filesystem::path& sweep);
 
 }  // namespace ks::testing

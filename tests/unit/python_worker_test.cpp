@@ -16,8 +16,8 @@
 #include "common/canonical_json.h"
 #include "measure/do_bench.h"
 #include "measure/timer.h"
-#include "plugins/python_modules.h"
 #include "support/cli_runner.h"
+#include "support/python_worker.h"
 
 namespace ks {
 namespace {
@@ -136,20 +136,11 @@ class PythonWorkerProcess : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!python_with_torch()) GTEST_SKIP() << kPython << " cannot import torch";
-    PythonSetup setup;
-    setup.interpreter = kPython;
-    worker_ = std::make_unique<WorkerProcess>(
-        std::vector<std::string>{kPython, "-m", "kernelsweep.worker", "--local-rank", "0"}, setup.environment());
+    worker_ = testing::start_python_worker(kPython);
   }
-  MeasureRequest gemm(const std::string& implementation, std::int64_t m) const {
-    MeasureRequest request;
-    request.point.kernel = "gemm";
-    request.point.implementation = implementation;
-    request.point.mode = "forward";
-    request.point.params = {{"M", m}, {"N", 24}, {"K", 40}, {"dtype", "fp32"}, {"seed", 3}, {"inputs", "counter"}};
-    request.point.timeout_s = 60;
-    request.protocol.warmup_ms = 1;
-    request.protocol.rep_ms = 3;
+  static MeasureRequest gemm(const std::string& implementation, std::int64_t m) {
+    MeasureRequest request = testing::request_for("gemm", implementation, "forward",
+                                                  {{"M", m}, {"N", 24}, {"K", 40}, {"dtype", "fp32"}, {"seed", 3}});
     request.protocol.flush_bytes = 0;
     return request;
   }

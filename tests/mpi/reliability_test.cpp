@@ -141,8 +141,9 @@ int exit_code_of(pid_t job) {
 TEST(TwoWriters, TheSecondRunIsRefusedWithHdf5FileLockingOff) {
   const fs::path dir = fresh_directory("two_writers");
   const fs::path sweep = dir / "shared.yaml";
-  // 48 points of 0.3 s on 2 ranks: the first run writes for several seconds.
-  write_file(sweep, sleepers_sweep("shared", 48, 300));
+  // 48 points of 1 s on 2 ranks: the first run writes for about 24 s, several times what the three
+  // refused runs take to start under mpirun on a loaded 2-core machine (0.3 s points were too few).
+  write_file(sweep, sleepers_sweep("shared", 48, 1000));
   const fs::path results = dir / "out" / "shared.h5";
   // HDF5's own lock off for both, as users set it on filesystems without flock.
   const std::string command = "HDF5_USE_FILE_LOCKING=FALSE OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +

@@ -48,20 +48,25 @@ std::string current_executable() {
   return std::string(buffer.data(), static_cast<std::size_t>(n));
 }
 
-WorkerProcess::WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins)
-    : executable_(std::move(executable)),
-      arguments_{executable_, "worker", "--in-fd", "3", "--out-fd", "4", "--local-rank", std::to_string(local_rank)} {
+// argv of `kernelsweep worker` for a rank (its pipes' descriptors are added by the constructor below).
+static std::vector<std::string> cpp_worker_arguments(std::string executable, int local_rank, std::vector<std::string> plugins) {
+  std::vector<std::string> arguments{std::move(executable), "worker", "--local-rank", std::to_string(local_rank)};
   for (auto& plugin : plugins) {
-    arguments_.push_back("--plugin");
-    arguments_.push_back(std::move(plugin));
+    arguments.push_back("--plugin");
+    arguments.push_back(std::move(plugin));
   }
-  ::signal(SIGPIPE, SIG_IGN);  // a dead worker must show up as EPIPE, not kill the rank
+  return arguments;
 }
+
+WorkerProcess::WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins)
+    : WorkerProcess(cpp_worker_arguments(std::move(executable), local_rank, std::move(plugins)), {}) {}
 
 WorkerProcess::WorkerProcess(std::vector<std::string> arguments, std::vector<std::string> environment)
     : executable_(arguments.at(0)), arguments_(std::move(arguments)), environment_(std::move(environment)) {
-  for (const char* argument : {"--in-fd", "3", "--out-fd", "4"}) arguments_.emplace_back(argument);
-  ::signal(SIGPIPE, SIG_IGN);
+  for (const std::string& argument : {std::string("--in-fd"), std::to_string(kWorkerInFd), std::string("--out-fd"),
+                                      std::to_string(kWorkerOutFd)})
+    arguments_.push_back(argument);
+  ::signal(SIGPIPE, SIG_IGN);  // a dead worker must show up as EPIPE, not kill the rank
 }
 
 WorkerProcess::~WorkerProcess() { stop(); }

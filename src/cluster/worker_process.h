@@ -35,8 +35,9 @@ class WorkerProcess {
 
   // `plugins`: the plugin libraries the worker loads (the rank's own), passed as --plugin.
   WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins = {});
-  // A worker started as `arguments` (argv; its first element is looked up on PATH) with `environment`
-  // ("KEY=VALUE"): the Python worker. It is given its pipes as --in-fd 3 --out-fd 4.
+  // A worker started as `arguments` (argv) with `environment` ("KEY=VALUE"; empty: this process's,
+  // and the program is not looked up on PATH): the Python worker. It is given its pipes as
+  // --in-fd 3 --out-fd 4.
   WorkerProcess(std::vector<std::string> arguments, std::vector<std::string> environment);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;

@@ -52,10 +52,11 @@ std::string origin_note(const Origin& origin) {
   return fmt::format(" [plugin {} {}]", origin.plugin, origin.version);
 }
 
-// " [Python]" after an implementation the Python worker runs (kernelsweep's own, or a module's).
-std::string runner_note(const ImplementationSpec& implementation) {
-  if (implementation.python_module.empty()) return "";
-  return implementation.origin.python ? origin_note(implementation.origin) : " [Python]";
+// What follows an implementation in the listing: where it came from, and " [Python]" after
+// kernelsweep's own Python implementations (a module's are named by origin_note).
+std::string implementation_note(const ImplementationSpec& implementation) {
+  if (implementation.python_module.empty() || implementation.origin.python) return origin_note(implementation.origin);
+  return " [Python]";
 }
 
 }  // namespace
@@ -110,8 +111,7 @@ int print_kernels(bool json, const PlanRequest& request, Registry& registry) {
     std::cout << fmt::format("  modes: {}\n", fmt::join(k.modes, ", "));
     std::cout << "  implementations:";
     for (const auto& i : k.implementations)
-      std::cout << fmt::format(" {} ({}){}", i.name, to_string(i.backend),
-                               i.python_module.empty() ? origin_note(i.origin) : runner_note(i));
+      std::cout << fmt::format(" {} ({}){}", i.name, to_string(i.backend), implementation_note(i));
     std::cout << "\n  parameters:\n";
     for (const auto& p : k.parameters)
       std::cout << fmt::format("    {:<18} {:<28} default {}\n", p.name, describe_values(p),

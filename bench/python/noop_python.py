@@ -1,6 +1,6 @@
 """noop `python`: a call that does nothing, run by the Python worker: an implementation of the
 built-in no-op kernel. A sweep of it measures the Python worker's own cost per point beside the C++
-worker's (noop `cpu`): bench/python_worker_overhead and bench/gpu/python_liger.sh load this module
+worker's (noop `cpu`): bench/python_worker_overhead and bench/gpu/python_worker.sh load this module
 (`python: {modules: [noop_python], path: [bench/python]}`)."""
 import kernelsweep as ks
 

@@ -1,5 +1,5 @@
 // On a GPU: the Python worker's torch implementations pass their checks there, Liger's kernel does
-// where liger_kernel is importable (LIGER_SRC or external/liger: see bench/gpu/python_liger.sh), and
+// where liger_kernel is importable (LIGER_SRC or external/liger: see bench/gpu/liger_benchmark.sh), and
 // the Python worker's do_bench times a callable as triton.testing.do_bench does (where triton is
 // importable). Skipped where no GPU is present, or where python3 has no CUDA torch.
 #include <gtest/gtest.h>

@@ -1,12 +1,14 @@
 #include "cli/cli.h"
 
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "build_info.h"
 #include "cluster/worker.h"
+#include "common/printable.h"
 #include "kernels/kernel.h"
 #include "report/commands.h"
 #include "run/run.h"
@@ -147,7 +149,11 @@ int main(int argc, char** argv, Registry& registry) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
+    // Help goes to stdout as written; an error names what was typed, shown on one terminal line.
+    std::ostringstream error;
+    const int code = app.exit(e, std::cout, error);
+    std::istringstream lines(error.str());
+    for (std::string line; std::getline(lines, line);) std::cerr << printable(line) << "\n";
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
@@ -164,7 +170,7 @@ int main(int argc, char** argv, Registry& registry) {
     if (*compare) return compare_results(compare_args);
     if (*import) return import_results(import_args);
   } catch (const std::exception& e) {
-    std::cerr << "kernelsweep: " << e.what() << "\n";
+    std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return kExitFailure;
   }
   return kExitBadInput;

@@ -2,11 +2,14 @@
 // Writes kernelindex objects ({run, protocol, environment, workload, implementation}) into an
 // output folder: format "json" gives one pretty file per run, named run.metadata.name + ".json"
 // (written to a temporary name and renamed, so a reader never sees half a file); format "jsonl"
-// gives one compact line per run appended to kernelindex.jsonl in the folder.
+// gives one compact line per run appended to kernelindex.jsonl in the folder (a line that a stop cut
+// short is dropped when the file is opened again: it never was a document).
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,7 +51,18 @@ class DocumentWriter {
   // Writes the object {run, protocol, environment, workload, implementation} (kernelindex_object's
   // shape); a jsonl line takes the cited documents' texts as they are. Throws std::runtime_error naming the file when the
   // write fails, std::invalid_argument when the run has no metadata.name.
-  void write(const Json& run, const CitedView& cited);
+  // `line`, when given, is object_line(run, cited), made already by the caller: jsonl writes it as is.
+  void write(const Json& run, const CitedView& cited, std::string_view line = {});
+  // The same object given as its compact line (object_line's text, as the pending documents keep it).
+  // Throws std::invalid_argument when the line is not a kernelindex object with a named run.
+  void write_line(std::string_view line);
+
+  // The object {run, ...} on one line, without the newline: a jsonl line's text.
+  static std::string object_line(const Json& run, const CitedView& cited);
+
+  // Whether the run's document is in the folder already: its file (json), or a line among the last
+  // `recent` lines of kernelindex.jsonl (jsonl: where a resumed batch's documents would be).
+  bool holds(const Json& run, std::size_t recent) const;
 
   // Pushes buffered jsonl lines to the file (json files are complete when write returns). The caller
   // flushes at its own rhythm, beside the HDF5 flushes; the destructor flushes too.
@@ -63,7 +77,9 @@ class DocumentWriter {
 
  private:
   void write_json_file(const Json& run, const CitedView& cited);
-  void write_jsonl_line(const Json& run, const CitedView& cited);
+  void append_jsonl(const std::string& line);
+  void write_json_object(const std::filesystem::path& path, const Json& object);
+  std::set<std::string> run_names_in_last_lines(std::size_t count) const;
 
   std::filesystem::path directory_;
   std::string format_;

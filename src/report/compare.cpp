@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/parallel.h"
+#include "common/printable.h"
 #include "report/commands.h"
 #include "report/compare_rule.h"
 #include "report/filter.h"
@@ -474,7 +475,7 @@ std::size_t points_failing(const Comparison& comparison, double fail_above_perce
 }
 
 int bad_input(const std::string& what) {
-  std::cerr << "kernelsweep compare: " << what << "\n";
+  std::cerr << "kernelsweep compare: " << printable(what) << "\n";
   return kExitBadInput;
 }
 

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "common/printable.h"
 #include "kernels/kernel.h"
 #include "report/commands.h"
 #include "run/run.h"
@@ -278,10 +279,10 @@ int merge_results(const MergeRequest& request, Registry& registry) {
   try {
     return merge(request, registry);
   } catch (const Refusal& refusal) {
-    std::cerr << "kernelsweep merge: " << refusal.what() << "\n";
+    std::cerr << "kernelsweep merge: " << printable(refusal.what()) << "\n";
     return kExitBadInput;
   } catch (const std::exception& error) {
-    std::cerr << "kernelsweep merge: " << request.output << ": " << error.what() << "\n";
+    std::cerr << "kernelsweep merge: " << printable(request.output + ": " + error.what()) << "\n";
     return kExitFailure;
   }
 }

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/printable.h"
 #include "report/commands.h"
 #include "report/filter.h"
 #include "report/view.h"
@@ -505,7 +506,7 @@ int show_results(const ShowRequest& request) {
   try {
     out = render(request);
   } catch (const BadInput& bad) {
-    std::cerr << "kernelsweep show: " << bad.line << "\n";
+    std::cerr << "kernelsweep show: " << printable(bad.line) << "\n";
     return kExitBadInput;
   }
   std::fwrite(out.data(), 1, out.size(), stdout);

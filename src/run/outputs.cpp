@@ -1,8 +1,11 @@
 #include "run/outputs.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -41,7 +44,7 @@ std::string title_of(const Registry& registry, const std::string& kernel_name) {
 RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
                        const ProtocolSpec& protocol, std::size_t points, double progress_interval_s)
     : registry_(registry), file_(std::move(file)), lock_(std::move(lock)), writer_(std::move(writer)), protocol_spec_(protocol),
-      progress_(points, progress_interval_s), last_write_(std::chrono::steady_clock::now()) {}
+      progress_(points, progress_interval_s), pending_(writer_.directory()), last_write_(std::chrono::steady_clock::now()) {}
 
 void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
   ranks_ = ranks;
@@ -132,17 +135,88 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
 }
 
 void RunOutputs::write_batch() {
-  // The space for the batch's documents first: a full disk stops the run before the rows are stored,
-  // rather than between the rows and their documents.
-  if (!documents_.empty()) reserve_documents_space(kDocumentsMarginBytes + kDocumentBytes * documents_.size());
-  if (!batch_.empty()) file_.append(batch_);
-  file_.flush();
+  // The batch's documents first go to the journal, with the space for the documents themselves held
+  // while the rows are stored: a full disk stops the run before the rows are stored rather than
+  // between the rows and their documents, and a kill between the two leaves the journal, from which
+  // --resume writes them.
+  if (!documents_.empty()) hold_pending_documents();
+  try {
+    if (!batch_.empty()) file_.append(batch_);
+    file_.flush();
+  } catch (const StorageFullError&) {
+    pending_.clear();  // refused before HDF5 wrote any of the rows: the journal describes nothing
+    throw;
+  }
   batch_.clear();
   documents_space_.give_back();
-  for (const PendingDocument& d : documents_) writer_.write(d.run, {*d.protocol, *d.environment, d.workload, *d.implementation});
+  for (std::size_t i = 0; i < documents_.size(); ++i) {
+    const PendingDocument& d = documents_[i];
+    writer_.write(d.run, {*d.protocol, *d.environment, d.workload, *d.implementation}, document_lines_[i]);
+  }
   writer_.flush();
+  if (!documents_.empty()) pending_.clear();
   documents_.clear();
+  document_lines_.clear();
   last_write_ = std::chrono::steady_clock::now();
+}
+
+void RunOutputs::hold_pending_documents() {
+  PendingDocuments::Batch pending{file_.run_count(), {}};
+  std::uint64_t bytes = 0;
+  for (const PendingDocument& d : documents_) {
+    pending.lines.push_back(
+        DocumentWriter::object_line(d.run, {*d.protocol, *d.environment, d.workload, *d.implementation}));
+    bytes += pending.lines.back().size() + 1;
+  }
+  // A pretty-printed document (format json) takes more room than its compact line.
+  const std::uint64_t documents_bytes = std::max<std::uint64_t>(2 * bytes, kDocumentBytes * documents_.size());
+  reserve_documents_space(kDocumentsMarginBytes + bytes + documents_bytes);
+  documents_space_.give_back();
+  try {
+    pending_.hold(pending);
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::no_space_on_device || e.code().value() == EDQUOT)
+      throw StorageFullError(fmt::format("documents folder {}: {}", writer_.directory().string(), e.what()));
+    throw;
+  }
+  document_lines_ = std::move(pending.lines);  // kernelindex.jsonl takes the same lines
+  try {
+    reserve_documents_space(kDocumentsMarginBytes + documents_bytes);
+  } catch (const StorageFullError&) {
+    pending_.clear();  // the rows will not be stored: the journal describes nothing
+    throw;
+  }
+}
+
+// The journal's documents describe the rows stored right after it was written: the file holds them
+// when it has its rows_before + count rows and those rows are the documents' points, in order.
+bool RunOutputs::file_holds_rows_of(const PendingDocuments::Batch& batch) const {
+  if (file_.run_count() < batch.rows_before + batch.lines.size()) return false;
+  const std::vector<StoredRun> rows = file_.read_runs(batch.rows_before, batch.lines.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Json object = Json::parse(batch.lines[i], nullptr, false);
+    const Json* point = object.is_object() ? &object : nullptr;
+    for (const char* key : {"run", "spec", "sourceNative", "pointId"})
+      point = point && point->is_object() && point->contains(key) ? &(*point)[key] : nullptr;
+    if (!point || !point->is_string() || point->get<std::string>() != rows[i].point_id) return false;
+  }
+  return true;
+}
+
+std::size_t RunOutputs::complete_pending_documents() {
+  const auto batch = pending_.read();
+  std::size_t written = 0;
+  if (batch && file_holds_rows_of(*batch)) {
+    for (const std::string& line : batch->lines) {
+      const Json object = Json::parse(line);
+      if (writer_.holds(object["run"], batch->lines.size())) continue;  // written before the stop
+      writer_.write_line(line);
+      ++written;
+    }
+    writer_.flush();
+  }
+  pending_.clear();  // what it held is written, or its rows were never stored (their points run again)
+  return written;
 }
 
 void RunOutputs::reserve_documents_space(std::uint64_t bytes) {

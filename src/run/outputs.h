@@ -3,7 +3,9 @@
 // batches (flushed at least every 2 seconds or 64 records, so a crash loses at most the points in
 // flight), becomes a kernelindex document, and counts towards the progress line. A batch's
 // documents are written once its rows are flushed: a document never describes a row the file does
-// not hold, whatever stops the run (a kill, a full disk).
+// not hold, whatever stops the run (a kill, a full disk). They are written ahead to a journal
+// (kernelindex/pending_documents.h) before the rows, so that a stop between the rows and the
+// documents leaves no row without its document once --resume has run.
 #include <chrono>
 #include <map>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "config/sweep_spec.h"
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
+#include "kernelindex/pending_documents.h"
 #include "run/progress.h"
 #include "store/results_file.h"
 #include "store/space_reserve.h"
@@ -29,6 +32,10 @@ class RunOutputs final : public ResultSink {
   // `lock` is the results file's writer lock, held until the file is finished or saved.
   RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
              const ProtocolSpec& protocol, std::size_t points, double progress_interval_s);
+
+  // --resume, before measuring: writes the documents of the last batch a stop left in the journal,
+  // those whose rows the file holds and that are not written yet. Returns how many it wrote.
+  std::size_t complete_pending_documents();
 
   void on_start(const std::vector<RankIdentity>& ranks) override;
   void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) override;
@@ -54,6 +61,8 @@ class RunOutputs final : public ResultSink {
   const CitedDocument& implementation_for(const RunRecord& record, const RankIdentity& rank,
                                           const nlohmann::json& provenance);
   void write_batch();
+  void hold_pending_documents();
+  bool file_holds_rows_of(const PendingDocuments::Batch& batch) const;
   void reserve_documents_space(std::uint64_t bytes);
 
   const Registry& registry_;
@@ -78,10 +87,12 @@ class RunOutputs final : public ResultSink {
   };
   std::vector<StoredRun> batch_;
   std::vector<PendingDocument> documents_;  // those of batch_
+  std::vector<std::string> document_lines_;  // their compact lines, as the journal holds them
   // Space held for the next batch's documents (a placeholder file in their folder, its blocks
   // reserved past its end): taken before the batch's rows are stored, given back just before the
   // documents are written, so that a disk filling meanwhile cannot leave rows without documents.
   SpaceReserve documents_space_;
+  PendingDocuments pending_;
   std::chrono::steady_clock::time_point last_write_;
   std::size_t not_passed_ = 0;
   std::size_t received_ = 0;

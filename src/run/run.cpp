@@ -18,6 +18,7 @@
 #include "cluster/sweep_runner.h"
 #include "cluster/worker_process.h"
 #include "common/clock.h"
+#include "common/printable.h"
 #include "kernelindex/kernelindex.h"
 #include "plan/plan.h"
 #include "store/space_reserve.h"
@@ -60,7 +61,7 @@ void remove_documents(const fs::path& folder) {
     const fs::path& file = entry.path();
     if (!entry.is_regular_file()) continue;
     if (file.filename() == DocumentWriter::kJsonlFileName || file.extension() == ".partial" ||
-        file.filename() == RunOutputs::kDocumentsSpaceFile) {
+        file.filename() == RunOutputs::kDocumentsSpaceFile || file.filename() == PendingDocuments::kFileName) {
       ours.push_back(file);
     } else if (file.extension() == ".json") {
       std::ifstream in(file);
@@ -156,10 +157,11 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
 // holds every batch flushed before it; the job ends, and --resume measures the rest.
 [[noreturn]] void stop_for_want_of_space(MpiWorld& world, const StorageFullError& error, RunOutputs& outputs,
                                          const OutputPaths& paths, const std::string& sweep_path) {
-  std::cerr << fmt::format("kernelsweep: {}; {} holds the {} results stored before, the {} received since were not "
-                           "stored: free space, then `kernelsweep run --resume {}` measures the rest\n",
-                           error.what(), paths.results_file.string(), outputs.rows_in_file(), outputs.unstored(),
-                           sweep_path);
+  std::cerr << printable(fmt::format("kernelsweep: {}; {} holds the {} results stored before, the {} received since "
+                                     "were not stored: free space, then `kernelsweep run --resume {}` measures the rest",
+                                     error.what(), paths.results_file.string(), outputs.rows_in_file(),
+                                     outputs.unstored(), sweep_path))
+            << "\n";
   outputs.release_lock();
   world.abort(kExitFailure);
 }
@@ -192,11 +194,16 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
         outputs.emplace(registry, std::move(*file), std::move(lock), DocumentWriter(paths.documents, paths.format),
                         sweep->spec.protocol, sweep->plan.points.size() - skip.size(), args.progress_interval_s);
         if (!skip.empty()) std::cerr << fmt::format("resuming: {} of {} points already passed\n", skip.size(), sweep->plan.points.size());
+        if (args.resume) {
+          const std::size_t completed = outputs->complete_pending_documents();
+          if (completed > 0)
+            std::cerr << fmt::format("resuming: wrote the {} documents of stored results that a stop left unwritten\n", completed);
+        }
       }
     } catch (const std::exception& e) {
       problem = e.what();
     }
-    if (!problem.empty()) std::cerr << "kernelsweep: " << problem << "\n";
+    if (!problem.empty()) std::cerr << "kernelsweep: " << printable(problem) << "\n";
   }
   if (!world.all(problem.empty())) return kExitBadInput;
   const auto skipped = nlohmann::json::parse(world.broadcast_from_root(skip.dump())).get<std::set<std::size_t>>();
@@ -214,20 +221,21 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       } catch (const StorageFullError& full) {
         stop_for_want_of_space(world, full, *outputs, paths, sweep->spec.source_path);
       }
-      std::cerr << fmt::format("kernelsweep: {}; {} points stored in {}; `kernelsweep run --resume` completes the sweep\n",
-                               e.what(), stored, paths.results_file.string());
+      std::cerr << printable(fmt::format("kernelsweep: {}; {} points stored in {}; `kernelsweep run --resume` "
+                                         "completes the sweep", e.what(), stored, paths.results_file.string()))
+                << "\n";
     } else {
       // Rank 0 saves what it has and then ends the job; give it the time to do so.
       std::this_thread::sleep_for(std::chrono::seconds(10));
     }
     world.abort(kExitFailure);
   } catch (const RunError& e) {
-    if (root) std::cerr << "kernelsweep: " << e.what() << "\n";
+    if (root) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return kExitBadInput;
   } catch (const StorageFullError& e) {
     stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path);
   } catch (const std::exception& e) {
-    std::cerr << fmt::format("kernelsweep: rank {}: {}\n", world.rank(), e.what());
+    std::cerr << fmt::format("kernelsweep: rank {}: {}\n", world.rank(), printable(e.what()));
     world.abort(kExitFailure);
   }
   std::size_t not_passed = 0;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/printable.h"
 #include "config/parse.h"
 #include "plan/plan.h"
 #include "plugins/plugins.h"
@@ -95,7 +96,7 @@ bool load_python_or_say_why(const PythonSetup& setup, Registry& registry) {
     load_python_modules(setup, registry);
     return true;
   } catch (const PluginError& e) {
-    std::cerr << "kernelsweep: " << e.what() << "\n";
+    std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return false;
   }
 }
@@ -105,7 +106,7 @@ std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vecto
   try {
     return load_requested_plugins(named, registry);
   } catch (const PluginError& e) {
-    std::cerr << "kernelsweep: " << e.what() << "\n";
+    std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return std::nullopt;
   }
 }

@@ -67,6 +67,13 @@ Extendable1D Extendable1D::open(hid_t file, const std::string& name, const Optio
   return Extendable1D(std::move(dataset), name, size, options.conversion_buffer_bytes);
 }
 
+bool Extendable1D::stored_as(hid_t file_type) const {
+  Handle stored = own_datatype(H5Dget_type(dataset_.get()), "reading the type of " + name_);
+  const htri_t equal = H5Tequal(stored.get(), file_type);
+  check_status(equal < 0 ? -1 : 0, "comparing the type of " + name_);
+  return equal > 0;
+}
+
 void Extendable1D::append(hid_t memory_type, std::uint64_t count, const void* buffer) {
   if (count == 0) return;
   const std::string what = "appending " + std::to_string(count) + " elements to " + name_;

@@ -38,6 +38,8 @@ class Extendable1D {
 
   std::uint64_t size() const { return size_; }
   const std::string& name() const { return name_; }
+  // Whether the file describes the elements' type as `file_type` (H5Tequal).
+  bool stored_as(hid_t file_type) const;
   hid_t id() const { return dataset_.get(); }
 
   // Writes `count` elements of `memory_type` from `buffer` after the current end.
@@ -174,6 +176,10 @@ class Table {
 
   std::uint64_t size() const { return rows_.size(); }
   void clear_past_end(std::uint64_t margin_chunks) { rows_.clear_past_end(margin_chunks); }
+
+  // Whether the dataset's type, as the file describes it, is the one `layout` writes: a damaged
+  // description (an object header carries no checksum) would read every row through other types.
+  bool stored_as(const CompoundLayout<Record>& layout) const { return rows_.stored_as(layout.file_type()); }
 
   void append(std::span<Record> records, const CompoundLayout<Record>& layout) {
     std::vector<std::byte> buffer(records.size() * layout.row_bytes());

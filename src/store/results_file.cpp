@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/digest.h"
 #include "store/h5_table.h"
 #include "store/space_reserve.h"
 
@@ -54,8 +56,15 @@ std::uint64_t batch_bytes(const std::vector<StoredRun>& batch) {
   return bytes;
 }
 
+// Layout 2 on: the strings_check column closes every table.
+template <class Record>
+h5::CompoundLayout<Record> with_check(std::vector<Field<Record>> columns, std::int64_t layout_version) {
+  if (layout_version >= 2) columns.push_back(KS_FIELD(Record, "strings_check", strings_check));
+  return h5::CompoundLayout<Record>(std::move(columns));
+}
+
 // The RunRecord's own fields (cluster/run_record.h), then what the store adds.
-h5::CompoundLayout<StoredRun> run_layout() {
+h5::CompoundLayout<StoredRun> run_layout(std::int64_t layout_version) {
   using R = StoredRun;
   std::vector<Field<R>> columns = run_record_fields<R>();
   for (auto column : {KS_FIELD(R, "protocol_digest", cited.protocol_digest),
@@ -64,36 +73,69 @@ h5::CompoundLayout<StoredRun> run_layout() {
                       KS_FIELD(R, "implementation_digest", cited.implementation_digest),
                       KS_FIELD(R, "samples_offset", samples_offset), KS_FIELD(R, "samples_count", samples_count)})
     columns.push_back(std::move(column));
-  return h5::CompoundLayout<R>(std::move(columns));
+  return with_check(std::move(columns), layout_version);
 }
 
-h5::CompoundLayout<DigestedDocument> document_layout() {
+h5::CompoundLayout<DigestedDocument> document_layout(std::int64_t layout_version) {
   using D = DigestedDocument;
-  return h5::CompoundLayout<D>({KS_FIELD(D, "digest", digest), KS_FIELD(D, "json", json)});
+  return with_check<D>({KS_FIELD(D, "digest", digest), KS_FIELD(D, "json", json)}, layout_version);
 }
 
-h5::CompoundLayout<RankInfo> rank_layout() {
+h5::CompoundLayout<RankInfo> rank_layout(std::int64_t layout_version) {
   using K = RankInfo;
-  return h5::CompoundLayout<K>({
-      KS_FIELD(K, "rank", rank),
-      KS_FIELD(K, "host", host),
-      KS_FIELD(K, "gpu_index", gpu_index),
-      KS_FIELD(K, "gpu_uuid", gpu_uuid),
-      KS_FIELD(K, "pci_bus_id", pci_bus_id),
-      KS_FIELD(K, "gpu_name", gpu_name),
-  });
+  return with_check<K>({KS_FIELD(K, "rank", rank), KS_FIELD(K, "host", host), KS_FIELD(K, "gpu_index", gpu_index),
+                        KS_FIELD(K, "gpu_uuid", gpu_uuid), KS_FIELD(K, "pci_bus_id", pci_bus_id),
+                        KS_FIELD(K, "gpu_name", gpu_name)},
+                       layout_version);
 }
 
-h5::CompoundLayout<SessionInfo> session_layout() {
+h5::CompoundLayout<SessionInfo> session_layout(std::int64_t layout_version) {
   using S = SessionInfo;
-  return h5::CompoundLayout<S>({
-      KS_FIELD(S, "started_at", started_at),
-      KS_FIELD(S, "world_size", world_size),
-      KS_FIELD(S, "host", host),
-      KS_FIELD(S, "command_line", command_line),
-      KS_FIELD(S, "kernelsweep_version", kernelsweep_version),
-      KS_FIELD(S, "git_commit", git_commit),
+  return with_check<S>({KS_FIELD(S, "started_at", started_at), KS_FIELD(S, "world_size", world_size),
+                        KS_FIELD(S, "host", host), KS_FIELD(S, "command_line", command_line),
+                        KS_FIELD(S, "kernelsweep_version", kernelsweep_version), KS_FIELD(S, "git_commit", git_commit)},
+                       layout_version);
+}
+
+// HDF5 keeps variable-length strings in heaps that no checksum covers (the chunks' Fletcher-32 covers
+// only the references to them), so a flipped byte there would read as another string. Each row, and
+// the root attributes, therefore carry strings_check: the SHA-256 of their strings, each preceded by
+// its length, cut to its first 64 bits.
+std::uint64_t strings_check(const std::vector<std::string_view>& strings) {
+  std::string bytes;
+  for (std::string_view text : strings) {
+    bytes += std::to_string(text.size());
+    bytes += ':';
+    bytes += text;
+  }
+  return std::stoull(sha256_hex(bytes).substr(0, 16), nullptr, 16);
+}
+
+template <class Record>
+std::uint64_t strings_check(const Record& record, const h5::CompoundLayout<Record>& layout) {
+  std::vector<std::string_view> strings;
+  for_each_field(record, layout.columns(), [&](const Field<Record>&, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) strings.push_back(value);
   });
+  return strings_check(strings);
+}
+
+// Sets each row's strings_check before it is stored (layout 2 on).
+template <class Record>
+void put_checks(std::span<Record> rows, const h5::CompoundLayout<Record>& layout, std::int64_t layout_version) {
+  if (layout_version < 2) return;
+  for (Record& row : rows) row.strings_check = strings_check(row, layout);
+}
+
+// The first row of `rows` whose strings do not match their check, as a message; empty when none.
+template <class Record>
+std::string first_unchecked_row(const std::vector<Record>& rows, const h5::CompoundLayout<Record>& layout,
+                                std::int64_t layout_version, std::string_view table) {
+  if (layout_version < 2) return "";
+  for (std::size_t row = 0; row < rows.size(); ++row)
+    if (rows[row].strings_check != strings_check(rows[row], layout))
+      return fmt::format("row {} of {}: its strings do not match their checksum (column strings_check)", row, table);
+  return "";
 }
 
 SessionInfo first_session(const RunInfo& info) {
@@ -142,6 +184,15 @@ h5::Handle file_access(bool file_locking) {
   return fapl;
 }
 
+std::uint64_t root_strings_check(const RunInfo& info) {
+  return strings_check({info.sweep_name, info.sweep_path, info.sweep_text, info.kernelsweep_version, info.git_commit,
+                        info.started_at, info.ended_at, info.host, info.command_line});
+}
+
+void write_strings_check(hid_t file, const RunInfo& info) {
+  h5::write_int64_attribute(file, "strings_check", std::bit_cast<std::int64_t>(root_strings_check(info)));
+}
+
 void write_root_attributes(hid_t file, const RunInfo& info) {
   h5::write_string_attribute(file, "format", kFormatName);
   h5::write_int64_attribute(file, "layout_version", kResultsLayoutVersion);
@@ -156,6 +207,7 @@ void write_root_attributes(hid_t file, const RunInfo& info) {
   h5::write_int64_attribute(file, "world_size", info.world_size);
   h5::write_string_attribute(file, "host", info.host);
   h5::write_string_attribute(file, "command_line", info.command_line);
+  write_strings_check(file, info);
 }
 
 RunInfo read_root_attributes(hid_t file) {
@@ -175,7 +227,18 @@ RunInfo read_root_attributes(hid_t file) {
   info.world_size = static_cast<std::int32_t>(h5::read_int64_attribute(file, "world_size"));
   info.host = h5::read_string_attribute(file, "host");
   info.command_line = h5::read_string_attribute(file, "command_line");
+  if (info.layout_version >= 2 &&
+      std::bit_cast<std::uint64_t>(h5::read_int64_attribute(file, "strings_check")) != root_strings_check(info))
+    throw ResultsFileError("the root attributes' strings do not match their checksum (attribute strings_check)");
   return info;
+}
+
+// ended_at, and the root attributes' checksum with it.
+void write_ended_at(hid_t file, const std::string& ended_at) {
+  RunInfo info = read_root_attributes(file);
+  info.ended_at = ended_at;
+  h5::write_string_attribute(file, "ended_at", ended_at);
+  if (info.layout_version >= 2) write_strings_check(file, info);
 }
 
 std::vector<std::string> split_lines(std::string_view text) {
@@ -199,8 +262,10 @@ std::string quoted_line(const std::vector<std::string>& lines, std::size_t index
 struct ResultsFile::Impl {
   enum class Mode { Create, Append, ReadOnly };
 
-  Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode)
-      : path(std::move(file_path)), writable(mode != Mode::ReadOnly), file(std::move(file_handle)) {
+  Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode, std::int64_t version)
+      : path(std::move(file_path)), writable(mode != Mode::ReadOnly), file(std::move(file_handle)),
+        layout_version(version), runs_layout(run_layout(version)), documents_layout(document_layout(version)),
+        ranks_layout(rank_layout(version)), sessions_layout(session_layout(version)) {
     if (writable) {  // before the tables are made or cleared: those are writes too
       reserve = SpaceReserve(path);
       reserve.ensure(kReserveBytes);
@@ -258,6 +323,7 @@ struct ResultsFile::Impl {
     if (digests.contains(digest)) return;
     reserve.ensure(kReserveBytes + 4 * json_text.size());
     DigestedDocument document{digest, json_text};
+    put_checks(std::span(&document, 1), documents_layout, layout_version);
     table.append(std::span(&document, 1), documents_layout);
     digests.insert(digest);
   }
@@ -279,10 +345,11 @@ struct ResultsFile::Impl {
   // is closed, whichever way the object goes.
   SpaceReserve reserve;
   h5::Handle file;
-  h5::CompoundLayout<StoredRun> runs_layout = run_layout();
-  h5::CompoundLayout<DigestedDocument> documents_layout = document_layout();
-  h5::CompoundLayout<RankInfo> ranks_layout = rank_layout();
-  h5::CompoundLayout<SessionInfo> sessions_layout = session_layout();
+  std::int64_t layout_version;  // the file's: a file of layout 1 is appended to as layout 1
+  h5::CompoundLayout<StoredRun> runs_layout;
+  h5::CompoundLayout<DigestedDocument> documents_layout;
+  h5::CompoundLayout<RankInfo> ranks_layout;
+  h5::CompoundLayout<SessionInfo> sessions_layout;
   std::optional<h5::Table<StoredRun>> runs;
   std::optional<h5::Extendable1D> samples;
   std::optional<h5::Table<DigestedDocument>> environments, protocols;
@@ -337,8 +404,9 @@ ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo
         h5::own_file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "creating the HDF5 file");
     try {
       write_root_attributes(file.get(), info);
-      auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create);
+      auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create, kResultsLayoutVersion);
       std::vector<SessionInfo> rows = sessions;
+      put_checks(std::span(rows), impl->sessions_layout, impl->layout_version);
       impl->sessions->append(std::span(rows), impl->sessions_layout);
       // Until its first flush the file on disk is a bare superblock that no reader opens: make the
       // empty layout durable now, so a writer killed before its first batch leaves a resumable file.
@@ -365,6 +433,23 @@ namespace {
 // file only when the child ends well within its deadline. A crash, a hang or a failed check becomes
 // a one-line refusal that says what is wrong and what to do.
 
+// The first table whose type, as the file describes it, is not the one its layout writes: an object
+// header carries no checksum in this format, and a flipped bit in a type's description (a member's
+// size, sign or offset) would read every row as other numbers. Empty when all are as written.
+std::string first_retyped_table(const ResultsFile::Impl& impl) {
+  const auto retyped = [](std::string_view table) {
+    return fmt::format("the column types of {} are not those kernelsweep writes (the dataset's description of them "
+                       "is damaged)", table);
+  };
+  if (!impl.runs->stored_as(impl.runs_layout)) return retyped("/runs");
+  if (!impl.samples->stored_as(H5T_IEEE_F64LE)) return retyped("/samples");
+  if (!impl.environments->stored_as(impl.documents_layout)) return retyped("/environments");
+  if (!impl.protocols->stored_as(impl.documents_layout)) return retyped("/protocols");
+  if (!impl.ranks->stored_as(impl.ranks_layout)) return retyped("/ranks");
+  if (!impl.sessions->stored_as(impl.sessions_layout)) return retyped("/sessions");
+  return "";
+}
+
 // Reads every part of the file and checks it; what is wrong, or empty. Runs in the child.
 std::string read_everything(const std::filesystem::path& path, bool as_writer) {
   h5::QuietErrors quiet;
@@ -373,11 +458,14 @@ std::string read_everything(const std::filesystem::path& path, bool as_writer) {
     h5::Handle file = h5::own_file(H5Fopen(path.c_str(), as_writer ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()),
                                    "opening the HDF5 file");
     if (as_writer) repair_end_of_allocation(file.get());  // as open_for_append will
-    read_root_attributes(file.get());
-    ResultsFile::Impl impl(path, std::move(file), ResultsFile::Impl::Mode::ReadOnly);
+    const std::int64_t version = read_root_attributes(file.get()).layout_version;
+    ResultsFile::Impl impl(path, std::move(file), ResultsFile::Impl::Mode::ReadOnly, version);
+    if (auto what = first_retyped_table(impl); !what.empty()) return what;
     const std::uint64_t samples = impl.samples->size();
     std::uint64_t row = 0;
-    for (const StoredRun& run : impl.runs->read_all(impl.runs_layout)) {
+    const std::vector<StoredRun> runs = impl.runs->read_all(impl.runs_layout);
+    if (auto what = first_unchecked_row(runs, impl.runs_layout, version, "/runs"); !what.empty()) return what;
+    for (const StoredRun& run : runs) {
       if (!is_known_status(run.status))
         return fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, run.status);
       if (!nlohmann::json::accept(run.params_json))
@@ -393,11 +481,17 @@ std::string read_everything(const std::filesystem::path& path, bool as_writer) {
       block.resize(std::min(kBlock, samples - first));
       impl.samples->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
     }
-    impl.environments->read_all(impl.documents_layout);
-    impl.protocols->read_all(impl.documents_layout);
-    impl.ranks->read_all(impl.ranks_layout);
-    impl.sessions->read_all(impl.sessions_layout);
-    return "";
+    for (const char* name : {"/environments", "/protocols"}) {
+      const auto& table = std::string_view(name) == "/environments" ? impl.environments : impl.protocols;
+      if (auto what = first_unchecked_row(table->read_all(impl.documents_layout), impl.documents_layout, version, name);
+          !what.empty())
+        return what;
+    }
+    if (auto what = first_unchecked_row(impl.ranks->read_all(impl.ranks_layout), impl.ranks_layout, version, "/ranks");
+        !what.empty())
+      return what;
+    return first_unchecked_row(impl.sessions->read_all(impl.sessions_layout), impl.sessions_layout, version,
+                               "/sessions");
   } catch (const std::exception& error) {
     return error.what();
   }
@@ -484,9 +578,9 @@ ResultsFile ResultsFile::open_for_append(const std::filesystem::path& path) {
     h5::Handle fapl = file_access(true);
     h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file");
     repair_end_of_allocation(file.get());
-    read_root_attributes(file.get());  // refuses a file that is not ours before touching it
-    h5::write_string_attribute(file.get(), "ended_at", "");
-    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append));
+    const std::int64_t version = read_root_attributes(file.get()).layout_version;  // refuses a file not ours first
+    write_ended_at(file.get(), "");
+    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append, version));
   });
 }
 
@@ -495,8 +589,8 @@ ResultsFile ResultsFile::open_read_only(const std::filesystem::path& path) {
   return guarded(path, "opening it to read", [&] {
     h5::Handle fapl = file_access(false);
     h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), "opening the HDF5 file");
-    read_root_attributes(file.get());
-    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::ReadOnly));
+    const std::int64_t version = read_root_attributes(file.get()).layout_version;
+    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::ReadOnly, version));
   });
 }
 
@@ -517,6 +611,7 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
     // Samples before rows: a crash between the two leaves unreferenced samples, never a row
     // pointing past the end of /samples.
     self.samples->append(H5T_NATIVE_DOUBLE, samples.size(), samples.data());
+    put_checks(std::span(batch), self.runs_layout, self.layout_version);
     self.runs->append(std::span(batch), self.runs_layout);
   });
 }
@@ -544,6 +639,7 @@ void ResultsFile::put_rank(const RankInfo& rank) {
     if (std::find(self.stored_ranks.begin(), self.stored_ranks.end(), rank) != self.stored_ranks.end()) return;
     self.reserve.ensure(kReserveBytes);
     RankInfo row = rank;
+    put_checks(std::span(&row, 1), self.ranks_layout, self.layout_version);
     self.ranks->append(std::span(&row, 1), self.ranks_layout);
     self.stored_ranks.push_back(rank);
   });
@@ -555,6 +651,7 @@ void ResultsFile::add_session(const SessionInfo& session) {
     self.require_writable("record a session");
     self.reserve.ensure(kReserveBytes);
     SessionInfo row = session;
+    put_checks(std::span(&row, 1), self.sessions_layout, self.layout_version);
     self.sessions->append(std::span(&row, 1), self.sessions_layout);
   });
 }
@@ -572,7 +669,7 @@ void ResultsFile::finish(const std::string& ended_at) {
   Impl& self = impl();
   guarded(self.path, "finishing", [&] {
     self.require_writable("finish");
-    h5::write_string_attribute(self.id(), "ended_at", ended_at);
+    write_ended_at(self.id(), ended_at);
     self.close();
   });
   impl_.reset();

@@ -24,7 +24,9 @@
 namespace ks {
 
 // Bumped when the layout changes in a way a reader must know; stored as the root attribute layout_version.
-inline constexpr std::int64_t kResultsLayoutVersion = 1;
+// 2: every table and the root attributes carry strings_check, a checksum of their strings. Files of
+// layout 1 are read (and resumed) without it.
+inline constexpr std::int64_t kResultsLayoutVersion = 2;
 
 // The root group's attributes: what was swept, and the session that created the file.
 struct RunInfo {
@@ -50,6 +52,7 @@ struct SessionInfo {
   std::string command_line;
   std::string kernelsweep_version;
   std::string git_commit;
+  std::uint64_t strings_check = 0;  // set when stored, checked when read
 };
 
 // One row of /ranks: where a rank ran. gpu_index is -1 and the GPU strings empty on a CPU rank.
@@ -60,13 +63,18 @@ struct RankInfo {
   std::string gpu_uuid;
   std::string pci_bus_id;
   std::string gpu_name;
-  bool operator==(const RankInfo&) const = default;
+  std::uint64_t strings_check = 0;  // set when stored, checked when read (results_file.cpp)
+  bool operator==(const RankInfo& other) const {
+    return rank == other.rank && host == other.host && gpu_index == other.gpu_index && gpu_uuid == other.gpu_uuid &&
+           pci_bus_id == other.pci_bus_id && gpu_name == other.gpu_name;
+  }
 };
 
 // One row of /environments or /protocols: a document's canonical JSON, keyed by its content digest.
 struct DigestedDocument {
   std::string digest;  // "sha256:…"
   std::string json;
+  std::uint64_t strings_check = 0;  // set when stored, checked when read
 };
 
 // A results file that cannot be read safely: reading it crashed or hung a child process, or what it

@@ -18,6 +18,7 @@ struct StoredRun : RunRecord {
   StoredRun(RunRecord record, Citations citations) : RunRecord(std::move(record)), cited(std::move(citations)) {}
   Citations cited;
   std::uint64_t samples_offset = 0, samples_count = 0;  // set by ResultsFile::append
+  std::uint64_t strings_check = 0;  // set by ResultsFile::append, checked when the file is read
 };
 
 }  // namespace ks

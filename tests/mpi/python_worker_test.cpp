@@ -115,8 +115,9 @@ TEST_F(PythonSweep, PythonAndCppImplementationsShareOneFileOnFourRanks) {
     ++python_documents;
     const std::string module = spec["python"]["module"];
     EXPECT_TRUE(module == "softmax" || module.starts_with("kernelsweep.implementations.")) << module;
-    if (module == "softmax")
+    if (module == "softmax") {
       EXPECT_EQ(spec["python"]["sha256"], sha256_hex(read_text(fs::path(KS_SOURCE_DIR) / "examples/python/softmax.py")));
+    }
     EXPECT_EQ(spec.at("backend"), spec.at("implementation") == "triton" ? "cuda" : "cpu");
     EXPECT_FALSE(d.at("environment").at("spec").at("software").at("python").at("torch").get<std::string>().empty());
   }

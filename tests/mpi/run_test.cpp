@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -14,7 +15,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
+#include "kernelindex/pending_documents.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"
 
@@ -204,6 +207,88 @@ TEST(RunResume, RefusesASweepFileThatChanged) {
   EXPECT_NE(refused.output.find("differs"), std::string::npos) << refused.output;
   EXPECT_NE(refused.output.find("id: [1, 2, 3]"), std::string::npos) << refused.output;
 }
+
+// A stop between a batch's rows and its documents (rank 0 killed in between) leaves the rows in the
+// file, the first documents written, the last one cut short (jsonl), and the batch in the journal.
+// That state is made here from a finished run of 6 points (one batch): --resume writes the 4 missing
+// documents, each once and as it would have been, and drops the journal.
+class RunResumeDocuments : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
+  const std::string format = GetParam();
+  const fs::path dir = fresh_directory("run_resume_documents_" + format);
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, sweep_text("pending", "  - kernel: noop\n    grid:\n      id: {from: 1, to: 6, step: 1}\n"));
+  const std::string run = mpirun_test_cli(
+      1, fmt::format("run {} --output-dir {} --kernelindex-format {}", sweep.string(), dir.string(), format));
+  ASSERT_EQ(run_shell(run).exit_code, 0);
+  const fs::path documents = dir / "kernelindex";
+  const fs::path journal = documents / PendingDocuments::kFileName;
+  ASSERT_FALSE(fs::exists(journal)) << "a finished run leaves no pending documents";
+
+  // The batch's documents in row order, as whole files (json) or lines (jsonl).
+  std::map<std::string, std::string> text_of_point;
+  std::map<std::string, fs::path> file_of_point;
+  if (format == "json") {
+    for (const auto& entry : fs::directory_iterator(documents)) {
+      const std::string point = read_json(entry.path())["run"]["spec"]["sourceNative"]["pointId"];
+      text_of_point[point] = read_text(entry.path());
+      file_of_point[point] = entry.path();
+    }
+  } else {
+    std::istringstream lines(read_text(documents / DocumentWriter::kJsonlFileName));
+    for (std::string line; std::getline(lines, line);)
+      text_of_point[Json::parse(line)["run"]["spec"]["sourceNative"]["pointId"]] = line;
+  }
+  std::vector<std::string> rows;
+  for (const RunRecord& r : ResultsFile::open_read_only(dir / "pending.h5").read_runs()) rows.push_back(r.point_id);
+  ASSERT_EQ(rows.size(), 6u);
+  ASSERT_EQ(text_of_point.size(), 6u);
+
+  std::string held = R"({"count":6,"rows_before":0})" "\n";
+  for (const std::string& point : rows) held += Json::parse(text_of_point[point]).dump() + "\n";
+  write_file(journal, held);
+  if (format == "json") {
+    for (std::size_t i = 2; i < rows.size(); ++i) fs::remove(file_of_point[rows[i]]);
+  } else {
+    const std::string third = text_of_point[rows[2]];
+    write_file(documents / DocumentWriter::kJsonlFileName,
+               text_of_point[rows[0]] + "\n" + text_of_point[rows[1]] + "\n" + third.substr(0, third.size() / 2));
+  }
+
+  const auto resumed = run_shell(run + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("wrote the 4 documents"), std::string::npos) << resumed.output;
+  EXPECT_FALSE(fs::exists(journal));
+  if (format == "json") {
+    std::size_t files = 0;
+    for (const auto& entry : fs::directory_iterator(documents)) {
+      ++files;
+      const std::string point = read_json(entry.path())["run"]["spec"]["sourceNative"]["pointId"];
+      EXPECT_EQ(read_text(entry.path()), text_of_point[point]) << entry.path();
+    }
+    EXPECT_EQ(files, 6u);
+  } else {
+    std::string expected;
+    for (const std::string& point : rows) expected += text_of_point[point] + "\n";
+    EXPECT_EQ(read_text(documents / DocumentWriter::kJsonlFileName), expected);
+  }
+
+  // A journal whose rows never reached the file (the stop came before they were stored) writes
+  // nothing: those points have no row, and a resume measures them again.
+  write_file(journal, std::string(R"({"count":1,"rows_before":6})") + "\n" +
+                          Json::parse(text_of_point[rows[0]]).dump() + "\n");
+  const auto again = run_shell(run + " --resume");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(again.output.find("wrote the"), std::string::npos) << again.output;
+  EXPECT_FALSE(fs::exists(journal));
+  if (format == "json")
+    EXPECT_EQ(std::distance(fs::directory_iterator(documents), fs::directory_iterator()), 6);
+  else
+    EXPECT_EQ(std::ranges::count(read_text(documents / DocumentWriter::kJsonlFileName), '\n'), 6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, RunResumeDocuments, ::testing::Values("json", "jsonl"));
 
 // --overwrite replaces a results file, and refuses any other file that has its name (here the sweep
 // file itself), leaving it as it was.

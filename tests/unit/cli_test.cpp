@@ -44,6 +44,22 @@ TEST(Cli, MissingFileAndUnknownCommandExitWith2) {
   EXPECT_EQ(run_shell(fmt::format("{} plan", KS_CLI)).exit_code, 2);
 }
 
+// A path or an option holding a newline or an escape sequence is shown as \xNN: the message stays
+// one line, and nothing reaches the terminal as a control sequence.
+TEST(Cli, ControlCharactersInArgumentsAreEscapedInMessages) {
+  const auto dir = fresh_directory("cli_control_characters");
+  const std::string odd_name = (dir / "odd\x1b[31mname\n.h5").string();
+  for (const std::string& arguments : {fmt::format("status '{}'", odd_name), fmt::format("show '{}'", odd_name),
+                                       fmt::format("validate '{}'", odd_name), std::string("run '--bo\x1bgus' x.yaml")}) {
+    const auto r = run_shell(fmt::format("{} {}", KS_CLI, arguments));
+    EXPECT_NE(r.exit_code, 0) << arguments << ": " << r.output;
+    EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << arguments << ": " << r.output;
+    EXPECT_NE(r.output.find("\\x1b"), std::string::npos) << arguments << ": " << r.output;
+    if (arguments.starts_with("run")) continue;  // CLI11 adds a line of its own ("Run with --help ...")
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << arguments << ": " << r.output;
+  }
+}
+
 TEST(Cli, LigerPlanHas72PointsWhoseIdsDoNotChange) {
   const std::string command = fmt::format("{} plan {} --json", KS_CLI, config("liger-distill-cosine.yaml"));
   const auto first = run_shell(command);

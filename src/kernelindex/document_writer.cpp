@@ -102,9 +102,12 @@ void DocumentWriter::write_line(std::string_view line) {
   ++written_;
 }
 
-bool DocumentWriter::holds(const Json& run, std::size_t recent) const {
-  if (format_ == "json") return std::filesystem::exists(path_for(run));
-  return run_names_in_last_lines(recent).count(run_name(run)) > 0;
+std::vector<bool> DocumentWriter::holds(const std::vector<Json>& runs) const {
+  std::vector<bool> held;
+  const std::set<std::string> recent = format_ == "jsonl" ? run_names_in_last_lines(runs.size()) : std::set<std::string>{};
+  for (const Json& run : runs)
+    held.push_back(format_ == "json" ? std::filesystem::exists(path_for(run)) : recent.count(run_name(run)) > 0);
+  return held;
 }
 
 std::set<std::string> DocumentWriter::run_names_in_last_lines(std::size_t count) const {

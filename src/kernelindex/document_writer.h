@@ -60,9 +60,10 @@ class DocumentWriter {
   // The object {run, ...} on one line, without the newline: a jsonl line's text.
   static std::string object_line(const Json& run, const CitedView& cited);
 
-  // Whether the run's document is in the folder already: its file (json), or a line among the last
-  // `recent` lines of kernelindex.jsonl (jsonl: where a resumed batch's documents would be).
-  bool holds(const Json& run, std::size_t recent) const;
+  // For each run, whether its document is in the folder already: its file (json), or a line among
+  // the last runs.size() lines of kernelindex.jsonl (jsonl: where a resumed batch's documents would
+  // be; the file's end is read once).
+  std::vector<bool> holds(const std::vector<Json>& runs) const;
 
   // Pushes buffered jsonl lines to the file (json files are complete when write returns). The caller
   // flushes at its own rhythm, beside the HDF5 flushes; the destructor flushes too.

@@ -190,12 +190,11 @@ void RunOutputs::hold_pending_documents() {
 
 // The journal's documents describe the rows stored right after it was written: the file holds them
 // when it has its rows_before + count rows and those rows are the documents' points, in order.
-bool RunOutputs::file_holds_rows_of(const PendingDocuments::Batch& batch) const {
-  if (file_.run_count() < batch.rows_before + batch.lines.size()) return false;
-  const std::vector<StoredRun> rows = file_.read_runs(batch.rows_before, batch.lines.size());
+bool RunOutputs::file_holds_rows_of(const PendingDocuments::Batch& batch, const std::vector<Json>& objects) const {
+  if (file_.run_count() < batch.rows_before + objects.size()) return false;
+  const std::vector<StoredRun> rows = file_.read_runs(batch.rows_before, objects.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Json object = Json::parse(batch.lines[i], nullptr, false);
-    const Json* point = object.is_object() ? &object : nullptr;
+    const Json* point = &objects[i];
     for (const char* key : {"run", "spec", "sourceNative", "pointId"})
       point = point && point->is_object() && point->contains(key) ? &(*point)[key] : nullptr;
     if (!point || !point->is_string() || point->get<std::string>() != rows[i].point_id) return false;
@@ -206,11 +205,16 @@ bool RunOutputs::file_holds_rows_of(const PendingDocuments::Batch& batch) const 
 std::size_t RunOutputs::complete_pending_documents() {
   const auto batch = pending_.read();
   std::size_t written = 0;
-  if (batch && file_holds_rows_of(*batch)) {
-    for (const std::string& line : batch->lines) {
-      const Json object = Json::parse(line);
-      if (writer_.holds(object["run"], batch->lines.size())) continue;  // written before the stop
-      writer_.write_line(line);
+  std::vector<Json> objects, runs;
+  if (batch) {
+    for (const std::string& line : batch->lines) objects.push_back(Json::parse(line, nullptr, false));
+  }
+  if (batch && file_holds_rows_of(*batch, objects)) {
+    for (const Json& object : objects) runs.push_back(object["run"]);
+    const std::vector<bool> held = writer_.holds(runs);
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      if (held[i]) continue;  // written before the stop
+      writer_.write_line(batch->lines[i]);
       ++written;
     }
     writer_.flush();

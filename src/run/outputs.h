@@ -62,7 +62,7 @@ class RunOutputs final : public ResultSink {
                                           const nlohmann::json& provenance);
   void write_batch();
   void hold_pending_documents();
-  bool file_holds_rows_of(const PendingDocuments::Batch& batch) const;
+  bool file_holds_rows_of(const PendingDocuments::Batch& batch, const std::vector<Json>& objects) const;
   void reserve_documents_space(std::uint64_t bytes);
 
   const Registry& registry_;

@@ -10,12 +10,14 @@ set(KS_INSTALL_PLUGINDIR ${CMAKE_INSTALL_LIBDIR}/kernelsweep/plugins)
 set(KS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/kernelsweep)
 set(KS_INSTALL_PYTHONDIR ${CMAKE_INSTALL_LIBDIR}/kernelsweep/python)
 set(KS_INSTALL_PROGRAM ${CMAKE_INSTALL_BINDIR}/kernelsweep)
+set(KS_INSTALL_SLURMDIR ${CMAKE_INSTALL_DATADIR}/kernelsweep/slurm)
 
 # The plugin loader: where the installed plugin folder is, and dlopen.
 set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/plugins/plugins.cpp TARGET_DIRECTORY ks APPEND PROPERTY
   COMPILE_DEFINITIONS KS_INSTALL_PREFIX="${CMAKE_INSTALL_PREFIX}" KS_INSTALL_BINDIR="${CMAKE_INSTALL_BINDIR}"
                       KS_INSTALL_PLUGINDIR="${KS_INSTALL_PLUGINDIR}" KS_INSTALL_PYTHONDIR="${KS_INSTALL_PYTHONDIR}"
-                      KS_SOURCE_PYTHONDIR="${PROJECT_SOURCE_DIR}/python")
+                      KS_SOURCE_PYTHONDIR="${PROJECT_SOURCE_DIR}/python"
+                      KS_INSTALL_SLURMDIR="${KS_INSTALL_SLURMDIR}" KS_SOURCE_SLURMDIR="${PROJECT_SOURCE_DIR}/slurm")
 target_link_libraries(ks PUBLIC ${CMAKE_DL_LIBS})
 
 # The kernel API as plugins see it: in this build tree the sources, once installed the copies under
@@ -42,6 +44,9 @@ install(DIRECTORY DESTINATION ${KS_INSTALL_PLUGINDIR})
 # kernelsweep puts PREFIX/lib/kernelsweep/python on its Python worker's path.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/kernelsweep DESTINATION ${KS_INSTALL_PYTHONDIR}
   FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+
+# The Slurm batch script `kernelsweep submit` submits (docs/slurm.md).
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/slurm/sweep.sbatch DESTINATION ${KS_INSTALL_SLURMDIR})
 
 # The kernel API version, read from kernels/kernel.h, for the package's kernelsweep_KERNEL_API_VERSION.
 file(STRINGS ${PROJECT_SOURCE_DIR}/kernels/kernel.h KS_KERNEL_API_VERSION REGEX "kKernelApiVersion = [0-9]+")

@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -34,7 +35,20 @@ void add_plan_options(CLI::App& command, PlanRequest& args) {
   add_python_options(command, args);
   command.add_option("--max-points", args.max_points, "refuse plans larger than this, before expanding them")
       ->capture_default_str();
-  command.add_option("--shard", args.shard, "keep shard i of N (\"i/N\", 0 <= i < N): a stable part of the plan");
+  command.add_option("--shard", args.shard, "keep shard i of N (\"i/N\", 0 <= i < N): a part of the plan of about "
+                     "1/N of its estimated cost");
+  command.add_option("--where", args.where, "keep the points that match: KEY OP VALUE[|VALUE...] joined by , or and "
+                     "(keys: kernel, implementation, mode, point, parameters; as show --where)");
+}
+
+// A rank other than the first of a job started by mpirun or srun: the launchers say so before MPI
+// starts, so that a command-line error is printed once for the job rather than once per rank.
+bool launched_as_another_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char* value = std::getenv(name);
+    if (value && *value && std::string(value) != "0") return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -73,6 +87,10 @@ int main(int argc, char** argv, Registry& registry) {
                                "reopen the results file and measure only the points not yet passed "
                                "(a new file when there is none)");
   run->add_flag("--overwrite", run_args.overwrite, "replace an existing results file")->excludes(resume);
+  run->add_flag("--retry-skipped", run_args.retry_skipped,
+                "with --resume: record the points skipped before again even where they are skipped again (by "
+                "default a point skipped for want of a GPU is measured again only once a rank has one)")
+      ->needs(resume);
   run->add_option("--schedule", run_args.schedule, "dynamic (ranks take work as they free up) or static (round robin)")
       ->check(CLI::IsMember({"dynamic", "static"}))->capture_default_str();
   run->add_option("--check", run_args.check, "self-check against the reference: none, first (first mode of each shape), all")
@@ -80,6 +98,21 @@ int main(int argc, char** argv, Registry& registry) {
   run->add_flag("--allow-shared-gpu", run_args.allow_shared_gpu, "allow more ranks than GPUs on a node");
   run->add_option("--progress-interval", run_args.progress_interval_s, "seconds between progress lines in a log")
       ->capture_default_str();
+
+  SubmitRequest submit_args;
+  auto* submit = app.add_subcommand("submit", "a sweep as a Slurm job array of N shards, and a job that merges them");
+  submit->add_option("sweep_file", submit_args.sweep_file, "the sweep file (YAML)")->required();
+  submit->add_option("sbatch_options", submit_args.sbatch_options,
+                     "after --: sbatch options for both jobs (--partition=..., --account=..., --time=...)");
+  submit->add_option("--array", submit_args.array, "N: the number of shards, one array task each")->required();
+  submit->add_option("--output-dir", submit_args.output_directory, "where the shards, the merged file and the logs go "
+                     "(default: results/ and the sweep file's name)");
+  submit->add_option("--batch-script", submit_args.batch_script, "the batch script (default: slurm/sweep.sbatch)");
+  submit->add_option("--run-option", submit_args.run_options, "an option of `kernelsweep run` for every task "
+                     "(--run-option=--check=all; repeatable)")
+      ->allow_extra_args(false);
+  submit->add_flag("--dry-run", submit_args.dry_run, "print the two sbatch commands instead of running them");
+  add_plugin_option(*submit, submit_args.plugins);
 
   WorkerArguments worker_args;
   auto* worker = app.add_subcommand("worker", "internal: the process that owns a rank's GPU");
@@ -153,7 +186,8 @@ int main(int argc, char** argv, Registry& registry) {
     std::ostringstream error;
     const int code = app.exit(e, std::cout, error);
     std::istringstream lines(error.str());
-    for (std::string line; std::getline(lines, line);) std::cerr << printable(line) << "\n";
+    if (!launched_as_another_rank())
+      for (std::string line; std::getline(lines, line);) std::cerr << printable(line) << "\n";
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
@@ -162,6 +196,7 @@ int main(int argc, char** argv, Registry& registry) {
     if (*plan) return print_plan(plan_args, registry);
     if (*kernels) return print_kernels(kernels_json, kernels_args, registry);
     if (*run) return run_sweep(run_args, registry, &argc, &argv);
+    if (*submit) return submit_sweep(submit_args, registry);
     if (*worker) return run_worker(worker_args, registry);
     if (*status) return print_status(status_file, status_json, status_plugins, registry);
     if (*show) return show_results(show_args);

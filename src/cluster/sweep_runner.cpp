@@ -28,6 +28,8 @@ constexpr int kTagRequest = 101;  // rank -> 0: give me work
 constexpr int kTagAssign = 102;   // 0 -> rank: group indices (none: no more work)
 constexpr int kTagResult = 103;   // rank -> 0: one record
 constexpr int kTagHeartbeat = 104;  // rank -> 0: still here (sent while a rank works)
+constexpr int kTagStop = 105;       // 0 -> rank: the run is interrupted; abandon the point in hand
+constexpr int kTagStopped = 106;    // rank -> 0: stopped, nothing more follows (payload: why)
 
 using Clock = std::chrono::steady_clock;
 
@@ -42,6 +44,10 @@ Clock::duration silence_limit() {
   return limit;
 }
 Clock::duration heartbeat_interval() { return silence_limit() / 4; }
+
+// How long rank 0 waits, once a run is interrupted, for the other ranks to say they stopped. They
+// poll for the word every millisecond, so this is only reached by a rank that is stuck.
+constexpr auto kWindDownLimit = std::chrono::seconds(30);
 
 bool needs_gpu(const Registry& registry, const Point& point) {
   const KernelSpec* kernel = registry.find(point.kernel);
@@ -156,8 +162,9 @@ class Sweep {
   std::vector<RankIdentity> introduce();
   Json first_hello();
   Json python_facts();
-  void run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink);
-  void run_other();
+  // Both return why the run stopped before its end, or an empty string when it ran to the end.
+  std::string run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink);
+  std::string run_other();
   const std::vector<SilentRank>& silent_ranks() const { return silent_; }
   void stop_worker() { workers_.stop(); }
 
@@ -166,7 +173,10 @@ class Sweep {
   void check_gpus_not_shared() const;
   void serve_requests(WorkQueue& queue, ResultSink& sink);
   void drop_silent_ranks(ResultSink& sink);
+  void wind_down(WorkQueue& queue, ResultSink& sink);
   bool is_silent(int rank) const;
+  bool asked_to_stop();
+  std::string why_stop() const;
   std::vector<std::size_t> receive_assignment(PendingSends& sends);
   MeasureResult measure_other(std::size_t index, PendingSends& sends);
   MeasureRequest request_for(std::size_t index) const;
@@ -189,6 +199,11 @@ class Sweep {
   std::vector<bool> finished_;
   std::vector<SilentRank> silent_;
   std::vector<RankIdentity> ranks_;
+  // An interrupted run: rank 0 hands out no more work; `stopped_by_` is why another rank stopped
+  // (it stops the whole run); the other ranks note rank 0's word to stop in `asked_to_stop_`.
+  bool winding_down_ = false;
+  std::string stopped_by_;
+  bool asked_to_stop_ = false;
 };
 
 RunRecord Sweep::record_of(std::size_t index, const MeasureResult& result) const {
@@ -239,12 +254,19 @@ void Sweep::check_gpus_not_shared() const {
 
 // The worker's hello says what this rank runs on. Should no worker start, the rank still takes part
 // (its points are recorded `crashed`, with the reason) and says what it can from here: its host.
+// A stop while the worker starts (Interrupted) is noticed again at the top of the loop, where every
+// rank has joined, and ends the run in order from there.
 Json Sweep::first_hello() {
+  const auto without_worker = [](const std::string& problem) {
+    return Json{{"type", "hello"}, {"gpu_count", 0}, {"gpu", to_json(GpuInfo{})}, {"host", to_json(read_host_info())},
+                {"problem", problem}};
+  };
   try {
     return workers_.ensure_started();
   } catch (const WorkerStartError& e) {
-    return {{"type", "hello"}, {"gpu_count", 0}, {"gpu", to_json(GpuInfo{})}, {"host", to_json(read_host_info())},
-            {"problem", e.what()}};
+    return without_worker(e.what());
+  } catch (const Interrupted& e) {
+    return without_worker(e.what());
   }
 }
 
@@ -255,6 +277,8 @@ Json Sweep::python_facts() {
   try {
     return workers_.ensure_python_started().value("python", Json::object());
   } catch (const WorkerStartError& e) {
+    return {{"problem", e.what()}};
+  } catch (const Interrupted& e) {
     return {{"problem", e.what()}};
   }
 }
@@ -300,7 +324,7 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
     }
     last_heard_[source] = Clock::now();
     if (status.MPI_TAG == kTagRequest) {
-      const auto groups = queue.next(source);
+      const auto groups = winding_down_ ? std::vector<std::size_t>() : queue.next(source);
       const std::vector<std::int64_t> payload(groups.begin(), groups.end());
       MPI_Send(payload.data(), static_cast<int>(payload.size()), MPI_INT64_T, source, kTagAssign, MPI_COMM_WORLD);
       for (std::size_t index : points_of(plan_, groups)) in_hand_[source].push_back(index);
@@ -317,6 +341,12 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
       if (at != held.end()) held.erase(at);
       sink.on_record(std::move(record), message.at("protocol"), message.value("implementation", Json()));
       ++received_;
+    } else if (status.MPI_TAG == kTagStopped) {
+      // Its results came before this (messages from one rank arrive in order); the points it still
+      // held have no row, and --resume measures them.
+      finished_[source] = true;
+      ++ranks_finished_;
+      if (stopped_by_.empty()) stopped_by_ = fmt::format("rank {} on {} stopped ({})", source, ranks_[source].host.hostname, bytes);
     } else if (status.MPI_TAG != kTagHeartbeat) {
       throw std::logic_error(fmt::format("rank 0 got a message with unknown tag {}", status.MPI_TAG));
     }
@@ -348,7 +378,7 @@ void Sweep::drop_silent_ranks(ResultSink& sink) {
   }
 }
 
-void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink) {
+std::string Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink) {
   std::vector<bool> group_needs_gpu(plan_.groups.size());
   for (std::size_t g = 0; g < plan_.groups.size(); ++g) group_needs_gpu[g] = point_needs_gpu_[plan_.groups[g].first];
   std::vector<bool> rank_has_gpu;
@@ -356,10 +386,19 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
   WorkQueue queue(todo, group_needs_gpu, rank_has_gpu, options_.schedule);
 
   const std::size_t expected = points_of(plan_, todo).size();
-  for (std::size_t index : points_of(plan_, queue.take_unrunnable())) {
-    sink.on_record(skipped_record(plan_.points[index], "no rank of this run has a GPU"), Json(), Json());
+  // A stop while the workers started leaves ranks that look as if they had no GPU: nothing is
+  // recorded skipped for that.
+  std::size_t left_skipped = 0;
+  const std::vector<std::size_t> unrunnable = stop_requested() ? std::vector<std::size_t>() : queue.take_unrunnable();
+  for (std::size_t index : points_of(plan_, unrunnable)) {
     ++received_;
+    if (!options_.retry_skipped && options_.skipped_before.count(plan_.points[index].id)) {
+      ++left_skipped;
+      continue;
+    }
+    sink.on_record(skipped_record(plan_.points[index], "no rank of this run has a GPU"), Json(), Json());
   }
+  if (left_skipped > 0) sink.on_left_skipped(left_skipped);
   const int others = world_.size() - 1;
   ranks_ = ranks;
   last_heard_.assign(world_.size(), Clock::now());
@@ -371,45 +410,97 @@ void Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<Ran
   std::deque<std::size_t> mine;
   std::size_t current = 0;
   bool exhausted = false;
-  while (received_ < expected || ranks_finished_ < others) {
-    if (stop_requested()) throw Interrupted(fmt::format("stopped ({}) with {} of {} points received", stop_reason(), received_, expected));
-    if (!workers_.busy()) {
-      if (mine.empty() && !exhausted) {
-        const auto points = points_of(plan_, queue.next(0));
-        mine.assign(points.begin(), points.end());
-        exhausted = points.empty();
+  std::string interruption;
+  try {
+    while (received_ < expected || ranks_finished_ < others) {
+      if (stop_requested()) interruption = stop_reason();
+      else if (!stopped_by_.empty()) interruption = stopped_by_;
+      if (!interruption.empty()) break;
+      if (!workers_.busy()) {
+        if (mine.empty() && !exhausted) {
+          const auto points = points_of(plan_, queue.next(0));
+          mine.assign(points.begin(), points.end());
+          exhausted = points.empty();
+        }
+        if (!mine.empty()) {
+          current = mine.front();
+          mine.pop_front();
+          workers_.begin(request_for(current));
+        }
       }
-      if (!mine.empty()) {
-        current = mine.front();
-        mine.pop_front();
-        workers_.begin(request_for(current));
+      if (workers_.busy()) {
+        if (auto result = workers_.poll(poll_slice)) {
+          sink.on_record(record_of(current, *result), result->protocol, result->implementation);
+          ++received_;
+        }
+      } else {
+        std::this_thread::sleep_for(100us);
       }
+      serve_requests(queue, sink);
+      drop_silent_ranks(sink);
+      sink.on_tick();
     }
-    if (workers_.busy()) {
-      if (auto result = workers_.poll(poll_slice)) {
-        sink.on_record(record_of(current, *result), result->protocol, result->implementation);
-        ++received_;
-      }
-    } else {
-      std::this_thread::sleep_for(100us);
-    }
+  } catch (const Interrupted&) {  // a stop while this rank's worker started
+    interruption = stop_reason();
+  }
+  workers_.set_waiting_hook(nullptr);
+  if (!interruption.empty()) wind_down(queue, sink);
+  return interruption;
+}
+
+// An interrupted run ends in order: rank 0 abandons its point in hand, tells the other ranks to
+// stop, and takes in what they still send (results made before they heard, which are stored) until
+// each has said it stopped. The job then ends as a finished one does, every rank together, with no
+// rank aborted and none left running.
+void Sweep::wind_down(WorkQueue& queue, ResultSink& sink) {
+  winding_down_ = true;
+  workers_.stop();
+  for (int rank = 1; rank < world_.size(); ++rank) {
+    if (finished_[rank] || is_silent(rank)) continue;
+    MPI_Request request;
+    MPI_Isend(nullptr, 0, MPI_CHAR, rank, kTagStop, MPI_COMM_WORLD, &request);
+    MPI_Request_free(&request);
+  }
+  const int others = world_.size() - 1;
+  const auto deadline = Clock::now() + kWindDownLimit;
+  while (ranks_finished_ < others && Clock::now() < deadline) {
     serve_requests(queue, sink);
     drop_silent_ranks(sink);
     sink.on_tick();
+    std::this_thread::sleep_for(200us);
   }
-  workers_.set_waiting_hook(nullptr);
+  for (int rank = 1; rank < world_.size(); ++rank)
+    if (!finished_[rank] && !is_silent(rank))
+      std::fprintf(stderr, "kernelsweep: rank %d did not stop within %lld s of the interruption\n", rank,
+                   static_cast<long long>(kWindDownLimit.count()));
 }
+
+bool Sweep::asked_to_stop() {
+  if (asked_to_stop_) return true;
+  int arrived = 0;
+  MPI_Iprobe(0, kTagStop, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+  if (!arrived) return false;
+  MPI_Recv(nullptr, 0, MPI_CHAR, 0, kTagStop, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  asked_to_stop_ = true;
+  return true;
+}
+
+// Why this rank stops: its own signal, or rank 0's word.
+std::string Sweep::why_stop() const { return asked_to_stop_ ? "rank 0 asked" : stop_reason(); }
 
 std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
   MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD);
   MPI_Status status;
   // Rank 0 answers within microseconds, unless a write of the results file holds it up: five times
   // the silence limit before this rank gives up on it (and the job ends).
+  // A stop while the request is out waits for the answer all the same, so that no assignment is left
+  // on its way when the job ends.
   const auto deadline = Clock::now() + 5 * silence_limit();
+  bool stopping = false;
   for (int arrived = 0;;) {
     MPI_Iprobe(0, kTagAssign, MPI_COMM_WORLD, &arrived, &status);
     if (arrived) break;
-    if (stop_requested()) throw Interrupted(fmt::format("stopped ({}) while waiting for work", stop_reason()));
+    stopping = stopping || stop_requested() || asked_to_stop();
     if (Clock::now() > deadline)
       throw std::runtime_error(fmt::format("rank 0 stopped answering: no work or word from it for {:.0f} s",
                                            std::chrono::duration<double>(5 * silence_limit()).count()));
@@ -421,6 +512,7 @@ std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
   MPI_Get_count(&status, MPI_INT64_T, &count);
   std::vector<std::int64_t> groups(static_cast<std::size_t>(count));
   MPI_Recv(groups.data(), count, MPI_INT64_T, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (stopping || stop_requested() || asked_to_stop()) throw Interrupted(why_stop());
   return {groups.begin(), groups.end()};
 }
 
@@ -429,23 +521,34 @@ MeasureResult Sweep::measure_other(std::size_t index, PendingSends& sends) {
   workers_.begin(request_for(index));
   for (;;) {
     if (auto result = workers_.poll(1ms)) return *result;
-    if (stop_requested()) throw Interrupted(fmt::format("stopped ({}) during a point", stop_reason()));
+    if (stop_requested() || asked_to_stop()) throw Interrupted(why_stop());
     sends.progress();  // large results need this side's help to move (rendezvous)
     sends.heartbeat();
   }
 }
 
-void Sweep::run_other() {
+std::string Sweep::run_other() {
   PendingSends sends;
-  for (;;) {
-    const auto groups = receive_assignment(sends);
-    if (groups.empty()) break;
-    for (std::size_t index : points_of(plan_, groups)) {
-      const MeasureResult result = measure_other(index, sends);
-      sends.send(encode_result(record_of(index, result), result), kTagResult);
+  std::string interruption;
+  try {
+    for (;;) {
+      const auto groups = receive_assignment(sends);
+      if (groups.empty()) break;
+      for (std::size_t index : points_of(plan_, groups)) {
+        const MeasureResult result = measure_other(index, sends);
+        sends.send(encode_result(record_of(index, result), result), kTagResult);
+      }
     }
+  } catch (const Interrupted&) {
+    interruption = why_stop();
   }
   sends.wait_all();
+  if (interruption.empty()) return interruption;
+  // The point in hand is abandoned (no row: --resume measures it); rank 0 learns that nothing more
+  // comes from this rank, and why.
+  workers_.stop();
+  MPI_Send(interruption.data(), static_cast<int>(interruption.size()), MPI_CHAR, 0, kTagStopped, MPI_COMM_WORLD);
+  return interruption;
 }
 
 }  // namespace
@@ -460,14 +563,16 @@ PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vec
   install_stop_handlers();
   Sweep sweep(world, plan, protocol, options);
   const auto ranks = sweep.introduce();
+  PlanOutcome outcome;
   if (world.rank() == 0) {
     sink->on_start(ranks);
-    sweep.run_root(todo, ranks, *sink);
+    outcome.interrupted = sweep.run_root(todo, ranks, *sink);
   } else {
-    sweep.run_other();
+    outcome.interrupted = sweep.run_other();
   }
   sweep.stop_worker();
-  return {sweep.silent_ranks()};
+  outcome.silent_ranks = sweep.silent_ranks();
+  return outcome;
 }
 
 Json to_json(const RankIdentity& r) {

@@ -3,6 +3,7 @@
 // work queue and receives every result as it is made (non-blocking sends, no collectives inside the
 // loop), passing each to a ResultSink (the store, the documents and the progress line).
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ class ResultSink {
   virtual void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) = 0;
   // Called often from rank 0's loop: time-based flushing and progress.
   virtual void on_tick() = 0;
+  // Points that an earlier run of the file recorded `skipped` for a reason that still holds (no rank
+  // has a GPU): they keep that row, and get no new one.
+  virtual void on_left_skipped(std::size_t points) = 0;
 };
 
 enum class CheckPolicy { none, first_mode, every_mode };
@@ -55,6 +59,10 @@ struct RunOptions {
   std::string executable;  // the kernelsweep binary that runs as `worker`
   std::vector<std::string> plugins;  // plugin libraries the workers load, as the rank did
   PythonSetup python;                // how the Python worker runs, and the modules it imports
+  // Points (by id) whose latest row is `skipped`: measured again only when this run can measure them
+  // (a GPU is present now), or when `retry_skipped` asks; otherwise left as they are.
+  std::set<std::string> skipped_before;
+  bool retry_skipped = false;
 };
 
 class RunError : public std::runtime_error {
@@ -78,13 +86,17 @@ std::chrono::seconds collective_deadline();
 // What measure_plan tells rank 0 beyond the results it sank.
 struct PlanOutcome {
   std::vector<SilentRank> silent_ranks;  // the job cannot end with them at a barrier: it must be aborted
+  // Why the run stopped before its end (a signal, the launcher gone, a rank that stopped); empty when
+  // it ran to the end. Every rank has left the loop either way, so the job ends in order.
+  std::string interrupted;
 };
 
 // Measures the groups `todo` (indices into plan.groups) across the world; `sink` is used on rank 0
 // only. Throws RunError on a setup problem that every rank agrees on (shared GPUs, plan mismatch).
 // A rank that falls silent costs the points it holds (recorded `crashed`, with the reason) and the
 // sweep goes on without it; on the other ranks, a rank 0 silent for five times the limit ends the
-// run with an exception.
+// run with an exception. A stop request on any rank (SIGTERM, SIGINT) stops every rank: the
+// outcome says why.
 PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
                          const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink);
 

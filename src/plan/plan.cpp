@@ -1,8 +1,11 @@
 #include "plan/plan.h"
 
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <queue>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -280,18 +283,49 @@ class PlanBuilder {
   std::unordered_set<std::string> seen_ids_;
 };
 
-// First 8 bytes of the SHA-256 of the shape key, big-endian: the same on every machine.
-std::uint64_t shape_hash(const std::string& shape_key) {
-  const std::string hex = sha256_hex(shape_key);
-  return std::stoull(hex.substr(0, 16), nullptr, 16);
+// What one point costs to measure, in seconds, for dealing groups to shards: the protocol's warm-up
+// and repetition windows, which every point spends whatever its size, and ten calls of the kernel
+// estimated from its work at nominal rates (100 TFLOP/s, 2 TB/s; only the ratios between points
+// matter). A kernel that declares no work counts the windows alone.
+double estimated_seconds(const Point& point, const Registry& registry, const ProtocolSpec& protocol) {
+  double seconds = (protocol.warmup_ms + protocol.rep_ms) / 1e3;
+  const KernelSpec* kernel = registry.find(point.kernel);
+  if (kernel && kernel->has_mode(point.mode)) {
+    const Work work = kernel->work_of(point.params, point.mode);
+    if (std::isfinite(work.flops) && std::isfinite(work.bytes) && work.flops >= 0 && work.bytes >= 0)
+      seconds += 10 * (work.flops / 1e14 + work.bytes / 2e12);
+  }
+  return seconds;
 }
 
-// Keeps the groups of one shard; indices are renumbered so that points[i].index == i again.
-Plan select_shard(const Plan& full, std::size_t shard_index, std::size_t shard_count) {
+// Deals the groups to shards by estimated cost: the costliest first (groups of equal cost in plan
+// order), each to the shard with the least so far (the lower shard on a tie). Every shard computes
+// the same deal from the same sweep file, the N shards partition the plan exactly, and no shard's
+// cost exceeds another's by more than one group's. Keeps shard `shard_index`, its groups in plan
+// order, its points renumbered so that points[i].index == i again.
+Plan select_shard(const Plan& full, const Registry& registry, const ProtocolSpec& protocol, std::size_t shard_index,
+                  std::size_t shard_count) {
+  std::vector<double> cost(full.groups.size(), 0);
+  for (std::size_t g = 0; g < full.groups.size(); ++g)
+    for (std::size_t i = full.groups[g].first; i < full.groups[g].last; ++i)
+      cost[g] += estimated_seconds(full.points[i], registry, protocol);
+  std::vector<std::size_t> order(full.groups.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  using Load = std::pair<double, std::size_t>;  // (cost so far, shard)
+  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> shards;
+  for (std::size_t s = 0; s < shard_count; ++s) shards.push({0.0, s});
+  std::vector<bool> kept(full.groups.size(), false);
+  for (std::size_t g : order) {
+    auto [load, s] = shards.top();
+    shards.pop();
+    kept[g] = s == shard_index;
+    shards.push({load + cost[g], s});
+  }
   Plan shard;
-  for (const auto& group : full.groups) {
-    if (shape_hash(full.points[group.first].shape_key()) % shard_count != shard_index) continue;
-    for (std::size_t i = group.first; i < group.last; ++i) {
+  for (std::size_t g = 0; g < full.groups.size(); ++g) {
+    if (!kept[g]) continue;
+    for (std::size_t i = full.groups[g].first; i < full.groups[g].last; ++i) {
       shard.points.push_back(full.points[i]);
       shard.points.back().index = shard.points.size() - 1;
     }
@@ -345,7 +379,7 @@ Plan make_plan(const SweepSpec& spec, const Registry& registry, const PlanOption
   for (std::size_t i = 0; i < spec.kernels.size(); ++i) builder.add_block(spec.kernels[i], i);
   Plan plan = builder.take();
   if (options.shard_count == 1) return plan;
-  return select_shard(plan, options.shard_index, options.shard_count);
+  return select_shard(plan, registry, spec.protocol, options.shard_index, options.shard_count);
 }
 
 void parse_shard(const std::string& text, PlanOptions& options) {

@@ -14,8 +14,8 @@ namespace ks {
 
 struct PlanOptions {
   std::uint64_t max_points = 1'000'000;  // refused before expansion when the grid is larger
-  // --shard i/N keeps the groups whose shape key hashes to i modulo N (first 8 bytes of the SHA-256
-  // of shape_key()): stable when the sweep file grows, and the N shards partition the plan exactly.
+  // --shard i/N keeps shard i of N: the plan's groups (the modes of a shape) dealt to N shards of
+  // about equal estimated cost (make_plan). The N shards partition the plan exactly.
   std::size_t shard_index = 0;
   std::size_t shard_count = 1;
 };

@@ -232,4 +232,9 @@ fs::path python_package_folder() {
   return fs::path(KS_SOURCE_PYTHONDIR);
 }
 
+fs::path slurm_batch_script() {
+  if (const auto prefix = own_install_prefix()) return (*prefix / KS_INSTALL_SLURMDIR / "sweep.sbatch").lexically_normal();
+  return fs::path(KS_SOURCE_SLURMDIR) / "sweep.sbatch";
+}
+
 }  // namespace ks

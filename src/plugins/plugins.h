@@ -45,5 +45,8 @@ Origin load_plugin(const std::filesystem::path& library, Registry& registry);
 // The folder that holds kernelsweep's Python package (kernelsweep/): PREFIX/lib/kernelsweep/python
 // for an installed kernelsweep, the source tree's python/ for one run from its build tree.
 std::filesystem::path python_package_folder();
+// slurm/sweep.sbatch as installed (PREFIX/share/kernelsweep/slurm), or the source tree's for a
+// kernelsweep run from its build tree: the batch script `kernelsweep submit` submits.
+std::filesystem::path slurm_batch_script();
 
 }  // namespace ks

@@ -45,13 +45,17 @@ std::optional<std::string> value_of(const std::string& key, const ViewRow& row) 
   if (key == "status") return run.status;
   if (key == "file") return row.file;
   if (key == "point") return run.point_id;
-  const auto it = row.params.find(key);
-  if (it == row.params.end()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump();
+  return parameter_text(row.params, key);
 }
 
 }  // namespace
+
+std::optional<std::string> parameter_text(const nlohmann::json& params, const std::string& name) {
+  const auto it = params.find(name);
+  if (it == params.end()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();
+}
 
 RowFilter RowFilter::parse(const std::string& expression) {
   static const std::regex term_pattern(R"(^([A-Za-z_][A-Za-z0-9_.-]*)\s*(!=|<=|>=|=|<|>)\s*(.+)$)");
@@ -82,8 +86,7 @@ RowFilter RowFilter::parse(const std::string& expression) {
   return filter;
 }
 
-bool RowFilter::holds(const Term& term, const ViewRow& row) const {
-  const std::optional<std::string> value = value_of(term.key, row);
+bool RowFilter::holds(const Term& term, const std::optional<std::string>& value) {
   if (!value) return false;
   const std::optional<double> number = number_of(*value);
   const auto compare = [&](const std::string& wanted) {
@@ -106,7 +109,17 @@ bool RowFilter::holds(const Term& term, const ViewRow& row) const {
 }
 
 bool RowFilter::matches(const ViewRow& row) const {
-  return std::all_of(terms_.begin(), terms_.end(), [&](const Term& term) { return holds(term, row); });
+  return matches([&](const std::string& key) { return value_of(key, row); });
+}
+
+bool RowFilter::matches(const std::function<std::optional<std::string>(const std::string& key)>& value_of) const {
+  return std::all_of(terms_.begin(), terms_.end(), [&](const Term& term) { return holds(term, value_of(term.key)); });
+}
+
+std::vector<std::string> RowFilter::keys() const {
+  std::vector<std::string> out;
+  for (const Term& term : terms_) out.push_back(term.key);
+  return out;
 }
 
 std::vector<ViewRow> RowFilter::apply(std::vector<ViewRow> rows) const {

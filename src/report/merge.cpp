@@ -13,7 +13,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -106,24 +105,16 @@ void check_one_sweep(const Input& first, const Input& other) {
                               other.label, first.info.sweep_name, change));
 }
 
-// "--shard i/N" (or "--shard=i/N") on the command line that created a file; nothing for an unsharded run.
-std::optional<std::pair<std::int64_t, std::int64_t>> shard_of(const RunInfo& info) {
-  static const std::regex shard(R"((?:^|\s)--shard[=\s]+(\d+)/(\d+)(?:\s|$))");
-  std::smatch match;
-  if (!std::regex_search(info.command_line, match, shard)) return std::nullopt;
-  return std::make_pair(std::stoll(match[1]), std::stoll(match[2]));
-}
-
 // When the sweep cannot be re-planned here: the plan size is the sum of the shards' when the inputs
 // are every shard i/N of one N (a shard's plan_size is its part of the plan).
 std::optional<std::int64_t> plan_size_of_shards(const std::vector<Input>& inputs) {
   std::map<std::int64_t, std::int64_t> size_by_shard;
   std::optional<std::int64_t> count;
   for (const Input& input : inputs) {
-    const auto shard = shard_of(input.info);
-    if (!shard || (count && *count != shard->second)) return std::nullopt;
-    count = shard->second;
-    size_by_shard.emplace(shard->first, input.info.plan_size);
+    const RunInfo& info = input.info;
+    if (info.shard_count == 1 || (count && *count != info.shard_count)) return std::nullopt;
+    count = info.shard_count;
+    size_by_shard.emplace(info.shard_index, info.plan_size);
   }
   if (!count || static_cast<std::int64_t>(size_by_shard.size()) != *count) return std::nullopt;
   std::int64_t total = 0;
@@ -131,11 +122,18 @@ std::optional<std::int64_t> plan_size_of_shards(const std::vector<Input>& inputs
   return total;
 }
 
+// The --where the inputs share (parts selected alike stay that part), or none.
+std::string common_where(const std::vector<Input>& inputs) {
+  for (const Input& input : inputs)
+    if (input.info.where != inputs.front().info.where) return "";
+  return inputs.front().info.where;
+}
+
 // plan_size of the merged file: the whole plan's, whatever shards the inputs hold. Re-planned from
 // the stored sweep text (as `kernelsweep status` does).
 std::int64_t unsharded_plan_size(const std::vector<Input>& inputs, Registry& registry) {
   const RunInfo& info = inputs.front().info;
-  if (auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, false))
+  if (auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, false, "", common_where(inputs)))
     return static_cast<std::int64_t>(sweep->plan.points.size());
   if (auto shards = plan_size_of_shards(inputs)) return *shards;
   std::cerr << fmt::format(
@@ -145,11 +143,15 @@ std::int64_t unsharded_plan_size(const std::vector<Input>& inputs, Registry& reg
   return info.plan_size;
 }
 
-// The first input's root attributes, with the whole plan's size, the earliest start, and the latest
-// end (none when an input is unfinished: its sweep is running, or was interrupted).
+// The first input's root attributes, with the whole plan (its size; no shard; the --where of the
+// inputs where they share one), the earliest start,
+// and the latest end (none when an input is unfinished: its sweep is running, or was interrupted).
 RunInfo merged_info(const std::vector<Input>& inputs, std::int64_t plan_size) {
   RunInfo info = inputs.front().info;
   info.plan_size = plan_size;
+  info.shard_index = 0;
+  info.shard_count = 1;
+  info.where = common_where(inputs);
   for (const Input& input : inputs) {
     if (!input.info.started_at.empty() && (info.started_at.empty() || input.info.started_at < info.started_at))
       info.started_at = input.info.started_at;

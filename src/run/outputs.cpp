@@ -48,6 +48,7 @@ RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lo
 
 void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
   ranks_ = ranks;
+  progress_.note(start_block(headline_, ranks, scheduler_line(scheduler_environment())));
   for (const RankIdentity& r : ranks) {
     file_.put_rank({r.rank, r.host.hostname, r.gpu.index, r.gpu.uuid, r.gpu.pci_bus_id, r.gpu.name});
     const CitedDocument& env = environment_of(r);
@@ -128,6 +129,7 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
   documents_.push_back({benchmark_run_document(record, cited, context), &protocol_doc, &environment_doc, workload,
                         &implementation_doc});
   progress_.add(record);
+  if (record.status != "passed" && record.status != "skipped") progress_.note(not_passed_line(record));
   ++received_;
   if (record.status != "passed" && record.status != "skipped") ++not_passed_;
   batch_.emplace_back(std::move(record), std::move(cited));
@@ -238,6 +240,13 @@ void RunOutputs::on_tick() {
   if (!batch_.empty() && std::chrono::steady_clock::now() - last_write_ >= kBatchInterval) write_batch();
   lock_.heartbeat();
   progress_.tick();
+}
+
+void RunOutputs::on_left_skipped(std::size_t points) {
+  progress_.forget(points);
+  left_skipped_ += points;
+  std::fprintf(stderr, "resuming: %zu points recorded skipped before are still skipped (no rank of this run has a GPU): "
+               "no new row; --retry-skipped records them again\n", points);
 }
 
 std::size_t RunOutputs::save_interrupted() {

@@ -18,6 +18,7 @@
 #include "kernelindex/kernelindex.h"
 #include "kernelindex/pending_documents.h"
 #include "run/progress.h"
+#include "run/run_log.h"
 #include "store/results_file.h"
 #include "store/space_reserve.h"
 #include "store/writer_lock.h"
@@ -37,9 +38,12 @@ class RunOutputs final : public ResultSink {
   // those whose rows the file holds and that are not written yet. Returns how many it wrote.
   std::size_t complete_pending_documents();
 
+  // What the log's start block says of the sweep (run/run_log.h); printed when the ranks are known.
+  void set_headline(RunHeadline headline) { headline_ = std::move(headline); }
   void on_start(const std::vector<RankIdentity>& ranks) override;
   void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) override;
   void on_tick() override;
+  void on_left_skipped(std::size_t points) override;
   // Writes what is left, closes the file, prints the summary; returns the number of points that did
   // not pass (skipped ones aside).
   std::size_t finish();
@@ -52,6 +56,10 @@ class RunOutputs final : public ResultSink {
   // Gives up the writer lock of a run that stops here without writing more (the job is ending).
   void release_lock() { lock_.release(); }
   std::size_t unstored() const { return batch_.size(); }
+  // Records received in this run (stored, or in the batch to be stored).
+  std::size_t received() const { return received_; }
+  // Points left with the `skipped` row of an earlier run (on_left_skipped).
+  std::size_t left_skipped() const { return left_skipped_; }
 
  private:
   // The rank a record names; points no rank could run (skipped before dispatch) belong to rank 0.
@@ -72,6 +80,7 @@ class RunOutputs final : public ResultSink {
   ProtocolSpec protocol_spec_;
   Progress progress_;
   std::vector<RankIdentity> ranks_;
+  RunHeadline headline_;
   std::map<int, std::string> hardware_slugs_;  // by rank
   std::map<int, CitedDocument> environments_;
   std::map<std::string, CitedDocument> protocols_;        // by canonical JSON of the resolved protocol
@@ -96,6 +105,7 @@ class RunOutputs final : public ResultSink {
   std::chrono::steady_clock::time_point last_write_;
   std::size_t not_passed_ = 0;
   std::size_t received_ = 0;
+  std::size_t left_skipped_ = 0;
 };
 
 }  // namespace ks

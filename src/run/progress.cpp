@@ -65,6 +65,11 @@ void Progress::print_line(bool final_line) {
   last_print_ = std::chrono::steady_clock::now();
 }
 
+void Progress::note(const std::string& text) {
+  fmt::print(out_, "{}{}\n", live_ ? "\r\033[K" : "", text);
+  std::fflush(out_);
+}
+
 void Progress::tick() {
   if (std::chrono::steady_clock::now() - last_print_ >= interval_) print_line(false);
 }

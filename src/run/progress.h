@@ -4,6 +4,7 @@
 // summary table per kernel.
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -15,7 +16,9 @@ class Progress {
  public:
   Progress(std::size_t total, double log_interval_s, std::FILE* out = stderr);
   void add(const RunRecord& record);
+  void forget(std::size_t points) { total_ -= std::min(points, total_ - done_); }  // points this run will not measure
   void tick();    // prints when a line is due
+  void note(const std::string& text);  // a line of its own (on a terminal, above the live line)
   void finish();  // last progress line and the summary table
 
  private:

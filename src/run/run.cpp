@@ -4,7 +4,6 @@
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,7 +12,6 @@
 #include "run/outputs.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
-#include "cluster/interruption.h"
 #include "cluster/mpi_world.h"
 #include "cluster/sweep_runner.h"
 #include "cluster/worker_process.h"
@@ -34,14 +32,22 @@ struct OutputPaths {
   std::string format;
 };
 
-OutputPaths output_paths(const SweepSpec& spec, const RunRequest& args) {
+// A shard's results and documents get names of their own ("NAME.shard-1-of-3.h5", kernelindex/shard-1-of-3),
+// so that the shards of a sweep can share one output folder; --results-file names the file as given.
+std::string shard_suffix(const PlanOptions& shard) {
+  return shard.shard_count > 1 ? fmt::format("shard-{}-of-{}", shard.shard_index, shard.shard_count) : "";
+}
+
+OutputPaths output_paths(const SweepSpec& spec, const RunRequest& args, const PlanOptions& shard) {
   OutputPaths out;
   out.directory = args.output_directory.empty() ? fs::path(spec.output.directory) : fs::path(args.output_directory);
-  const std::string file = !args.results_file.empty() ? args.results_file
-                           : !spec.output.results_file.empty() ? spec.output.results_file
-                                                               : spec.name + ".h5";
-  out.results_file = fs::path(file).is_absolute() || !args.results_file.empty() ? fs::path(file) : out.directory / file;
-  out.documents = out.directory / "kernelindex";
+  fs::path file = !args.results_file.empty() ? args.results_file
+                  : !spec.output.results_file.empty() ? spec.output.results_file
+                                                      : spec.name + ".h5";
+  const std::string suffix = shard_suffix(shard);
+  if (args.results_file.empty() && !suffix.empty()) file.replace_filename(file.stem().string() + "." + suffix + file.extension().string());
+  out.results_file = file.is_absolute() || !args.results_file.empty() ? file : out.directory / file;
+  out.documents = suffix.empty() ? out.directory / "kernelindex" : out.directory / "kernelindex" / suffix;
   out.format = args.kernelindex_format.empty() ? spec.output.kernelindex_format : args.kernelindex_format;
   return out;
 }
@@ -78,16 +84,37 @@ void remove_documents(const fs::path& folder) {
 // Rank 0: the results file to write into, or a one-line reason why not. Fills `passed` on resume.
 std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
                                         int world_size, const std::string& command_line,
-                                        std::set<std::string>& passed, std::string& problem) {
+                                        std::set<std::string>& passed, std::set<std::string>& skipped,
+                                        const PlanOptions& shard, std::string& problem) {
   const fs::path& path = paths.results_file;
   const bool exists = fs::exists(path);
   if (exists && args.resume) {
     ResultsFile file = ResultsFile::open_for_append(path);
-    const std::string change = describe_sweep_text_change(file.read_info().sweep_text, sweep.spec.source_text);
+    const RunInfo stored = file.read_info();
+    if (stored.shard_index != static_cast<std::int64_t>(shard.shard_index) ||
+        stored.shard_count != static_cast<std::int64_t>(shard.shard_count)) {
+      const auto name = [](std::int64_t index, std::int64_t count) {
+        return count > 1 ? fmt::format("shard {}/{}", index, count) : std::string("the whole plan");
+      };
+      problem = fmt::format("{}: cannot resume: the file holds {} and this run measures {}", path.string(),
+                            name(stored.shard_index, stored.shard_count), name(shard.shard_index, shard.shard_count));
+      return std::nullopt;
+    }
+    // A file of the whole plan may be completed a part at a time (--where narrows what this run
+    // measures); a file made for a part is that part's.
+    if (!stored.where.empty() && stored.where != args.plan.where) {
+      problem = fmt::format("{}: cannot resume: the file holds the points of --where '{}'; resume it with the same "
+                            "--where", path.string(), stored.where);
+      return std::nullopt;
+    }
+    const std::string change = describe_sweep_text_change(stored.sweep_text, sweep.spec.source_text);
     if (!change.empty()) {
       problem = fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made "
                             "with: {}", path.string(), sweep.spec.source_path, change);
       return std::nullopt;
+    }
+    for (auto& [point, status] : file.latest_status_by_point()) {
+      if (status == "skipped") skipped.insert(point);
     }
     passed = file.passed_point_ids();
     file.add_session({iso_utc_now(), world_size, read_host_info().hostname, command_line, build::version, build::git_commit});
@@ -123,6 +150,9 @@ std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunReque
   info.world_size = world_size;
   info.host = read_host_info().hostname;
   info.command_line = command_line;
+  info.shard_index = static_cast<std::int64_t>(shard.shard_index);
+  info.shard_count = static_cast<std::int64_t>(shard.shard_count);
+  info.where = args.plan.where;
   return ResultsFile::create(path, info);
 }
 
@@ -150,6 +180,7 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
   o.allow_shared_gpu = args.allow_shared_gpu;
   o.check = args.check == "none" ? CheckPolicy::none : args.check == "all" ? CheckPolicy::every_mode : CheckPolicy::first_mode;
   o.executable = current_executable();
+  o.retry_skipped = args.retry_skipped;
   return o;
 }
 
@@ -166,6 +197,28 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
   world.abort(kExitFailure);
 }
 
+// The command that completes an interrupted run: the one given, with --resume where it lacked it.
+std::string resume_command(const std::string& command_line) {
+  return command_line.find(" --resume") == std::string::npos ? command_line + " --resume" : command_line;
+}
+
+int finish_run(RunOutputs& outputs) { return outputs.finish() == 0 ? kExitOk : kExitFailure; }
+
+// One message says what the stop left: what is stored, what is left, and how to go on.
+int save_interrupted_run(RunOutputs& outputs, const PlanOutcome& outcome, const Plan& todo, const OutputPaths& paths,
+                         const std::string& command_line) {
+  outputs.save_interrupted();
+  const std::size_t measured = outputs.received();
+  std::cerr << printable(fmt::format("kernelsweep: interrupted ({}): {} of the {} points this run had to measure are "
+                                     "stored in {}, {} are left; `{}` completes the sweep "
+                                     "(exit code {}: interrupted, resumable)",
+                                     outcome.interrupted, measured, todo.points.size() - outputs.left_skipped(),
+                                     paths.results_file.string(), todo.points.size() - outputs.left_skipped() - measured,
+                                     resume_command(command_line), kExitInterrupted))
+            << "\n";
+  return kExitInterrupted;
+}
+
 }  // namespace
 
 int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** argv) {
@@ -176,10 +229,13 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   auto sweep = load_and_plan(args.plan, registry, root);
   if (!world.all(sweep.has_value())) return kExitBadInput;
 
-  const OutputPaths paths = output_paths(sweep->spec, args);
+  PlanOptions shard;
+  if (!args.plan.shard.empty()) parse_shard(args.plan.shard, shard);  // valid: the plan was made with it
+  const OutputPaths paths = output_paths(sweep->spec, args, shard);
   std::optional<RunOutputs> outputs;
   std::string problem;
   nlohmann::json skip = nlohmann::json::array();
+  std::set<std::string> skipped_before;  // rank 0 alone hands out work, and alone needs it
   if (root) {
     try {
       // The writer lock before anything that reads, replaces or makes the file: one run at a time.
@@ -187,12 +243,16 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       fs::create_directories(folder.empty() ? fs::path(".") : folder);
       WriterLock lock = WriterLock::acquire(paths.results_file, read_host_info().hostname, command_line);
       std::set<std::string> passed;
-      auto file = open_results(*sweep, args, paths, world.size(), command_line, passed, problem);
+      auto file = open_results(*sweep, args, paths, world.size(), command_line, passed, skipped_before, shard,
+                               problem);
       if (file) {
         for (const Point& p : sweep->plan.points)
           if (passed.count(p.id)) skip.push_back(p.index);
         outputs.emplace(registry, std::move(*file), std::move(lock), DocumentWriter(paths.documents, paths.format),
                         sweep->spec.protocol, sweep->plan.points.size() - skip.size(), args.progress_interval_s);
+        outputs->set_headline({sweep->spec.name, sweep->spec.source_path, args.plan.shard, sweep->plan.points.size(),
+                               sweep->plan.points.size() - skip.size(), paths.results_file.string(),
+                               paths.documents.string(), paths.format});
         if (!skip.empty()) std::cerr << fmt::format("resuming: {} of {} points already passed\n", skip.size(), sweep->plan.points.size());
         if (args.resume) {
           const std::size_t completed = outputs->complete_pending_documents();
@@ -211,24 +271,9 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
 
   PlanOutcome outcome;
   try {
-    outcome = measure_plan(world, todo, all_groups(todo), sweep->spec.protocol,
-                           run_options(args, registry, *sweep), root ? &*outputs : nullptr);
-  } catch (const Interrupted& e) {
-    if (root) {
-      std::size_t stored = 0;
-      try {
-        stored = outputs->save_interrupted();
-      } catch (const StorageFullError& full) {
-        stop_for_want_of_space(world, full, *outputs, paths, sweep->spec.source_path);
-      }
-      std::cerr << printable(fmt::format("kernelsweep: {}; {} points stored in {}; `kernelsweep run --resume` "
-                                         "completes the sweep", e.what(), stored, paths.results_file.string()))
-                << "\n";
-    } else {
-      // Rank 0 saves what it has and then ends the job; give it the time to do so.
-      std::this_thread::sleep_for(std::chrono::seconds(10));
-    }
-    world.abort(kExitFailure);
+    RunOptions options = run_options(args, registry, *sweep);
+    options.skipped_before = std::move(skipped_before);
+    outcome = measure_plan(world, todo, all_groups(todo), sweep->spec.protocol, options, root ? &*outputs : nullptr);
   } catch (const RunError& e) {
     if (root) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return kExitBadInput;
@@ -238,10 +283,10 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
     std::cerr << fmt::format("kernelsweep: rank {}: {}\n", world.rank(), printable(e.what()));
     world.abort(kExitFailure);
   }
-  std::size_t not_passed = 0;
+  int exit_code = kExitOk;
   if (root) {
     try {
-      not_passed = outputs->finish();
+      exit_code = outcome.interrupted.empty() ? finish_run(*outputs) : save_interrupted_run(*outputs, outcome, todo, paths, command_line);
     } catch (const StorageFullError& e) {
       stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path);
     }
@@ -252,10 +297,10 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       std::cerr << fmt::format("kernelsweep: rank {} on {} stopped answering; its {} points in hand were recorded "
                                "crashed, and `kernelsweep run --resume {}` measures them again\n",
                                silent.rank, silent.host, silent.points_recorded, sweep->spec.source_path);
-    world.abort(kExitFailure);
+    world.abort(exit_code == kExitInterrupted ? kExitInterrupted : kExitFailure);
   }
-  world.barrier();
-  return not_passed == 0 ? kExitOk : kExitFailure;
+  // Every rank ends with rank 0's verdict, so that mpirun and srun report it whichever rank they read.
+  return std::stoi(world.broadcast_from_root(std::to_string(exit_code)));
 }
 
 }  // namespace ks

@@ -13,6 +13,9 @@ namespace ks {
 inline constexpr int kExitOk = 0;        // success
 inline constexpr int kExitFailure = 1;   // a run finished with points that did not pass, or an internal error
 inline constexpr int kExitBadInput = 2;  // bad input: sweep file, arguments, an existing results file
+// The run was interrupted (SIGTERM, SIGINT: a time limit, scancel, Ctrl-C) and stored what it had:
+// `kernelsweep run --resume` completes it. 75 is EX_TEMPFAIL of sysexits.h, "try again later".
+inline constexpr int kExitInterrupted = 75;
 
 struct PlanRequest {
   std::string sweep_file;
@@ -21,6 +24,7 @@ struct PlanRequest {
   std::vector<std::string> python_path;     // --python-path: folders for their import
   std::uint64_t max_points = 1'000'000;
   std::string shard;  // "i/N" or empty
+  std::string where;  // --where: the points of the plan (of the shard) to keep (report/filter.h)
   bool json = false;
 };
 
@@ -31,10 +35,23 @@ struct RunRequest {
   std::string kernelindex_format;  // overrides output.kernelindex_format
   bool resume = false;
   bool overwrite = false;
+  bool retry_skipped = false;  // --resume records points skipped before again even where they are still skipped
   std::string schedule = "dynamic";
   std::string check = "first";     // none, first (first mode of each shape), all
   bool allow_shared_gpu = false;
   double progress_interval_s = 10;
+};
+
+// `kernelsweep submit`: a sweep as a Slurm job array of `array` shards and a merge job (docs/slurm.md).
+struct SubmitRequest {
+  std::string sweep_file;
+  std::vector<std::string> plugins;
+  int array = 0;                            // shards, one array task each
+  std::string output_directory;            // default results/STEM (STEM: the sweep file's name less .yaml)
+  std::string batch_script;                // default: slurm/sweep.sbatch, installed or of the source tree
+  std::vector<std::string> sbatch_options;  // given to both sbatch commands
+  std::vector<std::string> run_options;     // given to `kernelsweep run` in every task
+  bool dry_run = false;                     // print the two sbatch commands instead of running them
 };
 
 // The plugins each command names are loaded into `registry` first.
@@ -46,6 +63,7 @@ int print_plan(const PlanRequest& request, Registry& registry);
 // `request`: its plugins and Python modules (the sweep file is not read).
 int print_kernels(bool json, const PlanRequest& request, Registry& registry);
 // `kernelsweep run`, on every rank of the MPI job (argc and argv go to MPI_Init).
+int submit_sweep(const SubmitRequest& request, Registry& registry);
 int run_sweep(const RunRequest& request, Registry& registry, int* argc, char*** argv);
 // `kernelsweep status`: what a results file holds (its sweep re-planned with the plugins it names).
 int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,

@@ -53,6 +53,11 @@ void print_not_passed(const std::vector<ViewRow>& rows, const std::string& resul
                              rows.size() - kNotPassedListed, results_file);
 }
 
+// "i/N" for a shard's file, empty for the whole plan.
+std::string shard_text(const RunInfo& info) {
+  return info.shard_count > 1 ? fmt::format("{}/{}", info.shard_index, info.shard_count) : "";
+}
+
 }  // namespace
 
 int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,
@@ -67,7 +72,9 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   std::vector<std::string> planned;
   const bool imported = info.sweep_text.empty();
   const bool plan_known = imported || [&] {
-    const auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, true);
+    // A shard's file is judged against its shard, a merged or unsharded file against the whole plan,
+    // a file made with --where against the points it selected.
+    const auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, true, shard_text(info), info.where);
     if (sweep)
       for (const Point& p : sweep->plan.points) planned.push_back(p.id);
     return sweep.has_value();
@@ -78,6 +85,8 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   const std::vector<ViewRow> not_passed = points_not_passed(file, results_file);
   if (json) {
     nlohmann::json out = {{"file", results_file}, {"sweep", info.sweep_name}, {"plan_size", info.plan_size},
+                          {"shard", shard_text(info).empty() ? nlohmann::json(nullptr) : nlohmann::json(shard_text(info))},
+                          {"where", info.where.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.where)},
                           {"started_at", info.started_at}, {"ended_at", info.ended_at}, {"rows", s.rows},
                           {"samples", s.samples}, {"sessions", s.sessions}, {"points_by_status", s.points_by_status},
                           {"missing", plan_known ? nlohmann::json(s.missing_point_ids) : nlohmann::json(nullptr)},
@@ -86,8 +95,9 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << fmt::format("{}: sweep {} ({}), {} points planned\n", results_file, info.sweep_name, info.sweep_path,
-                           info.plan_size);
+  std::cout << fmt::format("{}: sweep {} ({}), {} points planned{}{}\n", results_file, info.sweep_name, info.sweep_path,
+                           info.plan_size, shard_text(info).empty() ? "" : " in shard " + shard_text(info),
+                           info.where.empty() ? "" : fmt::format(" where '{}'", info.where));
   std::cout << fmt::format("started {}, {}\n", info.started_at,
                            info.ended_at.empty() ? "not finished (running, or interrupted)" : "ended " + info.ended_at);
   std::cout << fmt::format("{} rows, {} samples, {} session(s)\n", s.rows, s.samples, s.sessions);
@@ -97,7 +107,10 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
                  "--plugin loads the plugins it needs)\n";
   } else {
     std::cout << fmt::format("missing: {} points of the plan have no row", s.missing_point_ids.size());
-    std::cout << (s.missing_point_ids.empty() ? "\n" : " (kernelsweep run --resume completes them)\n");
+    std::string resume = "kernelsweep run --resume";
+    if (!shard_text(info).empty()) resume += " --shard " + shard_text(info);
+    if (!info.where.empty()) resume += fmt::format(" --where '{}'", info.where);
+    std::cout << (s.missing_point_ids.empty() ? "\n" : fmt::format(" ({} completes them)\n", resume));
     for (std::size_t i = 0; i < s.missing_point_ids.size() && i < 10; ++i) std::cout << "  " << s.missing_point_ids[i] << "\n";
     if (!s.unplanned_point_ids.empty()) {
       std::cout << fmt::format("not in the plan: {} points have rows but are not points of the stored sweep file (a "

@@ -4,11 +4,14 @@
 #include <filesystem>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "common/printable.h"
 #include "config/parse.h"
 #include "plan/plan.h"
 #include "plugins/plugins.h"
 #include "plugins/requested.h"
+#include "report/filter.h"
 
 namespace ks {
 namespace {
@@ -61,6 +64,33 @@ PythonSetup load_sweep_python(const std::string& text, const std::string& path, 
   return setup;
 }
 
+// The text a --where key names for a point of the plan (a measured point's keys status and file are
+// refused before: a plan has neither).
+std::optional<std::string> value_of(const Point& point, const std::string& key) {
+  if (key == "kernel") return point.kernel;
+  if (key == "implementation") return point.implementation;
+  if (key == "mode") return point.mode;
+  if (key == "point") return point.id;
+  return parameter_text(point.params, key);
+}
+
+// The points of `plan` that --where keeps, renumbered and regrouped as a shard is.
+Plan points_where(const Plan& plan, const std::string& expression) {
+  const RowFilter filter = RowFilter::parse(expression);
+  for (const std::string& key : filter.keys())
+    if (key == "status" || key == "file")
+      throw FilterError(fmt::format("--where: {} is what a measured point has; plan and run select points by kernel, "
+                                    "implementation, mode, point and parameters", key));
+  Plan kept;
+  for (const Point& point : plan.points) {
+    if (!filter.matches([&](const std::string& key) { return value_of(point, key); })) continue;
+    kept.points.push_back(point);
+    kept.points.back().index = kept.points.size() - 1;
+  }
+  kept.groups = group_points(kept.points);
+  return kept;
+}
+
 std::optional<LoadedSweep> plan_loaded_text(const std::string& text, const PlanRequest& request, Registry& registry,
                                             std::vector<std::string> plugins, bool print_errors) {
   try {
@@ -72,10 +102,13 @@ std::optional<LoadedSweep> plan_loaded_text(const std::string& text, const PlanR
     options.max_points = request.max_points;
     if (!request.shard.empty()) parse_shard(request.shard, options);
     out.plan = make_plan(out.spec, registry, options);
+    if (!request.where.empty()) out.plan = points_where(out.plan, request.where);
     out.plugins = std::move(plugins);
     return out;
   } catch (const SweepFileError& e) {
     if (print_errors) std::cerr << e.what() << "\n";
+  } catch (const FilterError& e) {
+    if (print_errors) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
   } catch (const PlanError& e) {
     if (print_errors) std::cerr << request.sweep_file << ": " << e.what() << "\n";
   }
@@ -126,9 +159,11 @@ std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& r
 }
 
 std::optional<LoadedSweep> plan_text(const std::string& text, const std::string& path, Registry& registry,
-                                     bool print_errors) {
+                                     bool print_errors, const std::string& shard, const std::string& where) {
   PlanRequest request;
   request.sweep_file = path;
+  request.shard = shard;
+  request.where = where;
   return plan_loaded_text(text, request, registry, {}, print_errors);
 }
 

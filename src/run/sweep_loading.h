@@ -24,9 +24,11 @@ struct LoadedSweep {
 // The sweep file request.sweep_file, its plugins and request.plugins loaded into `registry`.
 std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& registry, bool print_errors = true);
 // The same from text already read (status re-plans the text stored in a results file); its plugins
-// are found relative to the folder of `path`.
+// are found relative to the folder of `path`. `shard` ("i/N") keeps that shard of the plan, `where`
+// (a --where expression) the points it selects.
 std::optional<LoadedSweep> plan_text(const std::string& text, const std::string& path, Registry& registry,
-                                     bool print_errors = true);
+                                     bool print_errors = true, const std::string& shard = "",
+                                     const std::string& where = "");
 
 // The Python setup of the command line: --python-module and --python-path (relative to the working
 // directory).

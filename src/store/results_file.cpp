@@ -184,9 +184,13 @@ h5::Handle file_access(bool file_locking) {
   return fapl;
 }
 
+// The attribute where, written only when not empty, is checked only then (files without it keep
+// the checksum they had).
 std::uint64_t root_strings_check(const RunInfo& info) {
-  return strings_check({info.sweep_name, info.sweep_path, info.sweep_text, info.kernelsweep_version, info.git_commit,
-                        info.started_at, info.ended_at, info.host, info.command_line});
+  std::vector<std::string_view> strings{info.sweep_name, info.sweep_path, info.sweep_text, info.kernelsweep_version,
+                                        info.git_commit, info.started_at, info.ended_at, info.host, info.command_line};
+  if (!info.where.empty()) strings.push_back(info.where);
+  return strings_check(strings);
 }
 
 void write_strings_check(hid_t file, const RunInfo& info) {
@@ -207,6 +211,9 @@ void write_root_attributes(hid_t file, const RunInfo& info) {
   h5::write_int64_attribute(file, "world_size", info.world_size);
   h5::write_string_attribute(file, "host", info.host);
   h5::write_string_attribute(file, "command_line", info.command_line);
+  h5::write_int64_attribute(file, "shard_index", info.shard_index);
+  h5::write_int64_attribute(file, "shard_count", info.shard_count);
+  if (!info.where.empty()) h5::write_string_attribute(file, "where", info.where);
   write_strings_check(file, info);
 }
 
@@ -227,6 +234,16 @@ RunInfo read_root_attributes(hid_t file) {
   info.world_size = static_cast<std::int32_t>(h5::read_int64_attribute(file, "world_size"));
   info.host = h5::read_string_attribute(file, "host");
   info.command_line = h5::read_string_attribute(file, "command_line");
+  // Files written before the shard attributes existed count as files of the whole plan: their
+  // shards were dealt by another rule, which today's plans do not reproduce.
+  if (h5::has_attribute(file, "shard_count")) {
+    info.shard_index = h5::read_int64_attribute(file, "shard_index");
+    info.shard_count = h5::read_int64_attribute(file, "shard_count");
+    if (info.shard_count < 1 || info.shard_index < 0 || info.shard_index >= info.shard_count)
+      throw ResultsFileError(fmt::format("root attributes shard_index {} and shard_count {} name no shard",
+                                         info.shard_index, info.shard_count));
+  }
+  if (h5::has_attribute(file, "where")) info.where = h5::read_string_attribute(file, "where");
   if (info.layout_version >= 2 &&
       std::bit_cast<std::uint64_t>(h5::read_int64_attribute(file, "strings_check")) != root_strings_check(info))
     throw ResultsFileError("the root attributes' strings do not match their checksum (attribute strings_check)");

@@ -41,6 +41,12 @@ struct RunInfo {
   std::int32_t world_size = 1;
   std::string host;          // rank 0's hostname
   std::string command_line;  // rank 0's argv, joined by spaces
+  // The part of the plan the file holds: shard shard_index of shard_count (--shard i/N); 0 of 1 for
+  // the whole plan (a run without --shard, a merged file).
+  std::int64_t shard_index = 0;
+  std::int64_t shard_count = 1;
+  // The --where expression that selected the file's points of the plan (of the shard); empty for all.
+  std::string where;
   std::int64_t layout_version = kResultsLayoutVersion;  // read back from the file; create() writes the constant
 };
 

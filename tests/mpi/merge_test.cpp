@@ -1,5 +1,5 @@
-// `kernelsweep merge` of real sweeps: one sweep of the test kernels run whole and as 3 shards (each
-// into its own folder) under the real mpirun; the shards merged give the whole run's points, with
+// `kernelsweep merge` of real sweeps: one sweep of the test kernels run whole and as 3 shards (all
+// into one folder) under the real mpirun; the shards merged give the whole run's points, with
 // every row's samples where the row says, and a status with nothing missing.
 #include <gtest/gtest.h>
 
@@ -48,7 +48,8 @@ kernels:
 )";
 constexpr std::size_t kPlanSize = 6 * 2 * 2 + 4;
 
-std::string shard_file(int shard) { return fmt::format("shard{}/sharded.h5", shard); }
+// The shards share one output folder: each has a results file and a documents folder of its own.
+std::string shard_file(int shard) { return fmt::format("shards/sharded.shard-{}-of-3.h5", shard); }
 
 // What of a point does not depend on the run's timing: the same in any two runs of one build.
 Json deterministic(const StoredRun& run) {
@@ -95,8 +96,7 @@ class MergeShards : public ::testing::Test {
     runs_ok = whole.exit_code == 0;
     for (int shard = 0; shard < kShards && runs_ok; ++shard) {
       const auto part = run_shell(mpirun_test_cli(
-          2, fmt::format("run {} --shard {}/{} --output-dir {}", sweep.string(), shard, kShards,
-                         (dir / fmt::format("shard{}", shard)).string())));
+          2, fmt::format("run {} --shard {}/{} --output-dir {}", sweep.string(), shard, kShards, (dir / "shards").string())));
       runs_output = part.output;
       runs_ok = part.exit_code == 0;
     }
@@ -179,15 +179,33 @@ TEST_F(MergeShards, EveryRowIsItsShardsRowWithItsSamples) {
   EXPECT_EQ(all.read_protocols().size(), protocols.size()) << "each protocol once";
 }
 
-TEST_F(MergeShards, StatusOfTheMergedShardsSaysNothingIsMissing) {
+TEST_F(MergeShards, StatusJudgesAShardAgainstItsShardAndTheMergedFileAgainstThePlan) {
   const fs::path merged = dir / "status.h5";
   ASSERT_EQ(test_cli(fmt::format("merge {} -o {}", shards_in_order(), merged.string())).exit_code, 0);
-  const auto shard = test_cli(fmt::format("status {}", (dir / shard_file(0)).string()));
-  EXPECT_EQ(shard.output.find("missing: 0 points"), std::string::npos) << "a shard alone misses the others' points";
+  for (int index = 0; index < kShards; ++index) {
+    const RunInfo info = ResultsFile::open_read_only(dir / shard_file(index)).read_info();
+    EXPECT_EQ(info.shard_index, index);
+    EXPECT_EQ(info.shard_count, kShards);
+    EXPECT_TRUE(fs::is_directory(dir / fmt::format("shards/kernelindex/shard-{}-of-3", index)));
+    const auto shard = test_cli(fmt::format("status {}", (dir / shard_file(index)).string()));
+    EXPECT_NE(shard.output.find(fmt::format("{} points planned in shard {}/3", info.plan_size, index)), std::string::npos)
+        << shard.output;
+    EXPECT_NE(shard.output.find("missing: 0 points"), std::string::npos) << shard.output;
+  }
+  const RunInfo whole = ResultsFile::open_read_only(merged).read_info();
+  EXPECT_EQ(whole.shard_count, 1);
   const auto status = test_cli(fmt::format("status {}", merged.string()));
   EXPECT_EQ(status.exit_code, 0) << status.output;
-  EXPECT_NE(status.output.find(fmt::format("{} points planned", kPlanSize)), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find(fmt::format("{} points planned\n", kPlanSize)), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("missing: 0 points"), std::string::npos) << status.output;
+}
+
+TEST_F(MergeShards, AShardsFileIsNotResumedAsAnotherShard) {
+  const auto other = run_shell(mpirun_test_cli(
+      1, fmt::format("run {} --shard 2/3 --resume --results-file {}", sweep.string(), (dir / shard_file(1)).string())));
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find("cannot resume: the file holds shard 1/3 and this run measures shard 2/3"), std::string::npos)
+      << other.output;
 }
 
 // A point measured in two files (a job rerun, or a shard run again): both rows are kept, the later
@@ -222,7 +240,7 @@ TEST_F(MergeShards, ASweepFileThatChangedIsAnotherSweep) {
       1, fmt::format("run {} --shard 1/{} --output-dir {}", (changed / "sweep.yaml").string(), kShards, changed.string())));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto refused = test_cli(fmt::format("merge {} {} -o {}", (dir / shard_file(0)).string(),
-                                            (changed / "sharded.h5").string(), (dir / "refused.h5").string()));
+                                            (changed / "sharded.shard-1-of-3.h5").string(), (dir / "refused.h5").string()));
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("results of different sweeps"), std::string::npos) << refused.output;
   EXPECT_NE(refused.output.find("`      id: {from: 1, to: 7, step: 1}`"), std::string::npos) << refused.output;

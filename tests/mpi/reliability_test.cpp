@@ -34,6 +34,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
+constexpr int kExitInterruptedCode = 75;  // documented: interrupted, resumable
+
 // `points` sleepers: each runs 1 ms when `setup_ms` is 0 (a thousand points take a few seconds on 4
 // ranks), or first sleeps `setup_ms` (a job that runs long enough to be interrupted part way).
 std::string sleepers_sweep(const std::string& name, int points, int setup_ms = 0) {
@@ -262,6 +264,15 @@ std::vector<pid_t> descendants(pid_t root) {
   return found;
 }
 
+// The processes of a job that are ranks (kernelsweep-test run) and workers (kernelsweep-test worker).
+std::vector<pid_t> processes_running(pid_t job, const std::string& subcommand) {
+  const std::string prefix = std::string(KS_TEST_CLI) + '\0' + subcommand + '\0';
+  std::vector<pid_t> found;
+  for (pid_t pid : descendants(job))
+    if (command_line_of(pid).starts_with(prefix)) found.push_back(pid);
+  return found;
+}
+
 // A sweep of slow sleepers in the background under mpirun, writing into a fresh folder; `command`
 // runs it again (with --resume, say).
 struct SlowSweep {
@@ -284,6 +295,52 @@ SlowSweep start_slow_sweep(const std::string& name, int points, int setup_ms, in
   return sweep;
 }
 
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
+  return count;
+}
+
+// A signal that reaches one rank only (a user's kill, a node shutting down) stops the whole run as
+// one that reaches every rank does: one message, exit code 75 (interrupted, resumable) from the job,
+// no abort, no process of the job left behind; --resume completes the sweep.
+class OneRankSignalled : public ::testing::TestWithParam<bool> {};  // true: rank 0, false: another rank
+
+TEST_P(OneRankSignalled, StopsEveryRankWithOneMessageAndTheResumableExitCode) {
+  const bool rank_zero = GetParam();
+  const SlowSweep sweep = start_slow_sweep(rank_zero ? "sigterm_rank0" : "sigterm_rank1", 30, 500, 3);
+  ASSERT_GE(wait_for_rows(sweep.results, 3), 3u) << sweep.log();
+  const pid_t root = Json::parse(read_text(WriterLock::lock_path(sweep.results))).at("pid").get<pid_t>();
+  std::map<pid_t, std::string> processes;
+  for (pid_t pid : descendants(sweep.job)) processes[pid] = command_line_of(pid);
+  pid_t target = 0;
+  for (pid_t pid : processes_running(sweep.job, "run"))
+    if ((pid == root) == rank_zero) target = pid;
+  ASSERT_GT(target, 0) << "no such rank found";
+  ::kill(target, SIGTERM);
+  EXPECT_EQ(exit_code_of(sweep.job), kExitInterruptedCode) << sweep.log();
+  const std::string log = sweep.log();
+  EXPECT_EQ(occurrences(log, "kernelsweep: interrupted (SIGTERM"), rank_zero ? 1u : 0u) << log;
+  EXPECT_EQ(occurrences(log, "kernelsweep: interrupted ("), 1u) << log;
+  EXPECT_NE(log.find("--resume` completes the sweep"), std::string::npos) << log;
+  EXPECT_EQ(log.find("MPI_ABORT"), std::string::npos) << log;
+  for (const auto& [pid, command] : processes)
+    EXPECT_NE(command_line_of(pid), command) << "process " << pid << " of the job is still running: " << command;
+
+  const auto stopped = rows_by_point(sweep.results);
+  ASSERT_LT(stopped.size(), 30u) << "the job ended before the signal";
+  for (const auto& [point, statuses] : stopped)
+    EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point << ": " << log;
+  const auto resumed = run_command(sweep.command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto rows = rows_by_point(sweep.results);
+  EXPECT_EQ(rows.size(), 30u);
+  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, OneRankSignalled, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "rank0" : "another_rank"; });
+
 TEST(StopSignals, SigtermToEveryProcessOfTheJobRecordsNoPointCrashed) {
   // Points of half a second on 3 ranks: SIGTERM lands while every worker is inside a point.
   const SlowSweep sweep = start_slow_sweep("sigterm_everyone", 30, 500, 3);
@@ -304,6 +361,8 @@ TEST(StopSignals, SigtermToEveryProcessOfTheJobRecordsNoPointCrashed) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   for (pid_t pid : processes) ::kill(pid, SIGTERM);
   exit_code_of(job);
+  EXPECT_EQ(occurrences(sweep.log(), "kernelsweep: interrupted (SIGTERM)"), 1u) << sweep.log();
+  EXPECT_EQ(sweep.log().find("MPI_ABORT"), std::string::npos) << sweep.log();
   const auto stopped = rows_by_point(results);
   ASSERT_LT(stopped.size(), 30u) << "the job ended before the signal";
   for (const auto& [point, statuses] : stopped)
@@ -364,15 +423,6 @@ TEST(SilentRank, AStoppedRankCostsOnlyThePointsItHeldAndTheSweepEnds) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   for (const auto& [point, statuses] : rows_by_point(results))
     EXPECT_TRUE(statuses.contains("passed")) << point << " " << Json(statuses).dump() << "\n" << resumed.err;
-}
-
-// The processes of a job that are ranks (kernelsweep-test run) and workers (kernelsweep-test worker).
-std::vector<pid_t> processes_running(pid_t job, const std::string& subcommand) {
-  const std::string prefix = std::string(KS_TEST_CLI) + '\0' + subcommand + '\0';
-  std::vector<pid_t> found;
-  for (pid_t pid : descendants(job))
-    if (command_line_of(pid).starts_with(prefix)) found.push_back(pid);
-  return found;
 }
 
 // Runs `command` in the background, waiting at most `seconds`; the exit code, or -1 after killing a

@@ -109,6 +109,100 @@ TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, RunOnRanks, ::testing::Values(1, 2, 4));
 
+std::size_t files_in(const fs::path& folder) {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator(folder), fs::directory_iterator()));
+}
+
+// A job resubmitted on a node without a GPU (a requeue, a sweep run again to be sure it is complete)
+// leaves the points skipped for want of a GPU as they are; --retry-skipped records them again.
+TEST(ResumeSkipped, ASkippedPointGetsNoNewRowWhileItsReasonHoldsUnlessAskedFor) {
+  const fs::path dir = fresh_directory("resume_skipped");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, sweep_text("mixed", kMixedKernels));
+  const std::size_t points = planned_ids(sweep).size();
+  constexpr std::size_t kGpuOnly = 6 * 2;
+  const std::string run = mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
+  ASSERT_EQ(run_shell(run).exit_code, 0);
+  const auto rows = [&] { return ResultsFile::open_read_only(dir / "mixed.h5").read_runs().size(); };
+  ASSERT_EQ(rows(), points);
+
+  for (int again = 0; again < 2; ++again) {
+    const auto resumed = run_shell(run + " --resume");
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find(fmt::format("resuming: {} points recorded skipped before are still skipped", kGpuOnly)),
+              std::string::npos) << resumed.output;
+    EXPECT_EQ(rows(), points) << resumed.output;
+    EXPECT_EQ(files_in(dir / "kernelindex"), points);
+  }
+
+  const auto retried = run_shell(run + " --resume --retry-skipped");
+  ASSERT_EQ(retried.exit_code, 0) << retried.output;
+  EXPECT_EQ(rows(), points + kGpuOnly);
+  EXPECT_EQ(files_in(dir / "kernelindex"), points + kGpuOnly);
+  std::map<std::string, int> skipped_rows;
+  for (const StoredRun& r : ResultsFile::open_read_only(dir / "mixed.h5").read_runs())
+    if (r.status == "skipped") ++skipped_rows[r.point_id];
+  EXPECT_EQ(skipped_rows.size(), kGpuOnly);
+  for (const auto& [point, count] : skipped_rows) EXPECT_EQ(count, 2) << point;
+
+  const auto refused = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {} --retry-skipped", sweep.string(), dir.string())));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("--resume"), std::string::npos) << refused.output;
+}
+
+// Every rank parses the command line; the job's log gets the error once, from the first rank.
+TEST(ArgumentErrors, AreWrittenOnceForTheWholeJob) {
+  const fs::path dir = fresh_directory("argument_errors");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, sweep_text("mixed", kMixedKernels));
+  const auto run = run_shell(mpirun_test_cli(3, fmt::format("run {} --no-such-option", sweep.string())));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  std::size_t mentions = 0;
+  for (auto at = run.output.find("--no-such-option"); at != std::string::npos; at = run.output.find("--no-such-option", at + 1))
+    ++mentions;
+  EXPECT_EQ(mentions, 1u) << run.output;
+}
+
+// --where on plan and run: a subset of the sweep without editing the sweep file. The results file
+// records the selection: status judges it against the selected points, and --resume keeps to them.
+TEST(Where, PlanAndRunKeepOnlyTheSelectedPointsAndTheFileRemembersThem) {
+  const fs::path dir = fresh_directory("where");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, sweep_text("mixed", kMixedKernels));
+  const std::string where = "kernel=gemm and M>=20";
+  const auto plan = run_shell(fmt::format("{} plan {} --json --where '{}'", KS_TEST_CLI, sweep.string(), where));
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  std::set<std::string> selected;
+  for (const Json& p : Json::parse(plan.output)) {
+    EXPECT_EQ(p.at("kernel"), "gemm");
+    EXPECT_EQ(p.at("params").at("M"), 33);
+    selected.insert(p.at("id").get<std::string>());
+  }
+  EXPECT_EQ(selected.size(), 2u);  // fp32 and bf16
+
+  const std::string run = mpirun_test_cli(2, fmt::format("run {} --output-dir {} --where '{}'", sweep.string(), dir.string(), where));
+  const auto measured = run_shell(run);
+  ASSERT_EQ(measured.exit_code, 0) << measured.output;
+  std::set<std::string> stored;
+  for (const StoredRun& r : ResultsFile::open_read_only(dir / "mixed.h5").read_runs()) stored.insert(r.point_id);
+  EXPECT_EQ(stored, selected);
+  const auto status = run_shell(fmt::format("{} status {}", KS_TEST_CLI, (dir / "mixed.h5").string()));
+  EXPECT_NE(status.output.find(fmt::format("2 points planned where '{}'", where)), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("missing: 0 points"), std::string::npos) << status.output;
+
+  const auto other = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {} --resume --where kernel=test_sleep",
+                                                               sweep.string(), dir.string())));
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find(fmt::format("holds the points of --where '{}'", where)), std::string::npos) << other.output;
+
+  const auto by_status = run_shell(fmt::format("{} plan {} --where status=failed", KS_TEST_CLI, sweep.string()));
+  EXPECT_EQ(by_status.exit_code, 2) << by_status.output;
+  EXPECT_NE(by_status.output.find("--where: status is what a measured point has"), std::string::npos) << by_status.output;
+  const auto unreadable = run_shell(fmt::format("{} plan {} --where 'M'", KS_TEST_CLI, sweep.string()));
+  EXPECT_EQ(unreadable.exit_code, 2) << unreadable.output;
+  EXPECT_NE(unreadable.output.find("'M' is not KEY OP VALUE"), std::string::npos) << unreadable.output;
+}
+
 TEST(RunFailures, CrashHangErrorAndFailedCheckCostOnlyTheirPoint) {
   const fs::path dir = fresh_directory("run_failures");
   const fs::path sweep = dir / "sweep.yaml";
@@ -130,7 +224,17 @@ TEST(RunFailures, CrashHangErrorAndFailedCheckCostOnlyTheirPoint) {
     const Json params = Json::parse(r.params_json);
     if (r.kernel == "test_crash") status_by_action[params.at("action")] = r.status + ": " + r.message;
     else if (r.status == "passed") ++sleepers_passed;
+    // The log names each point that did not pass as it happens, with its status and message.
+    if (r.status != "passed") {
+      EXPECT_NE(run.output.find(fmt::format("{}: test_crash/{}/{} action={} id=0 on rank {} (", r.status, r.implementation, r.mode,
+                                             params.at("action").get<std::string>(), r.rank)),
+                std::string::npos) << run.output;
+    }
   }
+  // The start block says what runs where.
+  EXPECT_NE(run.output.find("  plan: 14 points, 14 to measure\n"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("  ranks: 2 on 1 node(s)\n"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(fmt::format("  output: {}", (dir / "failures.h5").string())), std::string::npos) << run.output;
   EXPECT_EQ(sleepers_passed, 4u * 2);
   EXPECT_EQ(status_by_action["none"].rfind("passed", 0), 0u) << status_by_action["none"];
   EXPECT_EQ(status_by_action["sigkill"].rfind("crashed", 0), 0u) << status_by_action["sigkill"];

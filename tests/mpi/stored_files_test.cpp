@@ -60,8 +60,9 @@ TEST(DamagedFiles, EveryReaderRefusesEveryFileOfTheCorpus) {
 }
 
 // tests/data/layout1: the results file of 2 of the 6 points of its sweep (--shard 0/2), made by
-// kernelsweep 0.1.0 in results layout 1, before strings_check. It is read as it is, resumed (the
-// other 4 points are measured into it), and stays a file of layout 1 that reads back whole.
+// kernelsweep 0.1.0 in results layout 1, before strings_check and the shard attributes (so it counts
+// as a file of the whole plan). It is read as it is, resumed (the other 4 points are measured into
+// it), and stays a file of layout 1 that reads back whole.
 TEST(OlderLayouts, AFileOfLayout1IsReadAndResumed) {
   const fs::path dir = fresh_directory("layout1");
   const fs::path file = unpacked(kData / "layout1" / "layout1.h5.gz", dir);

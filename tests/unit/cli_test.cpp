@@ -1,7 +1,9 @@
 // The kernelsweep command's outputs and exit codes: 0 success, 2 bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -103,6 +105,44 @@ TEST(Cli, ShardsPartitionThePlan) {
     all.insert(p.at("id").get<std::string>());
   EXPECT_EQ(union_of_shards, all);
   EXPECT_EQ(run_shell(fmt::format("{} plan {} --shard 3/3", KS_CLI, config("quickstart.yaml"))).exit_code, 2);
+}
+
+// What `submit --dry-run` prints is what it would run: the array of shards through the batch script,
+// then the merge job after all of them, both with the user's sbatch options.
+TEST(Submit, DryRunPrintsTheArrayAndTheMergeJobsSbatchCommands) {
+  const auto dir = fresh_directory("submit_dry_run");
+  const auto r = run_shell(fmt::format("cd {} && {} submit {} --array 3 --dry-run --run-option=--check=all -- "
+                                       "--partition=gpu --time=30",
+                                       dir.string(), KS_CLI, config("quickstart.yaml")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::string array, merge, extra;
+  std::getline(lines, array);
+  std::getline(lines, merge);
+  EXPECT_FALSE(std::getline(lines, extra)) << "two commands, nothing else: " << r.output;
+  const std::string output = (dir / "results/quickstart").string();
+  for (const std::string& part :
+       {std::string("sbatch --parsable --array=0-2 --job-name=ks-quickstart --output=") + output + "/slurm-%A_%a.out",
+        fmt::format("--export=ALL,KERNELSWEEP={},KERNELSWEEP_SHARDS=3,KERNELSWEEP_OUTPUT={}", KS_CLI, output),
+        std::string(" --partition=gpu --time=30 ") + KS_SOURCE_DIR + "/slurm/sweep.sbatch " + config("quickstart.yaml") +
+            " --check=all"})
+    EXPECT_NE(array.find(part), std::string::npos) << part << "\nnot in\n" << array;
+  for (const std::string& part :
+       {std::string("sbatch --parsable --dependency=afterany:ARRAY_ID "), std::string(" --partition=gpu --time=30 --nodes=1 --ntasks=1 "),
+        fmt::format("{} merge {}/quickstart.shard-*-of-3.h5 -o {}/quickstart.h5 --overwrite", KS_CLI, output, output),
+        fmt::format("{} status {}/quickstart.h5", KS_CLI, output)})
+    EXPECT_NE(merge.find(part), std::string::npos) << part << "\nnot in\n" << merge;
+  EXPECT_FALSE(std::filesystem::exists(dir / "results")) << "a dry run makes nothing";
+}
+
+TEST(Submit, RefusesABadSweepFileAndAnEmptyArray) {
+  const auto dir = fresh_directory("submit_refusals");
+  write_file(dir / "bad.yaml", "name: bad\nkernels:\n  - kernel: no_such_kernel\n");
+  const auto bad = run_shell(fmt::format("{} submit {} --array 2 --dry-run", KS_CLI, (dir / "bad.yaml").string()));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("bad.yaml:3"), std::string::npos) << bad.output;
+  const auto empty = run_shell(fmt::format("{} submit {} --array 0 --dry-run", KS_CLI, config("quickstart.yaml")));
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
 }
 
 TEST(Cli, MaxPointsRefusesLargePlans) {

@@ -114,15 +114,22 @@ const std::set<std::string> kKinds{"sweep",       "results-sweep", "h5dump-comma
                                    "error-form",  "seed-protocol-canonical", "kernelindex-object",
                                    "excerpt",     "sh",            "covered",         "none"};
 
-// Every TEST(Suite, Name) of the test sources, as "Suite.Name".
+// Every TEST(Suite, Name) of the test sources, as "Suite.Name", and every case of the Slurm tests
+// (tests/slurm/slurm_test.sh, a `case` branch "name)" or "a | b)"), as "slurm.name".
 std::set<std::string> test_names() {
   static const std::regex test(R"re(\bTEST(?:_F)?\(\s*(\w+)\s*,\s*(\w+)\s*\))re");
+  static const std::regex slurm_case(R"re((?:^|\n)(\w+(?: \| \w+)*)\)\n)re");
   std::set<std::string> names;
   for (const auto& entry : fs::recursive_directory_iterator(fs::path(KS_SOURCE_DIR) / "tests")) {
     if (entry.path().extension() != ".cpp") continue;
     const std::string text = read_text(entry.path());
     for (auto it = std::sregex_iterator(text.begin(), text.end(), test); it != std::sregex_iterator(); ++it)
       names.insert((*it)[1].str() + "." + (*it)[2].str());
+  }
+  const std::string slurm = read_text(fs::path(KS_SOURCE_DIR) / "tests/slurm/slurm_test.sh");
+  for (auto it = std::sregex_iterator(slurm.begin(), slurm.end(), slurm_case); it != std::sregex_iterator(); ++it) {
+    std::istringstream alternatives(std::regex_replace((*it)[1].str(), std::regex(" \\| "), " "));
+    for (std::string name; alternatives >> name;) names.insert("slurm." + name);
   }
   return names;
 }

@@ -178,10 +178,13 @@ TEST(MergeFiles, PlanSizeOfACompleteSetOfShardsIsTheirSum) {
   const fs::path dir = fresh_directory("merge_shard_plan_size");
   FileSpec zero;
   zero.info = info_of("2026-12-01T02:00:00.000Z", "kernelsweep run sweep.yaml --shard 0/2");
+  zero.info.shard_count = 2;
   zero.rows = {row("p1", "passed", {1.0})};
   FileSpec one;
   one.info = info_of("2026-12-01T03:00:00.000Z", "kernelsweep run sweep.yaml --shard=1/2 --results-file one.h5");
   one.info.plan_size = 4;
+  one.info.shard_index = 1;
+  one.info.shard_count = 2;
   one.rows = {row("p2", "passed", {2.0})};
   write_results(dir / "zero.h5", zero);
   write_results(dir / "one.h5", one);

@@ -393,22 +393,46 @@ TEST(Plan, ShardsPartitionThePlanByWholeGroups) {
   }
 }
 
-TEST(Plan, ShardsAreStableAcrossRunsAndWhenTheSweepGrows) {
+TEST(Plan, ShardsAreTheSameOnEveryRunAndEvenWhenGroupsCostAlike) {
   PlanOptions options;
   options.shard_index = 1;
   options.shard_count = 3;
   const Plan shard = plan_of({shard_block(30)}, options);
-  EXPECT_FALSE(shard.points.empty());
   const Plan again = plan_of({shard_block(30)}, options);
   ASSERT_EQ(describe(again, {"a", "implementation", "mode"}), describe(shard, {"a", "implementation", "mode"}));
+  // The toy kernel declares no work: every group costs the same, and shards differ by one group at most.
+  for (std::size_t count : {2u, 3u, 7u, 11u}) {
+    std::size_t fewest = SIZE_MAX, most = 0;
+    for (std::size_t index = 0; index < count; ++index) {
+      options.shard_index = index;
+      options.shard_count = count;
+      const std::size_t groups = plan_of({shard_block(30)}, options).groups.size();
+      fewest = std::min(fewest, groups);
+      most = std::max(most, groups);
+    }
+    EXPECT_LE(most - fewest, 1u) << count << " shards";
+  }
+}
 
-  // Adding shapes never moves an existing point to another shard.
-  const Plan grown = plan_of({shard_block(60)}, options);
-  const std::set<std::string> grown_ids = ids_of(grown);
-  for (const auto& p : shard.points) EXPECT_TRUE(grown_ids.count(p.id)) << p.id;
-  options.shard_index = 0;
-  const std::set<std::string> other_ids = ids_of(plan_of({shard_block(30)}, options));
-  for (const auto& id : other_ids) EXPECT_FALSE(ids_of(shard).count(id));
+TEST(Plan, ShardsBalanceTheKernelsWorkNotTheirPointCounts) {
+  // One 65536x8192x8192 GEMM costs as much as many small ones: its shard takes fewer groups.
+  std::vector<Json> sizes{65536};
+  for (int i = 0; i < 12; ++i) sizes.push_back(64 + i);
+  const KernelBlock gemms = gemm_block({axis("M", sizes), axis("N", {8192}), axis("K", {8192}), axis("dtype", {"fp32"})});
+  PlanOptions options;
+  options.shard_count = 2;
+  std::vector<std::size_t> groups;
+  std::size_t holder = 2;
+  for (std::size_t index = 0; index < 2; ++index) {
+    options.shard_index = index;
+    const Plan shard = plan_of({gemms}, options);
+    groups.push_back(shard.groups.size());
+    for (const Point& p : shard.points)
+      if (p.params.at("M") == 65536) holder = index;
+  }
+  ASSERT_LT(holder, 2u) << "the large GEMM is in no shard";
+  EXPECT_EQ(groups[0] + groups[1], 13u);
+  EXPECT_LT(groups[holder] + 2, groups[1 - holder]) << "shard " << holder << " holds the large GEMM";
 }
 
 TEST(Plan, BadShardOptionsAreRefused) {

@@ -1,0 +1,108 @@
+#include "run/run_log.h"
+
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "build_info.h"
+#include "report/view.h"
+
+namespace ks {
+namespace {
+
+std::string value_of(const std::map<std::string, std::string>& environment, const std::string& name) {
+  const auto it = environment.find(name);
+  return it == environment.end() ? std::string() : it->second;
+}
+
+// "0-3" for consecutive ranks, "0,2,5" otherwise.
+std::string rank_list(const std::vector<int>& ranks) {
+  if (ranks.empty()) return "";
+  if (ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size()))
+    return ranks.size() == 1 ? std::to_string(ranks.front()) : fmt::format("{}-{}", ranks.front(), ranks.back());
+  return fmt::format("{}", fmt::join(ranks, ","));
+}
+
+// One line per node: its ranks and the GPU each has (by name, with its index), or why none.
+std::vector<std::string> node_lines(const std::vector<RankIdentity>& ranks) {
+  std::vector<std::string> hosts;
+  std::map<std::string, std::vector<const RankIdentity*>> by_host;
+  for (const RankIdentity& r : ranks) {
+    if (!by_host.count(r.host.hostname)) hosts.push_back(r.host.hostname);
+    by_host[r.host.hostname].push_back(&r);
+  }
+  std::vector<std::string> lines;
+  for (const std::string& host : hosts) {
+    std::vector<int> numbers;
+    std::vector<std::string> gpus;
+    std::set<std::string> problems;
+    for (const RankIdentity* r : by_host[host]) {
+      numbers.push_back(r->rank);
+      if (r->gpu_count > 0) gpus.push_back(fmt::format("{} {}", r->gpu.index, r->gpu.name));
+      else problems.insert(r->problem.empty() ? "no GPU: cpu implementations only" : r->problem);
+    }
+    std::string what = gpus.empty() ? "" : fmt::format("GPUs {}", fmt::join(gpus, ", "));
+    for (const std::string& problem : problems) what += (what.empty() ? "" : "; ") + problem;
+    lines.push_back(fmt::format("  {}: {} {}, {}", host, numbers.size() == 1 ? "rank" : "ranks", rank_list(numbers), what));
+  }
+  return lines;
+}
+
+std::size_t host_count(const std::vector<RankIdentity>& ranks) {
+  std::set<std::string> hosts;
+  for (const RankIdentity& r : ranks) hosts.insert(r.host.hostname);
+  return hosts.size();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> scheduler_environment() {
+  std::map<std::string, std::string> out;
+  for (const char* name : {"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
+                           "SLURM_JOB_NODELIST", "SLURM_RESTART_COUNT", "SLURM_JOB_PARTITION"})
+    if (const char* value = std::getenv(name)) out[name] = value;
+  return out;
+}
+
+std::string scheduler_line(const std::map<std::string, std::string>& environment) {
+  const std::string job = value_of(environment, "SLURM_JOB_ID");
+  if (job.empty()) return "";
+  std::string line = "slurm job " + job;
+  const std::string array = value_of(environment, "SLURM_ARRAY_JOB_ID");
+  const std::string task = value_of(environment, "SLURM_ARRAY_TASK_ID");
+  if (!array.empty() && !task.empty()) {
+    const std::string count = value_of(environment, "SLURM_ARRAY_TASK_COUNT");
+    line += fmt::format(" (array job {}, task {}{})", array, task, count.empty() ? "" : " of " + count);
+  }
+  const std::string restarts = value_of(environment, "SLURM_RESTART_COUNT");
+  if (!restarts.empty() && restarts != "0") line += fmt::format(", requeued {} time(s)", restarts);
+  const std::string partition = value_of(environment, "SLURM_JOB_PARTITION");
+  if (!partition.empty()) line += ", partition " + partition;
+  const std::string nodes = value_of(environment, "SLURM_JOB_NODELIST");
+  if (!nodes.empty()) line += ", nodes " + nodes;
+  return line;
+}
+
+std::string start_block(const RunHeadline& h, const std::vector<RankIdentity>& ranks, const std::string& scheduler) {
+  std::string block = fmt::format("kernelsweep {} (git {}): sweep {} ({})\n", build::version, build::git_commit,
+                                  h.sweep_name, h.sweep_path);
+  if (!scheduler.empty()) block += "  job: " + scheduler + "\n";
+  block += fmt::format("  plan: {} points{}, {} to measure\n", h.plan_points,
+                       h.shard.empty() ? "" : fmt::format(" (shard {})", h.shard), h.to_measure);
+  block += fmt::format("  ranks: {} on {} node(s)\n", ranks.size(), host_count(ranks));
+  for (const std::string& line : node_lines(ranks)) block += line + "\n";
+  block += fmt::format("  output: {}, documents in {} ({})\n", h.results_file, h.documents_folder, h.documents_format);
+  return block;
+}
+
+std::string not_passed_line(const RunRecord& r) {
+  const std::string message = r.message.substr(0, r.message.find('\n'));
+  const std::string where = r.host.empty() ? "" : fmt::format(" on rank {} ({})", r.rank, r.host);
+  return fmt::format("{}: {}/{}/{} {}{}: {}", r.status, r.kernel, r.implementation, r.mode,
+                     parameters_text(nlohmann::json::parse(r.params_json)), where, message);
+}
+
+}  // namespace ks

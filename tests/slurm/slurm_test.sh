@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# slurm/sweep.sbatch on a real Slurm: the private single-node cluster of tests/slurm/cluster.sh.
+#
+#   tests/slurm/slurm_test.sh CASE KERNELSWEEP KERNELSWEEP_TEST CLUSTER_DIR WORK_DIR
+#
+# KERNELSWEEP is the product's binary, KERNELSWEEP_TEST the one with the test kernels (test_sleep);
+# CLUSTER_DIR a cluster started by `cluster.sh start`; WORK_DIR/CASE is made afresh for the case.
+#
+# Cases:
+#   matches_mpirun    the template with 2 tasks gives the points `mpirun -np 2` gives; submitted
+#                     again on the finished sweep it adds no row (the cuda points stay skipped)
+#   signalled         a job signalled mid-sweep (scancel -b --signal=TERM, as --signal=B:TERM@N does)
+#                     logs one clean message, requeues itself, resumes, and ends with every point
+#                     passed exactly once
+#   time_limit        the same at a real --time limit with --signal=B:TERM@N
+#   bad_sweep         a bad sweep file fails the job at once, its error in the output file, no requeue
+#   array             `kernelsweep submit --array 3`: three shards of equal size and the merge job give
+#                     one results file with every point exactly once, its status and its report
+#
+# Exit 0 when every check holds.
+set -euo pipefail
+
+(($# == 5)) || { echo "usage: $0 CASE KERNELSWEEP KERNELSWEEP_TEST CLUSTER_DIR WORK_DIR" >&2; exit 2; }
+case_name=$1
+cli=$(realpath -- "$2")
+test_cli=$(realpath -- "$3")
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+eval "$("$here/cluster.sh" env "$4")"
+export SLURM_CONF
+
+work=$(realpath -m -- "$5")/$case_name
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+finish() {
+  if ((failures)); then echo "$case_name: $failures check(s) failed; the job's files are in $work" >&2; exit 1; fi
+  echo "$case_name: all checks passed"
+}
+
+# The template as a user on a partition without GPUs edits it (its comments say how).
+template=$work/sweep.sbatch
+grep -v -- '--gpus-per-task' "$root/slurm/sweep.sbatch" >"$template"
+
+# A sweep of `points` sleepers of `ms` milliseconds each (the test kernels of kernelsweep-test).
+sleepers() {
+  local name=$1 points=$2 ms=$3
+  cat >"$work/$name.yaml" <<EOF
+name: $name
+protocol: {warmup_ms: 1, rep_ms: 4, max_repeat: 20, flush_bytes: 0}
+kernels:
+  - kernel: test_sleep
+    implementations: [cpu]
+    modes: [forward]
+    grid: {id: {from: 1, to: $points, step: 1}}
+    fixed: {setup_ms: $ms}
+EOF
+}
+
+job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+
+# Waits until job $1 has ended (COMPLETED, FAILED, ...), starting it again at once whenever a requeue
+# leaves it pending until its begin time (Slurm holds a requeued job back for a while); prints the state.
+wait_for_end() {
+  local job=$1 deadline=$((SECONDS + ${2:-400})) state reason
+  while ((SECONDS < deadline)); do
+    state=$(job_field "$job" JobState)
+    reason=$(job_field "$job" Reason)
+    case $state in
+      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) echo "$state"; return ;;
+      PENDING) [[ $reason == BeginTime ]] && scontrol update JobId="$job" StartTime=now 2>/dev/null ;;
+    esac
+    sleep 1
+  done
+  echo "STILL-$state"
+}
+
+# Rows of each status: "passed=N skipped=M ..." and the rows per point, from the results file.
+rows_per_point() { "$1" show "$2" --format csv --columns point,status | tr -d '\r' | tail -n +2 | sort; }
+
+check_every_point_passed_once() {
+  local bin=$1 file=$2 points=$3 rows distinct
+  rows=$(rows_per_point "$bin" "$file")
+  distinct=$(cut -d, -f1 <<<"$rows" | sort -u | wc -l)
+  if [[ $(wc -l <<<"$rows") == "$points" && $distinct == "$points" && $(grep -vc ',passed$' <<<"$rows" || true) == 0 ]]; then
+    pass "every one of the $points points passed, once"
+  else
+    fail "expected $points points passed once each; $file holds $(wc -l <<<"$rows") rows for $distinct points:"
+    grep -v ',passed$' <<<"$rows" | head >&2 || true
+  fi
+}
+
+count() { grep -c -- "$1" "$2" || true; }
+
+case $case_name in
+matches_mpirun)
+  bin=$cli
+  export KERNELSWEEP=$bin
+  set +e
+  timeout 300 sbatch --wait --ntasks-per-node=2 -o "$work/job-%j.out" "$template" "$root/configs/quickstart.yaml" >/dev/null
+  rc=$?
+  set -e
+  ((rc == 0)) && pass "sbatch --wait returned 0" || fail "sbatch --wait returned $rc: $(cat "$work"/job-*.out)"
+  file=$work/results/quickstart/quickstart.h5
+  ws=$(h5dump -a /world_size "$file" | sed -n 's/^ *(0): *//p')
+  [[ $ws == 2 ]] && pass "one MPI world of 2 ranks" || fail "world_size is '$ws', not 2"
+  grep -q '  job: slurm job [0-9]*, partition debug, nodes ' "$work"/job-*.out && pass "the log names the job" ||
+    fail "no job line in the log: $(cat "$work"/job-*.out)"
+  rows_per_point "$bin" "$file" >"$work/slurm.points"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
+    mpirun -q -np 2 --oversubscribe "$bin" run "$root/configs/quickstart.yaml" --output-dir "$work/mpirun" >"$work/mpirun.log" 2>&1 ||
+    fail "mpirun failed: $(tail "$work/mpirun.log")"
+  rows_per_point "$bin" "$work/mpirun/quickstart.h5" >"$work/mpirun.points"
+  if cmp -s "$work/slurm.points" "$work/mpirun.points" && [[ -s $work/slurm.points ]]; then
+    pass "the same $(wc -l <"$work/slurm.points") points and statuses as mpirun -np 2"
+  else
+    fail "points differ from mpirun's:"; diff "$work/slurm.points" "$work/mpirun.points" >&2 || true
+  fi
+  # Submitted again on the finished sweep: nothing to measure, no row added, no requeue.
+  rows_before=$(wc -l <"$work/slurm.points")
+  documents_before=$(find "$work/results/quickstart/kernelindex" -type f | wc -l)
+  set +e
+  timeout 300 sbatch --wait --ntasks-per-node=2 -o "$work/again-%j.out" "$template" "$root/configs/quickstart.yaml" >/dev/null
+  rc=$?
+  set -e
+  ((rc == 0)) && pass "the resubmitted job returned 0" || fail "the resubmitted job returned $rc"
+  rows_after=$(rows_per_point "$bin" "$file" | wc -l)
+  documents_after=$(find "$work/results/quickstart/kernelindex" -type f | wc -l)
+  [[ $rows_after == "$rows_before" && $documents_after == "$documents_before" ]] &&
+    pass "resubmitted: no row or document added ($rows_after rows)" ||
+    fail "resubmitted: rows $rows_before -> $rows_after, documents $documents_before -> $documents_after"
+  ;;
+
+signalled | time_limit)
+  bin=$test_cli
+  export KERNELSWEEP=$bin
+  if [[ $case_name == signalled ]]; then
+    points=40
+    sleepers slow "$points" 400
+    job=$(sbatch --parsable --ntasks-per-node=2 -o "$work/job-%j.out" "$template" "$work/slow.yaml")
+    # The signal comes once the job has stored some points.
+    deadline=$((SECONDS + 120))
+    until [[ -f $work/results/slow/slow.h5 ]] && (($("$bin" status --json "$work/results/slow/slow.h5" 2>/dev/null |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"])' 2>/dev/null || echo 0) >= 4)); do
+      [[ $(job_field "$job" JobState) =~ ^(PENDING|RUNNING|CONFIGURING)$ ]] && ((SECONDS < deadline)) ||
+        { fail "no rows stored while the job ran: $(cat "$work"/job-*.out)"; finish; }
+      sleep 0.5
+    done
+    scancel -b --signal=TERM "$job"
+  else
+    # A one-minute limit, signalled 50 s before it: slurmctld checks time limits every 30 s, so the
+    # signal comes at the job's first check, within 30 s of its start, and again in every requeued
+    # run, until the sweep (40 s of work on 2 ranks) is complete.
+    points=200
+    sleepers slow "$points" 400
+    job=$(sbatch --parsable --ntasks-per-node=2 --time=1 --signal=B:TERM@50 -o "$work/job-%j.out" "$template" "$work/slow.yaml")
+  fi
+  state=$(wait_for_end "$job" 500)
+  log=$(echo "$work"/job-*.out)
+  [[ $state == COMPLETED ]] && pass "the job completed" || fail "the job ended $state: $(cat "$log")"
+  restarts=$(job_field "$job" Restarts)
+  ((restarts >= 1)) && pass "requeued $restarts time(s)" || fail "never requeued: $(cat "$log")"
+  interrupted=$(count 'kernelsweep: interrupted (' "$log")
+  [[ $interrupted == "$restarts" ]] && pass "one interruption message per requeue ($interrupted)" ||
+    fail "$interrupted interruption messages for $restarts requeues: $(cat "$log")"
+  [[ $(count 'kernelsweep: interrupted (SIGTERM)' "$log") == "$interrupted" ]] ||
+    fail "an interruption not by SIGTERM: $(grep 'interrupted (' "$log")"
+  [[ $(count 'requeueing job' "$log") == "$restarts" ]] || fail "requeue lines do not match $restarts restarts"
+  for noise in MPI_ABORT 'task [0-9]*: Killed' 'forcing job termination'; do
+    [[ $(count "$noise" "$log") == 0 ]] && pass "no '$noise' in the log" || fail "'$noise' in the log: $(cat "$log")"
+  done
+  grep -q "resuming: [0-9]* of $points points already passed" "$log" && pass "the requeued job resumed" ||
+    fail "no resume in the log"
+  check_every_point_passed_once "$bin" "$work/results/slow/slow.h5" "$points"
+  # No rank or worker outlives its job.
+  if pgrep -f -- "$work/slow.yaml" >/dev/null; then fail "processes of the job still run: $(pgrep -af -- "$work/slow.yaml")"
+  else pass "no process of the job left"; fi
+  ;;
+
+bad_sweep)
+  export KERNELSWEEP=$cli
+  printf 'name: broken\nkernels:\n  - kernel: gemm\n    implementations: [cpu]\n    grid:\n      M: [16]\n      N: [8]\n      K: [8]\n      dtpye: [fp32]\n' >"$work/broken.yaml"
+  set +e
+  timeout 120 sbatch --wait --ntasks-per-node=2 -o "$work/job-%j.out" "$template" "$work/broken.yaml" >/dev/null
+  rc=$?
+  set -e
+  log=$(echo "$work"/job-*.out)
+  ((rc == 2)) && pass "sbatch --wait returned 2 (bad input)" || fail "sbatch --wait returned $rc, not 2"
+  grep -q "broken.yaml:9.*dtpye" "$log" && pass "the output file names the file, line and key" ||
+    fail "no file:line error in the log: $(cat "$log")"
+  job=$(basename "$log" .out)
+  job=${job#job-}
+  [[ $(job_field "$job" Restarts) == 0 ]] && pass "not requeued" || fail "requeued: $(scontrol show job "$job")"
+  [[ ! -e $work/results/broken ]] && pass "no results folder made" || fail "a results folder was made"
+  ;;
+
+array)
+  bin=$test_cli
+  points=30
+  sleepers spread "$points" 100
+  said=$("$bin" submit "$work/spread.yaml" --array 3 --batch-script "$template" -- --ntasks-per-node=2)
+  echo "$said"
+  merge_job=$(sed -n 's/.* and merge job \([0-9]*\) .*/\1/p' <<<"$said")
+  array_job=$(sed -n 's/^submitted array job \([0-9]*\) .*/\1/p' <<<"$said")
+  [[ -n $merge_job && -n $array_job ]] || { fail "submit said: $said"; finish; }
+  state=$(wait_for_end "$merge_job" 400)
+  [[ $state == COMPLETED ]] && pass "the merge job completed" ||
+    fail "the merge job ended $state: $(cat "$work"/results/spread/slurm-*-merge.out)"
+  for task in 0 1 2; do
+    shard=$work/results/spread/spread.shard-$task-of-3.h5
+    said=$("$bin" status "$shard")
+    grep -q "10 points planned in shard $task/3" <<<"$said" && grep -q "missing: 0 points" <<<"$said" &&
+      pass "shard $task: 10 points, none missing" || fail "shard $task: $said"
+  done
+  check_every_point_passed_once "$bin" "$work/results/spread/spread.h5" "$points"
+  grep -q "missing: 0 points" "$work"/results/spread/slurm-*-merge.out && pass "the merge job's log has the status" ||
+    fail "no status in the merge job's log: $(cat "$work"/results/spread/slurm-*-merge.out)"
+  [[ -f $work/results/spread/report/report.md ]] && pass "the report was written" || fail "no report"
+  ;;
+
+*)
+  echo "unknown case $case_name" >&2
+  exit 2
+  ;;
+esac
+finish

@@ -98,6 +98,8 @@ int main(int argc, char** argv, Registry& registry) {
   run->add_flag("--allow-shared-gpu", run_args.allow_shared_gpu, "allow more ranks than GPUs on a node");
   run->add_option("--progress-interval", run_args.progress_interval_s, "seconds between progress lines in a log")
       ->capture_default_str();
+  run->add_option("--stop-file", run_args.stop_file, "stop in order, as on SIGTERM, once this file exists (its first "
+                  "line says why): a batch script's way to stop the ranks (docs/slurm.md)");
 
   SubmitRequest submit_args;
   auto* submit = app.add_subcommand("submit", "a sweep as a Slurm job array of N shards, and a job that merges them");

@@ -9,8 +9,12 @@
 namespace ks {
 
 void install_stop_handlers();
+// A file whose appearance requests the stop as SIGTERM does (run --stop-file): a batch script's
+// way to stop a job step without signalling it (a step signalled while it starts is torn down).
+// Its first line, when it has one, is the reason stop_reason() gives.
+void watch_stop_file(const std::string& path);
 bool stop_requested();
-// Why a stop was requested: "SIGTERM", "SIGINT", "the launcher (pid N) is gone".
+// Why a stop was requested: "SIGTERM", "SIGINT", "the launcher (pid N) is gone", the stop file's line.
 std::string stop_reason();
 
 class Interrupted : public std::runtime_error {

@@ -560,7 +560,6 @@ std::chrono::seconds collective_deadline() {
 
 PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
                          const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink) {
-  install_stop_handlers();
   Sweep sweep(world, plan, protocol, options);
   const auto ranks = sweep.introduce();
   PlanOutcome outcome;

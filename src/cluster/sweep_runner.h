@@ -95,8 +95,8 @@ struct PlanOutcome {
 // only. Throws RunError on a setup problem that every rank agrees on (shared GPUs, plan mismatch).
 // A rank that falls silent costs the points it holds (recorded `crashed`, with the reason) and the
 // sweep goes on without it; on the other ranks, a rank 0 silent for five times the limit ends the
-// run with an exception. A stop request on any rank (SIGTERM, SIGINT) stops every rank: the
-// outcome says why.
+// run with an exception. A stop request on any rank (SIGTERM, SIGINT: cluster/interruption.h, whose
+// handlers the caller installs) stops every rank: the outcome says why.
 PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
                          const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink);
 

@@ -12,6 +12,7 @@
 #include "run/outputs.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
+#include "cluster/interruption.h"
 #include "cluster/mpi_world.h"
 #include "cluster/sweep_runner.h"
 #include "cluster/worker_process.h"
@@ -223,9 +224,15 @@ int save_interrupted_run(RunOutputs& outputs, const PlanOutcome& outcome, const 
 
 int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** argv) {
   const std::string command_line = joined_command_line(*argc, *argv);
+  // From the first moment: a time limit's SIGTERM that comes while the ranks start is noted, and the
+  // run stops in order as soon as every rank has joined.
+  install_stop_handlers();
   MpiWorld world(argc, argv);
   world.set_collective_deadline(collective_deadline());
   const bool root = world.rank() == 0;
+  // Rank 0 alone looks for the stop file (the others hear from it), so that a job of many ranks
+  // does not poll a parallel filesystem from every one.
+  if (root && !args.stop_file.empty()) watch_stop_file(args.stop_file);
   auto sweep = load_and_plan(args.plan, registry, root);
   if (!world.all(sweep.has_value())) return kExitBadInput;
 

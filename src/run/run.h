@@ -40,6 +40,7 @@ struct RunRequest {
   std::string check = "first";     // none, first (first mode of each shape), all
   bool allow_shared_gpu = false;
   double progress_interval_s = 10;
+  std::string stop_file;  // --stop-file: rank 0 stops the run in order once this file exists
 };
 
 // `kernelsweep submit`: a sweep as a Slurm job array of `array` shards and a merge job (docs/slurm.md).

@@ -375,6 +375,34 @@ TEST(StopSignals, SigtermToEveryProcessOfTheJobRecordsNoPointCrashed) {
   for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
 }
 
+// --stop-file: what a batch script uses instead of signalling the job step. Its appearance stops the
+// run as SIGTERM does, its first line is the reason given, and --resume completes the sweep.
+TEST(StopFile, ItsAppearanceStopsEveryRankInOrderWithItsReason) {
+  const fs::path dir = fresh_directory("stop_file");
+  const fs::path stop = dir / "stop-now";
+  const fs::path file = dir / "stop_file.yaml";
+  write_file(file, sleepers_sweep("stop_file", 30, 500));
+  const fs::path results = dir / "stop_file.h5";
+  const std::string command = " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+      mpirun_test_cli(3, fmt::format("run {} --output-dir {} --stop-file {}", file.string(), dir.string(), stop.string()));
+  const pid_t job = start_in_background(command + " >" + (dir / "job.log").string() + " 2>&1");
+  ASSERT_GE(wait_for_rows(results, 3), 3u) << read_text(dir / "job.log");
+  write_file(stop, "the time limit is near\n");
+  EXPECT_EQ(exit_code_of(job), kExitInterruptedCode) << read_text(dir / "job.log");
+  const std::string log = read_text(dir / "job.log");
+  EXPECT_EQ(occurrences(log, "kernelsweep: interrupted (the time limit is near): "), 1u) << log;
+  EXPECT_EQ(log.find("MPI_ABORT"), std::string::npos) << log;
+  const auto stopped = rows_by_point(results);
+  ASSERT_LT(stopped.size(), 30u) << "the job ended before the stop file appeared";
+
+  fs::remove(stop);
+  const auto resumed = run_command(command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto rows = rows_by_point(results);
+  EXPECT_EQ(rows.size(), 30u);
+  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+}
+
 TEST(SilentRank, AStoppedRankCostsOnlyThePointsItHeldAndTheSweepEnds) {
   // 60 points of 0.2 s on 4 ranks (about 4 s): one rank is stopped (SIGSTOP) part way.
   const auto started = std::chrono::steady_clock::now();

@@ -167,7 +167,7 @@ signalled | time_limit)
   interrupted=$(count 'kernelsweep: interrupted (' "$log")
   [[ $interrupted == "$restarts" ]] && pass "one interruption message per requeue ($interrupted)" ||
     fail "$interrupted interruption messages for $restarts requeues: $(cat "$log")"
-  [[ $(count 'kernelsweep: interrupted (SIGTERM)' "$log") == "$interrupted" ]] ||
+  [[ $(count 'kernelsweep: interrupted (SIGTERM to the batch script' "$log") == "$interrupted" ]] ||
     fail "an interruption not by SIGTERM: $(grep 'interrupted (' "$log")"
   [[ $(count 'requeueing job' "$log") == "$restarts" ]] || fail "requeue lines do not match $restarts restarts"
   for noise in MPI_ABORT 'task [0-9]*: Killed' 'forcing job termination'; do

@@ -16,6 +16,8 @@
 #   bad_sweep         a bad sweep file fails the job at once, its error in the output file, no requeue
 #   array             `kernelsweep submit --array 3`: three shards of equal size and the merge job give
 #                     one results file with every point exactly once, its status and its report
+#   array_requeued    the same for 2 shards whose tasks reach their time limit and are requeued: the
+#                     merge job waits for the requeued tasks
 #
 # Exit 0 when every check holds.
 set -euo pipefail
@@ -220,6 +222,23 @@ array)
   grep -q "missing: 0 points" "$work"/results/spread/slurm-*-merge.out && pass "the merge job's log has the status" ||
     fail "no status in the merge job's log: $(cat "$work"/results/spread/slurm-*-merge.out)"
   [[ -f $work/results/spread/report/report.md ]] && pass "the report was written" || fail "no report"
+  ;;
+
+array_requeued)
+  bin=$test_cli
+  points=200
+  sleepers long "$points" 400
+  # One rank per task, both tasks at once: 40 s of work each, signalled within 30 s of the start.
+  said=$("$bin" submit "$work/long.yaml" --array 2 --batch-script "$template" -- --ntasks-per-node=1 --time=1 \
+    --signal=B:TERM@50)
+  merge_job=$(sed -n 's/.* and merge job \([0-9]*\) .*/\1/p' <<<"$said")
+  [[ -n $merge_job ]] || { fail "submit said: $said"; finish; }
+  state=$(wait_for_end "$merge_job" 500)
+  [[ $state == COMPLETED ]] && pass "the merge job completed" ||
+    fail "the merge job ended $state: $(cat "$work"/results/long/slurm-*-merge.out)"
+  requeues=$(cat "$work"/results/long/slurm-*_*.out | grep -c 'requeueing job' || true)
+  ((requeues >= 1)) && pass "the tasks were requeued $requeues time(s)" || fail "no task was requeued"
+  check_every_point_passed_once "$bin" "$work/results/long/long.h5" "$points"
   ;;
 
 *)

@@ -129,9 +129,11 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
   documents_.push_back({benchmark_run_document(record, cited, context), &protocol_doc, &environment_doc, workload,
                         &implementation_doc});
   progress_.add(record);
-  if (record.status != "passed" && record.status != "skipped") progress_.note(not_passed_line(record));
   ++received_;
-  if (record.status != "passed" && record.status != "skipped") ++not_passed_;
+  if (record.status != "passed" && record.status != "skipped") {
+    progress_.note(not_passed_line(record));
+    ++not_passed_;
+  }
   batch_.emplace_back(std::move(record), std::move(cited));
   if (batch_.size() >= kBatchRecords) write_batch();
 }

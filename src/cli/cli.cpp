@@ -60,9 +60,7 @@ int main(int argc, char** argv, Registry& registry) {
 
   PlanRequest validate_args;
   auto* validate = app.add_subcommand("validate", "check a sweep file; print \"ok: N points\" or its first error");
-  validate->add_option("sweep_file", validate_args.sweep_file, "the sweep file (YAML)")->required();
-  add_plugin_option(*validate, validate_args.plugins);
-  add_python_options(*validate, validate_args);
+  add_plan_options(*validate, validate_args);
 
   PlanRequest plan_args;
   auto* plan = app.add_subcommand("plan", "print the points a sweep file expands to");

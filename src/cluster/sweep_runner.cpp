@@ -25,7 +25,7 @@ using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr int kTagRequest = 101;  // rank -> 0: give me work
-constexpr int kTagAssign = 102;   // 0 -> rank: group indices (none: no more work)
+constexpr int kTagAssign = 102;   // 0 -> rank: the points of its next groups (none: no more work)
 constexpr int kTagResult = 103;   // rank -> 0: one record
 constexpr int kTagHeartbeat = 104;  // rank -> 0: still here (sent while a rank works)
 constexpr int kTagStop = 105;       // 0 -> rank: the run is interrupted; abandon the point in hand
@@ -96,6 +96,38 @@ std::vector<bool> points_needing_gpu(const Registry& registry, const Plan& plan)
   return out;
 }
 
+// A point handed to a rank: the ranks other than 0 hold no plan, so the point travels whole, with
+// whether the worker checks it.
+struct Assigned {
+  Point point;
+  bool check = false;
+};
+
+std::string encode_assignment(const std::vector<Assigned>& points) {
+  Json out = Json::array();
+  for (const Assigned& a : points)
+    out.push_back({{"index", a.point.index}, {"kernel", a.point.kernel}, {"implementation", a.point.implementation},
+                   {"mode", a.point.mode}, {"params", a.point.params}, {"timeout_s", a.point.timeout_s},
+                   {"id", a.point.id}, {"check", a.check}});
+  return out.dump();
+}
+
+std::vector<Assigned> decode_assignment(const std::string& bytes) {
+  std::vector<Assigned> out;
+  for (const Json& j : Json::parse(bytes)) {
+    Assigned& a = out.emplace_back();
+    a.point.index = j.at("index").get<std::size_t>();
+    a.point.kernel = j.at("kernel").get<std::string>();
+    a.point.implementation = j.at("implementation").get<std::string>();
+    a.point.mode = j.at("mode").get<std::string>();
+    a.point.params = j.at("params");
+    a.point.timeout_s = j.at("timeout_s").get<double>();
+    a.point.id = j.at("id").get<std::string>();
+    a.check = j.at("check").get<bool>();
+  }
+  return out;
+}
+
 std::vector<std::size_t> points_of(const Plan& plan, const std::vector<std::size_t>& groups) {
   std::vector<std::size_t> out;
   for (std::size_t g : groups)
@@ -152,6 +184,12 @@ bool any_in_python(const Registry& registry, const Plan& plan) {
   return false;
 }
 
+// What every rank must agree on before they measure together: the sweep file and the protocol. The
+// plan itself lives on rank 0 only, which sends each rank the points it measures.
+std::string agreement_digest(const ProtocolSpec& protocol, const RunOptions& options) {
+  return sha256_hex(options.sweep_text + "\n" + to_json(protocol).dump());
+}
+
 class Sweep {
  public:
   Sweep(const MpiWorld& world, const Plan& plan, const ProtocolSpec& protocol, const RunOptions& options)
@@ -169,7 +207,7 @@ class Sweep {
   void stop_worker() { workers_.stop(); }
 
  private:
-  void check_plan_is_shared() const;
+  void check_sweep_is_shared() const;
   void check_gpus_not_shared() const;
   void serve_requests(WorkQueue& queue, ResultSink& sink);
   void drop_silent_ranks(ResultSink& sink);
@@ -177,10 +215,11 @@ class Sweep {
   bool is_silent(int rank) const;
   bool asked_to_stop();
   std::string why_stop() const;
-  std::vector<std::size_t> receive_assignment(PendingSends& sends);
-  MeasureResult measure_other(std::size_t index, PendingSends& sends);
-  MeasureRequest request_for(std::size_t index) const;
-  RunRecord record_of(std::size_t index, const MeasureResult& result) const;
+  std::vector<Assigned> receive_assignment(PendingSends& sends);
+  void send_assignment(int rank, const std::vector<std::size_t>& groups);
+  MeasureResult measure_other(const Assigned& assigned, PendingSends& sends);
+  bool check_of(std::size_t index) const;
+  RunRecord record_of(const Point& point, const MeasureResult& result) const;
 
   const MpiWorld& world_;
   const Plan& plan_;
@@ -206,9 +245,8 @@ class Sweep {
   bool asked_to_stop_ = false;
 };
 
-RunRecord Sweep::record_of(std::size_t index, const MeasureResult& result) const {
-  const Point& point = plan_.points[index];
-  const bool on_gpu = timed_on_gpu(point_needs_gpu_[index], result);
+RunRecord Sweep::record_of(const Point& point, const MeasureResult& result) const {
+  const bool on_gpu = timed_on_gpu(needs_gpu(*options_.registry, point), result);
   if (!std::isnan(result.record.flops) || result.record.n_repeat == 0) return make_record(point, result, me_, on_gpu);
   // A Python worker counts the work of kernels declared in Python; that of kernels declared in C++ is
   // counted here, from the declaration, as the C++ worker counts it.
@@ -219,19 +257,16 @@ RunRecord Sweep::record_of(std::size_t index, const MeasureResult& result) const
   return make_record(point, counted, me_, on_gpu);
 }
 
-MeasureRequest Sweep::request_for(std::size_t index) const {
-  const bool check = options_.check == CheckPolicy::every_mode ||
-                     (options_.check == CheckPolicy::first_mode && group_starts_[index]);
-  return {plan_.points[index], protocol_, check};
+// Whether the worker checks the point against its reference (rank 0's plan says).
+bool Sweep::check_of(std::size_t index) const {
+  return options_.check == CheckPolicy::every_mode || (options_.check == CheckPolicy::first_mode && group_starts_[index]);
 }
 
-void Sweep::check_plan_is_shared() const {
-  std::string ids;
-  for (const Point& p : plan_.points) ids += p.id;
-  const std::string mine = sha256_hex(ids);
+void Sweep::check_sweep_is_shared() const {
+  const std::string mine = agreement_digest(protocol_, options_);
   const std::string roots = world_.broadcast_from_root(mine);
   if (!world_.all(mine == roots))
-    throw RunError("the ranks planned different sweeps (is the sweep file the same on every node?)");
+    throw RunError("the ranks read different sweep files (is the sweep file the same on every node?)");
 }
 
 void Sweep::check_gpus_not_shared() const {
@@ -271,9 +306,11 @@ Json Sweep::first_hello() {
 }
 
 // What the environment documents record of the Python worker; it is started now, on every rank, when
-// the sweep has Python implementations.
+// the plan has Python implementations.
 Json Sweep::python_facts() {
-  if (!any_in_python(*options_.registry, plan_)) return nullptr;
+  // Rank 0 alone holds the plan, and says.
+  const bool root_says = world_.rank() == 0 && any_in_python(*options_.registry, plan_);
+  if (world_.broadcast_from_root(root_says ? "python" : "") != "python") return nullptr;
   try {
     return workers_.ensure_python_started().value("python", Json::object());
   } catch (const WorkerStartError& e) {
@@ -284,7 +321,7 @@ Json Sweep::python_facts() {
 }
 
 std::vector<RankIdentity> Sweep::introduce() {
-  check_plan_is_shared();
+  check_sweep_is_shared();
   const Json hello = first_hello();
   me_.rank = world_.rank();
   me_.local_rank = world_.local_rank();
@@ -319,14 +356,13 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
     // A rank counted as gone that speaks again gets nothing more, and what it sends is dropped:
     // its points were recorded already, and --resume measures them again.
     if (is_silent(source)) {
-      if (status.MPI_TAG == kTagRequest) MPI_Send(nullptr, 0, MPI_INT64_T, source, kTagAssign, MPI_COMM_WORLD);
+      if (status.MPI_TAG == kTagRequest) send_assignment(source, {});
       continue;
     }
     last_heard_[source] = Clock::now();
     if (status.MPI_TAG == kTagRequest) {
       const auto groups = winding_down_ ? std::vector<std::size_t>() : queue.next(source);
-      const std::vector<std::int64_t> payload(groups.begin(), groups.end());
-      MPI_Send(payload.data(), static_cast<int>(payload.size()), MPI_INT64_T, source, kTagAssign, MPI_COMM_WORLD);
+      send_assignment(source, groups);
       for (std::size_t index : points_of(plan_, groups)) in_hand_[source].push_back(index);
       if (groups.empty()) {
         finished_[source] = true;
@@ -425,12 +461,12 @@ std::string Sweep::run_root(const std::vector<std::size_t>& todo, const std::vec
         if (!mine.empty()) {
           current = mine.front();
           mine.pop_front();
-          workers_.begin(request_for(current));
+          workers_.begin({plan_.points[current], protocol_, check_of(current)});
         }
       }
       if (workers_.busy()) {
         if (auto result = workers_.poll(poll_slice)) {
-          sink.on_record(record_of(current, *result), result->protocol, result->implementation);
+          sink.on_record(record_of(plan_.points[current], *result), result->protocol, result->implementation);
           ++received_;
         }
       } else {
@@ -488,7 +524,15 @@ bool Sweep::asked_to_stop() {
 // Why this rank stops: its own signal, or rank 0's word.
 std::string Sweep::why_stop() const { return asked_to_stop_ ? "rank 0 asked" : stop_reason(); }
 
-std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
+// The points of `groups` to `rank`; no group: no more work.
+void Sweep::send_assignment(int rank, const std::vector<std::size_t>& groups) {
+  std::vector<Assigned> points;
+  for (std::size_t index : points_of(plan_, groups)) points.push_back({plan_.points[index], check_of(index)});
+  const std::string bytes = points.empty() ? std::string() : encode_assignment(points);
+  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, rank, kTagAssign, MPI_COMM_WORLD);
+}
+
+std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {
   MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD);
   MPI_Status status;
   // Rank 0 answers within microseconds, unless a write of the results file holds it up: five times
@@ -509,16 +553,16 @@ std::vector<std::size_t> Sweep::receive_assignment(PendingSends& sends) {
     std::this_thread::sleep_for(50us);  // a blocking receive would spin a core the workers need
   }
   int count = 0;
-  MPI_Get_count(&status, MPI_INT64_T, &count);
-  std::vector<std::int64_t> groups(static_cast<std::size_t>(count));
-  MPI_Recv(groups.data(), count, MPI_INT64_T, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Get_count(&status, MPI_CHAR, &count);
+  std::string bytes(static_cast<std::size_t>(count), '\0');
+  MPI_Recv(bytes.data(), count, MPI_CHAR, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   if (stopping || stop_requested() || asked_to_stop()) throw Interrupted(why_stop());
-  return {groups.begin(), groups.end()};
+  return bytes.empty() ? std::vector<Assigned>() : decode_assignment(bytes);
 }
 
-MeasureResult Sweep::measure_other(std::size_t index, PendingSends& sends) {
+MeasureResult Sweep::measure_other(const Assigned& assigned, PendingSends& sends) {
   workers_.set_waiting_hook([&] { sends.heartbeat(); });  // a worker being started is no silence either
-  workers_.begin(request_for(index));
+  workers_.begin({assigned.point, protocol_, assigned.check});
   for (;;) {
     if (auto result = workers_.poll(1ms)) return *result;
     if (stop_requested() || asked_to_stop()) throw Interrupted(why_stop());
@@ -532,11 +576,11 @@ std::string Sweep::run_other() {
   std::string interruption;
   try {
     for (;;) {
-      const auto groups = receive_assignment(sends);
-      if (groups.empty()) break;
-      for (std::size_t index : points_of(plan_, groups)) {
-        const MeasureResult result = measure_other(index, sends);
-        sends.send(encode_result(record_of(index, result), result), kTagResult);
+      const auto points = receive_assignment(sends);
+      if (points.empty()) break;
+      for (const Assigned& assigned : points) {
+        const MeasureResult result = measure_other(assigned, sends);
+        sends.send(encode_result(record_of(assigned.point, result), result), kTagResult);
       }
     }
   } catch (const Interrupted&) {

@@ -63,6 +63,9 @@ struct RunOptions {
   // (a GPU is present now), or when `retry_skipped` asks; otherwise left as they are.
   std::set<std::string> skipped_before;
   bool retry_skipped = false;
+  // The sweep file's text: every rank must have read the same (the ranks compare digests of it and
+  // of the protocol before they start).
+  std::string sweep_text;
 };
 
 class RunError : public std::runtime_error {
@@ -91,8 +94,10 @@ struct PlanOutcome {
   std::string interrupted;
 };
 
-// Measures the groups `todo` (indices into plan.groups) across the world; `sink` is used on rank 0
-// only. Throws RunError on a setup problem that every rank agrees on (shared GPUs, plan mismatch).
+// Measures the groups `todo` (indices into plan.groups) across the world; `plan`, `todo` and `sink`
+// are rank 0's alone (the other ranks pass an empty plan: rank 0 sends each the points it measures,
+// so that no rank but 0 holds the plan). Throws RunError on a setup problem that every rank agrees on
+// (shared GPUs, ranks that read different sweep files).
 // A rank that falls silent costs the points it holds (recorded `crashed`, with the reason) and the
 // sweep goes on without it; on the other ranks, a rank 0 silent for five times the limit ends the
 // run with an exception. A stop request on any rank (SIGTERM, SIGINT: cluster/interruption.h, whose

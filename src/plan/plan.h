@@ -9,6 +9,7 @@
 #include "config/sweep_spec.h"
 #include "kernels/kernel.h"
 #include "plan/point.h"
+#include "plan/point_enumerator.h"
 
 namespace ks {
 
@@ -33,6 +34,18 @@ std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& re
 // Consecutive points of one shape_key (the modes of one shape) as groups: what make_plan fills in,
 // and what a plan thinned by --resume is regrouped with.
 std::vector<Plan::Group> group_points(const std::vector<Point>& points);
+
+// Appends a point for_each_point visits to `plan`, in a new group when `group` is one past the last.
+void append_point(Plan& plan, Point&& point, std::size_t group);
+
+// Visits the points make_plan returns, in its order, each with its group's number in the plan, one
+// at a time: memory does not grow with the plan (a shard keeps a cost per group). Stops when `visit`
+// returns false. Throws as make_plan does.
+void for_each_point(const SweepSpec& spec, const Registry& registry, const PlanOptions& options,
+                    const PointVisitor& visit);
+
+// How many points make_plan returns, with its checks, without making them where it can help it.
+std::uint64_t count_points(const SweepSpec& spec, const Registry& registry, const PlanOptions& options);
 
 // Order: kernel blocks in file order; in each, the grid product (grid axes in file order, the last
 // varying fastest; a zip group advances as one axis at the position of the earliest of its axes),

@@ -62,27 +62,60 @@ std::string implementation_note(const ImplementationSpec& implementation) {
 }  // namespace
 
 int validate_sweep(const PlanRequest& request, Registry& registry) {
-  const auto loaded = load_and_plan(request, registry);
+  const auto loaded = load_sweep(request, registry);
   if (!loaded) return kExitBadInput;
-  std::cout << fmt::format("ok: {} points\n", loaded->plan.points.size());
+  const auto count = count_plan(*loaded, request, registry);
+  if (!count) return kExitBadInput;
+  std::cout << fmt::format("ok: {} points\n", *count);
   return kExitOk;
 }
 
+// The JSON array `plan --json` prints, written a point at a time: the text of Json::dump(2) of the
+// whole array, without holding the array.
+class JsonArrayPrinter {
+ public:
+  void add(const Json& element) {
+    std::string text = element.dump(2);
+    std::string indented;
+    indented.reserve(text.size() + 64);
+    indented += first_ ? "[\n  " : ",\n  ";
+    for (char c : text) {
+      indented += c;
+      if (c == '\n') indented += "  ";
+    }
+    std::cout << indented;
+    first_ = false;
+  }
+  void finish() { std::cout << (first_ ? "[]\n" : "\n]\n"); }
+
+ private:
+  bool first_ = true;
+};
+
 int print_plan(const PlanRequest& args, Registry& registry) {
-  const auto loaded = load_and_plan(args, registry);
+  const auto loaded = load_sweep(args, registry);
   if (!loaded) return kExitBadInput;
-  const Plan& plan = loaded->plan;
   if (args.json) {
-    Json out = Json::array();
-    for (const Point& p : plan.points) out.push_back(point_json(p));
-    std::cout << out.dump(2) << "\n";
+    JsonArrayPrinter printer;
+    const bool planned = stream_plan(*loaded, args, registry, [&](Point& p, std::size_t) {
+      printer.add(point_json(p));
+      return true;
+    });
+    if (!planned) return kExitBadInput;
+    printer.finish();
     return kExitOk;
   }
   std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", "#", "id", "kernel", "impl", "mode", "parameters");
-  for (const Point& p : plan.points)
+  std::size_t points = 0, groups = 0;
+  const bool planned = stream_plan(*loaded, args, registry, [&](Point& p, std::size_t group) {
     std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", p.index, p.id.substr(0, 12), p.kernel,
                              p.implementation, p.mode, compact_params(p.params));
-  std::cout << fmt::format("{} points in {} groups\n", plan.points.size(), plan.groups.size());
+    ++points;
+    groups = group + 1;
+    return true;
+  });
+  if (!planned) return kExitBadInput;
+  std::cout << fmt::format("{} points in {} groups\n", points, groups);
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -85,7 +86,7 @@ void remove_documents(const fs::path& folder) {
 // Rank 0: the results file to write into, or a one-line reason why not. Fills `passed` on resume.
 std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
                                         int world_size, const std::string& command_line,
-                                        std::set<std::string>& passed, std::set<std::string>& skipped,
+                                        std::unordered_set<std::string>& passed, std::set<std::string>& skipped,
                                         const PlanOptions& shard, std::string& problem) {
   const fs::path& path = paths.results_file;
   const bool exists = fs::exists(path);
@@ -114,10 +115,10 @@ std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunReque
                             "with: {}", path.string(), sweep.spec.source_path, change);
       return std::nullopt;
     }
-    for (auto& [point, status] : file.latest_status_by_point()) {
-      if (status == "skipped") skipped.insert(point);
+    for (PointStatus& point : file.point_statuses()) {
+      if (point.status == "skipped") skipped.insert(point.point_id);
+      if (point.ever_passed) passed.insert(std::move(point.point_id));
     }
-    passed = file.passed_point_ids();
     file.add_session({iso_utc_now(), world_size, read_host_info().hostname, command_line, build::version, build::git_commit});
     return file;
   }
@@ -233,7 +234,8 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   // Rank 0 alone looks for the stop file (the others hear from it), so that a job of many ranks
   // does not poll a parallel filesystem from every one.
   if (root && !args.stop_file.empty()) watch_stop_file(args.stop_file);
-  auto sweep = load_and_plan(args.plan, registry, root);
+  // Rank 0 alone plans: it hands the other ranks their points as they ask for work.
+  auto sweep = root ? load_and_plan(args.plan, registry, true) : load_sweep(args.plan, registry, false);
   if (!world.all(sweep.has_value())) return kExitBadInput;
 
   PlanOptions shard;
@@ -241,7 +243,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   const OutputPaths paths = output_paths(sweep->spec, args, shard);
   std::optional<RunOutputs> outputs;
   std::string problem;
-  nlohmann::json skip = nlohmann::json::array();
+  std::set<std::size_t> skip;  // plan indices of the points passed before
   std::set<std::string> skipped_before;  // rank 0 alone hands out work, and alone needs it
   if (root) {
     try {
@@ -249,12 +251,12 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       const fs::path folder = paths.results_file.parent_path();
       fs::create_directories(folder.empty() ? fs::path(".") : folder);
       WriterLock lock = WriterLock::acquire(paths.results_file, read_host_info().hostname, command_line);
-      std::set<std::string> passed;
+      std::unordered_set<std::string> passed;
       auto file = open_results(*sweep, args, paths, world.size(), command_line, passed, skipped_before, shard,
                                problem);
       if (file) {
         for (const Point& p : sweep->plan.points)
-          if (passed.count(p.id)) skip.push_back(p.index);
+          if (passed.count(p.id)) skip.insert(p.index);
         outputs.emplace(registry, std::move(*file), std::move(lock), DocumentWriter(paths.documents, paths.format),
                         sweep->spec.protocol, sweep->plan.points.size() - skip.size(), args.progress_interval_s);
         outputs->set_headline({sweep->spec.name, sweep->spec.source_path, args.plan.shard, sweep->plan.points.size(),
@@ -273,13 +275,13 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
     if (!problem.empty()) std::cerr << "kernelsweep: " << printable(problem) << "\n";
   }
   if (!world.all(problem.empty())) return kExitBadInput;
-  const auto skipped = nlohmann::json::parse(world.broadcast_from_root(skip.dump())).get<std::set<std::size_t>>();
-  const Plan todo = without_points(sweep->plan, skipped);
+  const Plan todo = without_points(sweep->plan, skip);
 
   PlanOutcome outcome;
   try {
     RunOptions options = run_options(args, registry, *sweep);
     options.skipped_before = std::move(skipped_before);
+    options.sweep_text = sweep->spec.source_text;
     outcome = measure_plan(world, todo, all_groups(todo), sweep->spec.protocol, options, root ? &*outputs : nullptr);
   } catch (const RunError& e) {
     if (root) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";

@@ -25,11 +25,20 @@ std::string first_line_cut(const std::string& text) {
   return line;
 }
 
-// The points whose latest row is failed, error, crashed or timeout, in the order they first appear.
-std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::string& label) {
-  std::vector<ViewRow> view = current_view(file, label);
-  std::erase_if(view, [](const ViewRow& row) { return row.run.status == "passed" || row.run.status == "skipped"; });
-  return view;
+// The points whose latest row is failed, error, crashed or timeout, in the order they first appear:
+// those rows alone are read whole.
+std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::vector<PointStatus>& points,
+                                       const std::string& label) {
+  std::vector<ViewRow> rows;
+  for (const PointStatus& point : points) {
+    if (point.status == "passed" || point.status == "skipped") continue;
+    ViewRow& row = rows.emplace_back();
+    row.run = std::move(file.read_runs(point.latest_row, 1).front());
+    row.params = nlohmann::json::parse(row.run.params_json);
+    row.file = label;
+    row.row = point.latest_row;
+  }
+  return rows;
 }
 
 nlohmann::json not_passed_json(const std::vector<ViewRow>& rows) {
@@ -69,20 +78,20 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   // here (a kernel of a plugin not loaded), which points are missing is not known, and status says
   // so rather than count none; the reason goes to stderr.
   // A file imported from another tool's results has no sweep file: its points are its plan.
+  const std::vector<PointStatus> points = file.point_statuses();
   std::vector<std::string> planned;
   const bool imported = info.sweep_text.empty();
   const bool plan_known = imported || [&] {
     // A shard's file is judged against its shard, a merged or unsharded file against the whole plan,
     // a file made with --where against the points it selected.
-    const auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, true, shard_text(info), info.where);
-    if (sweep)
-      for (const Point& p : sweep->plan.points) planned.push_back(p.id);
-    return sweep.has_value();
+    auto ids = plan_ids_of_text(info.sweep_text, info.sweep_path, registry, shard_text(info), info.where);
+    if (ids) planned = std::move(*ids);
+    return ids.has_value();
   }();
   if (imported)
-    for (const auto& [point, status] : file.latest_status_by_point()) planned.push_back(point);
-  const ResultsSummary s = summarise_results(file, planned);
-  const std::vector<ViewRow> not_passed = points_not_passed(file, results_file);
+    for (const PointStatus& point : points) planned.push_back(point.point_id);
+  const ResultsSummary s = summarise_results(file, points, planned);
+  const std::vector<ViewRow> not_passed = points_not_passed(file, points, results_file);
   if (json) {
     nlohmann::json out = {{"file", results_file}, {"sweep", info.sweep_name}, {"plan_size", info.plan_size},
                           {"shard", shard_text(info).empty() ? nlohmann::json(nullptr) : nlohmann::json(shard_text(info))},

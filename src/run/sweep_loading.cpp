@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -74,45 +76,92 @@ std::optional<std::string> value_of(const Point& point, const std::string& key) 
   return parameter_text(point.params, key);
 }
 
-// The points of `plan` that --where keeps, renumbered and regrouped as a shard is.
-Plan points_where(const Plan& plan, const std::string& expression) {
-  const RowFilter filter = RowFilter::parse(expression);
+// The --where filter of a plan: refuses the keys only a measured point has.
+RowFilter plan_filter(const std::string& expression) {
+  RowFilter filter = RowFilter::parse(expression);
   for (const std::string& key : filter.keys())
     if (key == "status" || key == "file")
       throw FilterError(fmt::format("--where: {} is what a measured point has; plan and run select points by kernel, "
                                     "implementation, mode, point and parameters", key));
-  Plan kept;
-  for (const Point& point : plan.points) {
-    if (!filter.matches([&](const std::string& key) { return value_of(point, key); })) continue;
-    kept.points.push_back(point);
-    kept.points.back().index = kept.points.size() - 1;
-  }
-  kept.groups = group_points(kept.points);
-  return kept;
+  return filter;
 }
 
-std::optional<LoadedSweep> plan_loaded_text(const std::string& text, const PlanRequest& request, Registry& registry,
-                                            std::vector<std::string> plugins, bool print_errors) {
+PlanOptions plan_options(const PlanRequest& request) {
+  PlanOptions options;
+  options.max_points = request.max_points;
+  if (!request.shard.empty()) parse_shard(request.shard, options);
+  return options;
+}
+
+// The points of the plan (of the shard) that --where keeps, renumbered and regrouped as a shard is:
+// the kept modes of one shape stay one group.
+void for_each_point_where(const SweepSpec& spec, const Registry& registry, const PlanRequest& request,
+                          const PointVisitor& visit) {
+  const PlanOptions options = plan_options(request);
+  if (request.where.empty()) return for_each_point(spec, registry, options, visit);
+  const RowFilter filter = plan_filter(request.where);
+  std::size_t index = 0, groups = 0;
+  std::optional<std::size_t> last_kept;
+  for_each_point(spec, registry, options, [&](Point& point, std::size_t group) {
+    if (!filter.matches([&](const std::string& key) { return value_of(point, key); })) return true;
+    if (last_kept != group) ++groups;
+    last_kept = group;
+    point.index = index++;
+    return visit(point, groups - 1);
+  });
+}
+
+// The plan of a sweep file stored in a results file: the run that made the file accepted its size,
+// so no limit here.
+PlanRequest stored_sweep_request(const std::string& path, const std::string& shard, const std::string& where) {
+  PlanRequest request;
+  request.sweep_file = path;
+  request.shard = shard;
+  request.where = where;
+  request.max_points = std::numeric_limits<std::uint64_t>::max();
+  return request;
+}
+
+// Runs `step`; a problem with the sweep is printed as one line (when asked) and gives false.
+template <class Step>
+bool or_say_why(const std::string& sweep_file, bool print_errors, Step&& step) {
   try {
-    LoadedSweep out;
-    load_sweep_plugins(text, request.sweep_file, registry, plugins);
-    out.python = load_sweep_python(text, request.sweep_file, command_line_python(request), registry);
-    out.spec = parse_sweep_text(text, request.sweep_file, registry);
-    PlanOptions options;
-    options.max_points = request.max_points;
-    if (!request.shard.empty()) parse_shard(request.shard, options);
-    out.plan = make_plan(out.spec, registry, options);
-    if (!request.where.empty()) out.plan = points_where(out.plan, request.where);
-    out.plugins = std::move(plugins);
-    return out;
+    step();
+    return true;
   } catch (const SweepFileError& e) {
     if (print_errors) std::cerr << e.what() << "\n";
   } catch (const FilterError& e) {
     if (print_errors) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
   } catch (const PlanError& e) {
-    if (print_errors) std::cerr << request.sweep_file << ": " << e.what() << "\n";
+    if (print_errors) std::cerr << sweep_file << ": " << e.what() << "\n";
   }
-  return std::nullopt;
+  return false;
+}
+
+std::optional<LoadedSweep> load_text(const std::string& text, const PlanRequest& request, Registry& registry,
+                                     std::vector<std::string> plugins, bool print_errors) {
+  LoadedSweep out;
+  const bool loaded = or_say_why(request.sweep_file, print_errors, [&] {
+    load_sweep_plugins(text, request.sweep_file, registry, plugins);
+    out.python = load_sweep_python(text, request.sweep_file, command_line_python(request), registry);
+    out.spec = parse_sweep_text(text, request.sweep_file, registry);
+    out.plugins = std::move(plugins);
+  });
+  if (!loaded) return std::nullopt;
+  return out;
+}
+
+std::optional<LoadedSweep> plan_loaded(std::optional<LoadedSweep> sweep, const PlanRequest& request,
+                                       const Registry& registry, bool print_errors) {
+  if (!sweep) return std::nullopt;
+  const bool planned = or_say_why(request.sweep_file, print_errors, [&] {
+    for_each_point_where(sweep->spec, registry, request, [&](Point& point, std::size_t group) {
+      append_point(sweep->plan, std::move(point), group);
+      return true;
+    });
+  });
+  if (!planned) return std::nullopt;
+  return sweep;
 }
 
 }  // namespace
@@ -144,7 +193,7 @@ std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vecto
   }
 }
 
-std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& registry, bool print_errors) {
+std::optional<LoadedSweep> load_sweep(const PlanRequest& request, Registry& registry, bool print_errors) {
   auto plugins = load_plugins_or_say_why(request.plugins, registry);
   if (!plugins) return std::nullopt;
   if (!load_python_or_say_why(command_line_python(request), registry)) return std::nullopt;
@@ -155,16 +204,52 @@ std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& r
     if (print_errors) std::cerr << e.what() << "\n";
     return std::nullopt;
   }
-  return plan_loaded_text(text, request, registry, std::move(*plugins), print_errors);
+  return load_text(text, request, registry, std::move(*plugins), print_errors);
+}
+
+std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& registry, bool print_errors) {
+  return plan_loaded(load_sweep(request, registry, print_errors), request, registry, print_errors);
+}
+
+bool stream_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
+                 const PointVisitor& visit) {
+  return or_say_why(request.sweep_file, true, [&] { for_each_point_where(sweep.spec, registry, request, visit); });
+}
+
+std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry) {
+  std::uint64_t count = 0;
+  const bool counted = or_say_why(request.sweep_file, true, [&] {
+    if (request.where.empty()) {
+      count = count_points(sweep.spec, registry, plan_options(request));
+    } else {
+      for_each_point_where(sweep.spec, registry, request, [&](Point&, std::size_t) { return ++count; });
+    }
+  });
+  if (!counted) return std::nullopt;
+  return count;
+}
+
+std::optional<std::vector<std::string>> plan_ids_of_text(const std::string& text, const std::string& path,
+                                                         Registry& registry, const std::string& shard,
+                                                         const std::string& where) {
+  const PlanRequest request = stored_sweep_request(path, shard, where);
+  const auto sweep = load_text(text, request, registry, {}, true);
+  if (!sweep) return std::nullopt;
+  std::vector<std::string> ids;
+  const bool planned = or_say_why(path, true, [&] {
+    for_each_point_where(sweep->spec, registry, request, [&ids](Point& point, std::size_t) {
+      ids.push_back(std::move(point.id));
+      return true;
+    });
+  });
+  if (!planned) return std::nullopt;
+  return ids;
 }
 
 std::optional<LoadedSweep> plan_text(const std::string& text, const std::string& path, Registry& registry,
                                      bool print_errors, const std::string& shard, const std::string& where) {
-  PlanRequest request;
-  request.sweep_file = path;
-  request.shard = shard;
-  request.where = where;
-  return plan_loaded_text(text, request, registry, {}, print_errors);
+  const PlanRequest request = stored_sweep_request(path, shard, where);
+  return plan_loaded(load_text(text, request, registry, {}, print_errors), request, registry, print_errors);
 }
 
 }  // namespace ks

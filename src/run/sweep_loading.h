@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/sweep_spec.h"
-#include "plan/point.h"
+#include "plan/point_enumerator.h"
 #include "plugins/python_modules.h"
 #include "run/run.h"
 
@@ -16,13 +16,24 @@ namespace ks {
 
 struct LoadedSweep {
   SweepSpec spec;
-  Plan plan;
+  Plan plan;  // empty when only loaded (load_sweep)
   std::vector<std::string> plugins;  // every plugin library loaded for it, in loading order
   PythonSetup python;                // the Python modules loaded for it, and how its Python worker runs
 };
 
-// The sweep file request.sweep_file, its plugins and request.plugins loaded into `registry`.
+// The sweep file request.sweep_file, its plugins and request.plugins loaded into `registry`, and its
+// plan (request.shard, request.where) made.
 std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& registry, bool print_errors = true);
+// The same without the plan: for commands that stream the points or only count them.
+std::optional<LoadedSweep> load_sweep(const PlanRequest& request, Registry& registry, bool print_errors = true);
+
+// The points of the plan that load_and_plan would make, visited one at a time in bounded memory;
+// a problem met on the way is printed and gives false.
+bool stream_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
+                 const PointVisitor& visit);
+// How many points that plan has, made only where the count needs them; nothing (the problem
+// printed) when the sweep is refused.
+std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry);
 // The same from text already read (status re-plans the text stored in a results file); its plugins
 // are found relative to the folder of `path`. `shard` ("i/N") keeps that shard of the plan, `where`
 // (a --where expression) the points it selects.
@@ -33,6 +44,12 @@ std::optional<LoadedSweep> plan_text(const std::string& text, const std::string&
 // The Python setup of the command line: --python-module and --python-path (relative to the working
 // directory).
 PythonSetup command_line_python(const PlanRequest& request);
+
+// The ids of the points plan_text makes, in plan order, without holding the points (status); nothing
+// (the problem printed) when the text does not plan here.
+std::optional<std::vector<std::string>> plan_ids_of_text(const std::string& text, const std::string& path,
+                                                         Registry& registry, const std::string& shard,
+                                                         const std::string& where);
 
 // Loads the Python modules of `setup`; prints the problem and returns false when one fails.
 bool load_python_or_say_why(const PythonSetup& setup, Registry& registry);

@@ -198,6 +198,19 @@ class Table {
   }
   std::vector<Record> read_all(const CompoundLayout<Record>& layout) const { return read(layout, 0, size()); }
 
+  // Visits every row, visit(row index, record), with the fields of `layout` filled, through one block
+  // of records reused from block to block: a scan of a large table allocates no row per row.
+  template <class Visit>
+  void scan(const CompoundLayout<Record>& layout, Visit&& visit) const {
+    const std::uint64_t rows = size();
+    std::vector<Record> block(std::min<std::uint64_t>(kReadBlockRows, rows));
+    for (std::uint64_t first = 0; first < rows; first += kReadBlockRows) {
+      const std::uint64_t count = std::min<std::uint64_t>(kReadBlockRows, rows - first);
+      read_block(layout, first, std::span<Record>(block.data(), count));
+      for (std::uint64_t i = 0; i < count; ++i) visit(first + i, block[i]);
+    }
+  }
+
  private:
   // Bounds the row buffer (and HDF5's string allocations) when reading large tables.
   static constexpr std::uint64_t kReadBlockRows = 4096;

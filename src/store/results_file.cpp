@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -127,14 +128,22 @@ void put_checks(std::span<Record> rows, const h5::CompoundLayout<Record>& layout
   for (Record& row : rows) row.strings_check = strings_check(row, layout);
 }
 
+// Whether a row's strings match their check (files of layout 1 have none).
+template <class Record>
+bool strings_checked(const Record& record, const h5::CompoundLayout<Record>& layout, std::int64_t layout_version) {
+  return layout_version < 2 || record.strings_check == strings_check(record, layout);
+}
+
+std::string unchecked_row_message(std::uint64_t row, std::string_view table) {
+  return fmt::format("row {} of {}: its strings do not match their checksum (column strings_check)", row, table);
+}
+
 // The first row of `rows` whose strings do not match their check, as a message; empty when none.
 template <class Record>
 std::string first_unchecked_row(const std::vector<Record>& rows, const h5::CompoundLayout<Record>& layout,
                                 std::int64_t layout_version, std::string_view table) {
-  if (layout_version < 2) return "";
   for (std::size_t row = 0; row < rows.size(); ++row)
-    if (rows[row].strings_check != strings_check(rows[row], layout))
-      return fmt::format("row {} of {}: its strings do not match their checksum (column strings_check)", row, table);
+    if (!strings_checked(rows[row], layout, layout_version)) return unchecked_row_message(row, table);
   return "";
 }
 
@@ -479,19 +488,22 @@ std::string read_everything(const std::filesystem::path& path, bool as_writer) {
     ResultsFile::Impl impl(path, std::move(file), ResultsFile::Impl::Mode::ReadOnly, version);
     if (auto what = first_retyped_table(impl); !what.empty()) return what;
     const std::uint64_t samples = impl.samples->size();
-    std::uint64_t row = 0;
-    const std::vector<StoredRun> runs = impl.runs->read_all(impl.runs_layout);
-    if (auto what = first_unchecked_row(runs, impl.runs_layout, version, "/runs"); !what.empty()) return what;
-    for (const StoredRun& run : runs) {
-      if (!is_known_status(run.status))
-        return fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, run.status);
-      if (!nlohmann::json::accept(run.params_json))
-        return fmt::format("row {} of /runs has parameters that are not JSON", row);
-      if (run.samples_offset > samples || run.samples_count > samples - run.samples_offset)
-        return fmt::format("row {} of /runs points at samples {} to {}, and /samples holds {}", row, run.samples_offset,
-                           run.samples_offset + run.samples_count, samples);
-      ++row;
-    }
+    // A block of rows at a time: a file of millions of rows is checked in the memory of a few.
+    std::string problem;
+    impl.runs->scan(impl.runs_layout, [&](std::uint64_t row, const StoredRun& run) {
+      if (!problem.empty()) return;
+      if (!strings_checked(run, impl.runs_layout, version)) {
+        problem = unchecked_row_message(row, "/runs");
+      } else if (!is_known_status(run.status)) {
+        problem = fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, run.status);
+      } else if (!nlohmann::json::accept(run.params_json)) {
+        problem = fmt::format("row {} of /runs has parameters that are not JSON", row);
+      } else if (run.samples_offset > samples || run.samples_count > samples - run.samples_offset) {
+        problem = fmt::format("row {} of /runs points at samples {} to {}, and /samples holds {}", row,
+                              run.samples_offset, run.samples_offset + run.samples_count, samples);
+      }
+    });
+    if (!problem.empty()) return problem;
     constexpr std::uint64_t kBlock = 1u << 22;
     std::vector<double> block;
     for (std::uint64_t first = 0; first < samples; first += kBlock) {
@@ -742,25 +754,26 @@ std::vector<SessionInfo> ResultsFile::read_sessions() const {
   return guarded(self.path, "reading /sessions", [&] { return self.sessions->read_all(self.sessions_layout); });
 }
 
-std::set<std::string> ResultsFile::passed_point_ids() const {
-  Impl& self = impl();
-  return guarded(self.path, "reading the passed points in /runs", [&] {
-    // Two columns only: partial compound reads skip the other fields (and their strings).
-    std::set<std::string> passed;
-    for (auto& row : self.runs->read_all(self.runs_layout.subset({"point_id", "status"}))) {
-      if (row.status == "passed") passed.insert(std::move(row.point_id));
-    }
-    return passed;
-  });
-}
-
-std::map<std::string, std::string> ResultsFile::latest_status_by_point() const {
+std::vector<PointStatus> ResultsFile::point_statuses() const {
   Impl& self = impl();
   return guarded(self.path, "reading the statuses in /runs", [&] {
-    const auto layout = self.runs_layout.subset({"point_id", "status"});
-    std::map<std::string, std::string> latest;
-    for (auto& row : self.runs->read_all(layout)) latest[row.point_id] = std::move(row.status);
-    return latest;
+    // Two columns only: partial compound reads skip the other fields (and their strings); the rows
+    // pass through one reused block, so the table never sits in memory.
+    std::vector<PointStatus> points;
+    std::unordered_map<std::string, std::size_t> place;  // point id -> its index in `points`
+    place.reserve(self.runs->size());
+    self.runs->scan(self.runs_layout.subset({"point_id", "status"}), [&](std::uint64_t row, StoredRun& run) {
+      auto at = place.find(run.point_id);
+      if (at == place.end()) {
+        at = place.emplace(run.point_id, points.size()).first;
+        points.push_back({run.point_id, "", 0, false});
+      }
+      PointStatus& point = points[at->second];
+      point.ever_passed = point.ever_passed || run.status == "passed";
+      point.status = run.status;
+      point.latest_row = row;
+    });
+    return points;
   });
 }
 

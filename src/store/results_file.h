@@ -77,6 +77,14 @@ struct RankInfo {
 };
 
 // One row of /environments or /protocols: a document's canonical JSON, keyed by its content digest.
+// One point of a results file, from its rows in /runs.
+struct PointStatus {
+  std::string point_id;
+  std::string status;            // of its latest row (rows are in arrival order: a rerun wins)
+  std::uint64_t latest_row = 0;  // that row's index in /runs
+  bool ever_passed = false;      // some row of it passed: --resume skips it
+};
+
 struct DigestedDocument {
   std::string digest;  // "sha256:…"
   std::string json;
@@ -137,10 +145,10 @@ class ResultsFile {
   std::vector<DigestedDocument> read_protocols() const;
   std::vector<RankInfo> read_ranks() const;
   std::vector<SessionInfo> read_sessions() const;
-  // Points with at least one passed row: --resume skips them.
-  std::set<std::string> passed_point_ids() const;
-  // Each point's latest row's status (rows are in arrival order, so a rerun after --resume wins).
-  std::map<std::string, std::string> latest_status_by_point() const;
+  // Every point with rows, once, in the order the points first appear. Reads two columns of /runs
+  // (point_id and status), a block of rows at a time: what status and --resume need, without the
+  // rest of the table.
+  std::vector<PointStatus> point_statuses() const;
   std::uint64_t run_count() const;
   std::uint64_t sample_count() const;
 

@@ -20,7 +20,9 @@ struct ResultsSummary {
   std::vector<std::string> unplanned_point_ids;  // with rows, but not in the plan given (sorted)
 };
 
-// `planned_point_ids` is the plan re-made from info.sweep_text by the caller (the store knows no plans).
-ResultsSummary summarise_results(const ResultsFile& file, const std::vector<std::string>& planned_point_ids);
+// `points` are the file's (ResultsFile::point_statuses), `planned_point_ids` the plan re-made from
+// info.sweep_text by the caller (the store knows no plans).
+ResultsSummary summarise_results(const ResultsFile& file, const std::vector<PointStatus>& points,
+                                 const std::vector<std::string>& planned_point_ids);
 
 }  // namespace ks

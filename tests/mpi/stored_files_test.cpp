@@ -89,5 +89,75 @@ TEST(OlderLayouts, AFileOfLayout1IsReadAndResumed) {
   EXPECT_EQ(file_now.read_sessions().size(), 2u);
 }
 
+// A file of 200,000 rows written through the store, of a sweep of 200,000 points: 10 points have no
+// row, 50 failed, and 20 failed first and passed on a second row. status reads it a block of rows at
+// a time and counts each point once by its latest row; --resume measures the 60 points left, and
+// the file then has every point passed.
+TEST(LargeFiles, StatusAndResumeOfA200000RowFileWrittenThroughTheStore) {
+  constexpr int kPoints = 200'000, kMissing = 10, kFailed = 50, kRerun = 20;
+  const fs::path dir = fresh_directory("large_file");
+  const fs::path sweep = dir / "sweep.yaml";
+  const std::string text = fmt::format("name: large\nprotocol:\n  warmup_ms: 0\n  rep_ms: 0\n  max_repeat: 1\n"
+                                       "  flush_bytes: 0\noutput:\n  kernelindex_format: jsonl\nkernels:\n"
+                                       "  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n",
+                                       kPoints);
+  write_file(sweep, text);
+  const std::vector<std::string> ids = planned_ids(sweep);
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(kPoints));
+  const fs::path path = dir / "large.h5";
+  {
+    RunInfo info;
+    info.sweep_name = "large";
+    info.sweep_path = sweep.string();
+    info.sweep_text = text;
+    info.plan_size = kPoints;
+    info.kernelsweep_version = "test";
+    info.started_at = "2026-12-02T00:00:00.000Z";
+    info.world_size = 1;
+    ResultsFile file = ResultsFile::create(path, info);
+    const auto row = [&](int i, const char* status) {
+      StoredRun run;
+      run.point_id = ids[i];
+      run.kernel = "noop";
+      run.implementation = "cpu";
+      run.mode = "forward";
+      run.params_json = fmt::format("{{\"id\":{}}}", i + 1);
+      run.status = status;
+      run.started_at = run.ended_at = "2026-12-02T00:00:01.000Z";
+      return run;
+    };
+    std::vector<StoredRun> batch;
+    for (int i = 0; i < kPoints - kMissing; ++i) {
+      batch.push_back(row(i, i % 2000 == 7 && i / 2000 < kFailed + kRerun ? "failed" : "passed"));
+      if (batch.size() == 5000) file.append(batch), batch.clear();
+    }
+    for (int k = 0; k < kRerun; ++k) batch.push_back(row(2000 * (kFailed + k) + 7, "passed"));  // a later, passed row
+    file.append(batch);
+    file.flush();
+  }
+  const auto status = run_shell(fmt::format("{} status {}", KS_CLI, path.string()));
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find(fmt::format("passed   {}", kPoints - kMissing - kFailed)), std::string::npos)
+      << status.output;
+  EXPECT_NE(status.output.find(fmt::format("failed   {}", kFailed)), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find(fmt::format("missing: {} points", kMissing)), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find(ids[kPoints - 1]), std::string::npos) << "the missing points are listed by id";
+  EXPECT_NE(status.output.find(fmt::format("not passed: {} points", kFailed)), std::string::npos) << status.output;
+
+  const auto resumed = run_shell(mpirun_test_cli(
+      2, fmt::format("run {} --output-dir {} --results-file {} --resume --check none", sweep.string(), dir.string(),
+                     path.string())));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find(fmt::format("resuming: {} of {} points already passed", kPoints - kMissing - kFailed,
+                                            kPoints)),
+            std::string::npos)
+      << resumed.output;
+  const ResultsFile file = ResultsFile::open_read_only(path);
+  EXPECT_EQ(file.run_count(), static_cast<std::uint64_t>(kPoints - kMissing + kRerun + kMissing + kFailed));
+  const std::vector<PointStatus> points = file.point_statuses();
+  ASSERT_EQ(points.size(), static_cast<std::size_t>(kPoints));
+  for (const PointStatus& point : points) ASSERT_EQ(point.status, "passed") << point.point_id;
+}
+
 }  // namespace
 }  // namespace ks::testing

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -539,10 +540,17 @@ TEST_F(StoreTest, PassedPointsAndLatestStatusFollowReruns) {
   rerun[0].status = "passed";
   file.append(rerun);
 
-  EXPECT_EQ(file.passed_point_ids(), (std::set<std::string>{"point-0", "point-1"}));
-  const std::map<std::string, std::string> latest = file.latest_status_by_point();
-  EXPECT_EQ(latest, (std::map<std::string, std::string>{
-                        {"point-0", "passed"}, {"point-1", "passed"}, {"point-2", "timeout"}}));
+  const std::vector<PointStatus> points = file.point_statuses();
+  ASSERT_EQ(points.size(), 3u);
+  const std::vector<std::string> ids{points[0].point_id, points[1].point_id, points[2].point_id};
+  EXPECT_EQ(ids, (std::vector<std::string>{"point-0", "point-1", "point-2"})) << "in order of first appearance";
+  EXPECT_EQ(points[0].status, "passed") << "the rerun's row is the latest";
+  EXPECT_EQ(points[0].latest_row, 3u);
+  EXPECT_TRUE(points[0].ever_passed);
+  EXPECT_EQ(points[1].status, "passed");
+  EXPECT_EQ(points[1].latest_row, 1u);
+  EXPECT_EQ(points[2].status, "timeout");
+  EXPECT_FALSE(points[2].ever_passed);
 }
 
 TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {
@@ -554,7 +562,8 @@ TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {
   }  // closed without finish(): an interrupted run
   ResultsFile file = ResultsFile::open_read_only(file_path());
   const ResultsSummary summary =
-      summarise_results(file, {"point-0", "point-1", "point-2", "point-3", "point-4", "point-5", "point-6"});
+      summarise_results(file, file.point_statuses(),
+                        {"point-0", "point-1", "point-2", "point-3", "point-4", "point-5", "point-6"});
   EXPECT_EQ(summary.rows, 5u);
   EXPECT_EQ(summary.sessions, 1u);
   EXPECT_EQ(summary.info.ended_at, "");
@@ -610,7 +619,9 @@ TEST_F(StoreTest, TwentyThousandRowsInFlushedBatchesOf64) {
   for (std::size_t i = 0; i < rows.size(); i += 997) {
     EXPECT_EQ(file.read_samples(rows[i].samples_offset, rows[i].samples_count), appended[i].samples_ns);
   }
-  EXPECT_EQ(file.passed_point_ids().size(), static_cast<std::size_t>(kRows - kRows / 5));
+  const std::vector<PointStatus> points = file.point_statuses();
+  EXPECT_EQ(std::count_if(points.begin(), points.end(), [](const PointStatus& p) { return p.ever_passed; }),
+            kRows - kRows / 5);
 }
 
 }  // namespace

@@ -1,0 +1,487 @@
+#include "plan/point_enumerator.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "common/canonical_json.h"
+
+namespace ks {
+namespace {
+
+constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
+
+// Counts saturate instead of wrapping: a grid of 2^70 points must still read as "too many".
+std::uint64_t saturating_multiply(std::uint64_t a, std::uint64_t b) {
+  if (a != 0 && b > kSaturated / a) return kSaturated;
+  return a * b;
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return b > kSaturated - a ? kSaturated : a + b; }
+
+std::string block_key(std::size_t block_index) { return fmt::format("kernels[{}]", block_index); }
+
+const KernelSpec& find_kernel(const KernelBlock& block, std::size_t block_index, const Registry& registry) {
+  const KernelSpec* kernel = registry.find(block.kernel);
+  if (!kernel) {
+    throw SweepFileError(block.where, block_key(block_index) + ".kernel",
+                         fmt::format("unknown kernel '{}' (known: {})", block.kernel, fmt::join(registry.names(), ", ")));
+  }
+  return *kernel;
+}
+
+// The block's implementations, or all of the kernel's when the block lists none.
+std::vector<std::string> resolve_implementations(const KernelBlock& block, std::size_t block_index,
+                                                 const KernelSpec& kernel) {
+  if (block.implementations.empty()) {
+    std::vector<std::string> all;
+    for (const auto& implementation : kernel.implementations) all.push_back(implementation.name);
+    return all;
+  }
+  for (const auto& name : block.implementations)
+    if (!kernel.implementation(name))
+      throw SweepFileError(block.where, block_key(block_index) + ".implementations",
+                           fmt::format("kernel '{}' has no implementation '{}'", kernel.name, name));
+  return block.implementations;
+}
+
+// The block's modes, or all of the kernel's when the block lists none.
+std::vector<std::string> resolve_modes(const KernelBlock& block, std::size_t block_index, const KernelSpec& kernel) {
+  if (block.modes.empty()) return kernel.modes;
+  for (const auto& mode : block.modes)
+    if (!kernel.has_mode(mode))
+      throw SweepFileError(block.where, block_key(block_index) + ".modes",
+                           fmt::format("kernel '{}' has no mode '{}'", kernel.name, mode));
+  return block.modes;
+}
+
+bool listed(const std::vector<std::string>& list, const std::string& wanted) {
+  for (const auto& item : list)
+    if (item == wanted) return true;
+  return false;
+}
+
+// One digit of the grid odometer: a single axis, or a zip group whose axes advance together. Values
+// are told apart by their canonical text, as point ids are (256 and 256.0 are one value). What a
+// slot remembers beyond the sweep file's values is small: the positions that repeat an earlier one,
+// and, only once a later block or include entry asks whether the grid holds a point, a hash per
+// position.
+struct Slot {
+  std::vector<const Axis*> axes;
+  std::size_t length = 0;
+  std::unordered_map<std::size_t, std::size_t> repeats;  // position -> the first position with its values
+  mutable std::vector<std::pair<std::size_t, std::size_t>> by_hash;  // (hash of the values, position), sorted
+
+  std::string text_at(std::size_t position) const {
+    Json tuple = Json::array();
+    for (const Axis* axis : axes) tuple.push_back(axis->values[position]);
+    return canonical_json(tuple);
+  }
+
+  // The canonical text of the slot's values in a parameter object; nothing when one is missing.
+  std::optional<std::string> text_in(const Json& params) const {
+    Json tuple = Json::array();
+    for (const Axis* axis : axes) {
+      const auto value = params.find(axis->name);
+      if (value == params.end()) return std::nullopt;
+      tuple.push_back(*value);
+    }
+    return canonical_json(tuple);
+  }
+
+  // Every position with its hash, sorted: equal values end up side by side.
+  std::vector<std::pair<std::size_t, std::size_t>> hashed_positions() const {
+    std::vector<std::pair<std::size_t, std::size_t>> hashed(length);
+    for (std::size_t k = 0; k < length; ++k) hashed[k] = {std::hash<std::string>{}(text_at(k)), k};
+    std::sort(hashed.begin(), hashed.end());
+    return hashed;
+  }
+
+  void find_repeats() {
+    const auto hashed = hashed_positions();
+    for (std::size_t run = 0; run < hashed.size();) {
+      std::size_t end = run + 1;
+      while (end < hashed.size() && hashed[end].first == hashed[run].first) ++end;
+      // Positions of one hash, in order: each repeats the first earlier one of equal text.
+      for (std::size_t i = run + 1; i < end; ++i) {
+        const std::string text = text_at(hashed[i].second);
+        for (std::size_t j = run; j < i; ++j) {
+          if (repeats.contains(hashed[j].second) || text_at(hashed[j].second) != text) continue;
+          repeats[hashed[i].second] = hashed[j].second;
+          break;
+        }
+      }
+      run = end;
+    }
+  }
+
+  bool holds(const std::string& text) const {
+    if (by_hash.size() != length) by_hash = hashed_positions();
+    const std::size_t hash = std::hash<std::string>{}(text);
+    auto it = std::lower_bound(by_hash.begin(), by_hash.end(), std::make_pair(hash, std::size_t{0}));
+    for (; it != by_hash.end() && it->first == hash; ++it)
+      if (text_at(it->second) == text) return true;
+    return false;
+  }
+};
+
+// The grid's slots in odometer order: grid axes in file order, a zip group at the position of the
+// earliest of its axes in the grid.
+std::vector<Slot> grid_slots(const KernelBlock& block, std::size_t block_index) {
+  const std::string zip_key = block_key(block_index) + ".zip";
+  std::unordered_map<std::string, const Axis*> axis_by_name;
+  for (const auto& axis : block.grid) axis_by_name[axis.name] = &axis;
+
+  std::unordered_map<std::string, std::size_t> group_of_axis;
+  for (std::size_t g = 0; g < block.zip.size(); ++g) {
+    for (const auto& name : block.zip[g]) {
+      const auto axis = axis_by_name.find(name);
+      if (axis == axis_by_name.end())
+        throw SweepFileError(block.where, zip_key, fmt::format("'{}' is not a grid axis", name));
+      if (!group_of_axis.emplace(name, g).second)
+        throw SweepFileError(block.where, zip_key, fmt::format("axis '{}' is zipped twice", name));
+      const Axis& first = *axis_by_name.at(block.zip[g].front());
+      if (axis->second->values.size() != first.values.size())
+        throw SweepFileError(axis->second->where, zip_key,
+                             fmt::format("zipped axes '{}' ({} values) and '{}' ({} values) differ in length",
+                                         first.name, first.values.size(), name, axis->second->values.size()));
+    }
+  }
+
+  std::vector<Slot> slots;
+  std::unordered_map<std::size_t, std::size_t> slot_of_group;
+  for (const auto& axis : block.grid) {
+    const auto group = group_of_axis.find(axis.name);
+    if (group == group_of_axis.end()) {
+      slots.push_back(Slot{{&axis}, axis.values.size(), {}, {}});
+      continue;
+    }
+    const auto [placed, is_new] = slot_of_group.emplace(group->second, slots.size());
+    if (is_new) slots.push_back(Slot{{}, axis.values.size(), {}, {}});
+    slots[placed->second].axes.push_back(&axis);
+  }
+  for (Slot& slot : slots) slot.find_repeats();
+  return slots;
+}
+
+// Points of the grid before exclude: the product of the slot lengths. A block without grid axes
+// contributes no grid point (its points come from include).
+std::uint64_t grid_combinations(const std::vector<Slot>& slots) {
+  if (slots.empty()) return 0;
+  std::uint64_t count = 1;
+  for (const auto& slot : slots) count = saturating_multiply(count, slot.length);
+  return count;
+}
+
+// Moves the odometer one step, the last slot fastest. False once every combination was visited.
+bool advance(std::vector<std::size_t>& position, const std::vector<Slot>& slots) {
+  for (std::size_t k = slots.size(); k-- > 0;) {
+    if (++position[k] < slots[k].length) return true;
+    position[k] = 0;
+  }
+  return false;
+}
+
+Json slot_values(const std::vector<Slot>& slots, const std::vector<std::size_t>& position) {
+  Json values = Json::object();
+  for (std::size_t k = 0; k < slots.size(); ++k)
+    for (const Axis* axis : slots[k].axes) values[axis->name] = axis->values[position[k]];
+  return values;
+}
+
+void require_known_parameters(const Json& values, const KernelSpec& kernel, const KernelBlock& block,
+                              const std::string& key) {
+  for (const auto& [name, value] : values.items())
+    if (!kernel.parameter(name))
+      throw SweepFileError(block.where, key + "." + name, fmt::format("kernel '{}' has no parameter '{}'", kernel.name, name));
+}
+
+// Does a rule's value (one value, or a list of values) accept the point's value?
+bool rule_value_matches(const Json& expected, const Json& actual) {
+  if (!expected.is_array()) return expected == actual;
+  for (const auto& candidate : expected)
+    if (candidate == actual) return true;
+  return false;
+}
+
+bool rule_matches(const Json& rule, const std::string& implementation, const std::string& mode, const Json& params) {
+  for (const auto& [key, expected] : rule.items()) {
+    if (key == "implementation") {
+      if (!rule_value_matches(expected, implementation)) return false;
+    } else if (key == "mode") {
+      if (!rule_value_matches(expected, mode)) return false;
+    } else if (!params.contains(key) || !rule_value_matches(expected, params.at(key))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The parser checks these too; the planner repeats the cheap checks so that a SweepSpec built in code
+// (tests, tools) cannot produce points of parameters the kernel does not have.
+void check_block_keys(const KernelBlock& block, std::size_t block_index, const KernelSpec& kernel) {
+  const std::string key = block_key(block_index);
+  require_known_parameters(block.fixed, kernel, block, key + ".fixed");
+  for (std::size_t j = 0; j < block.include.size(); ++j) {
+    const std::string include_key = fmt::format("{}.include[{}]", key, j);
+    if (!block.include[j].is_object())
+      throw SweepFileError(block.where, include_key, "must be a map of parameter to value");
+    require_known_parameters(block.include[j], kernel, block, include_key);
+  }
+  for (std::size_t j = 0; j < block.exclude.size(); ++j) {
+    const Json& rule = block.exclude[j];
+    const std::string rule_key = fmt::format("{}.exclude[{}]", key, j);
+    if (!rule.is_object() || rule.empty())
+      throw SweepFileError(block.where, rule_key, "must be a non-empty map of key to value or list of values");
+    for (const auto& [name, value] : rule.items())
+      if (name != "implementation" && name != "mode" && !kernel.parameter(name))
+        throw SweepFileError(block.where, rule_key + "." + name,
+                             fmt::format("not a parameter of kernel '{}', 'implementation' or 'mode'", kernel.name));
+  }
+}
+
+}  // namespace
+
+// A kernel block resolved against the registry, with what it takes to answer "does this block
+// hold that point?" without enumerating it.
+struct PointEnumerator::Block {
+  const KernelBlock& spec;
+  std::size_t index;
+  const KernelSpec& kernel;
+  std::vector<std::string> implementations;
+  std::vector<std::string> modes;
+  std::vector<Slot> slots;
+  std::uint64_t combinations = 0;  // of the grid
+  bool grid_repeats = false;       // a slot holds the same values twice
+  // The canonical text of every parameter that is not a grid axis, as the grid's points have it
+  // (fixed, else the default); nothing when a required parameter has no value.
+  std::optional<std::unordered_map<std::string, std::string>> grid_constants;
+  std::vector<const Block*> earlier_of_kernel;  // the blocks before it of the same kernel
+  // The canonical parameters of the include entries reached so far in the walk.
+  std::unordered_set<std::string> includes_reached;
+
+  Block(const KernelBlock& block, std::size_t block_index, const KernelSpec& kernel_spec)
+      : spec(block), index(block_index), kernel(kernel_spec),
+        implementations(resolve_implementations(block, block_index, kernel_spec)),
+        modes(resolve_modes(block, block_index, kernel_spec)) {
+    check_block_keys(block, block_index, kernel_spec);
+    slots = grid_slots(block, block_index);
+    combinations = grid_combinations(slots);
+    for (const Slot& slot : slots) grid_repeats = grid_repeats || !slot.repeats.empty();
+    grid_constants.emplace();
+    for (const auto& parameter : kernel.parameters) {
+      bool on_grid = false;
+      for (const auto& axis : block.grid) on_grid = on_grid || axis.name == parameter.name;
+      if (on_grid) continue;
+      if (block.fixed.contains(parameter.name)) {
+        (*grid_constants)[parameter.name] = canonical_json(block.fixed.at(parameter.name));
+      } else if (!parameter.default_value.is_null()) {
+        (*grid_constants)[parameter.name] = canonical_json(parameter.default_value);
+      } else {
+        grid_constants.reset();
+        break;
+      }
+    }
+  }
+
+  // Every parameter of the kernel: the given values, then the block's fixed values, then defaults.
+  Json complete_parameters(const Json& given) const {
+    Json params = Json::object();
+    for (const auto& parameter : kernel.parameters) {
+      if (given.contains(parameter.name)) {
+        params[parameter.name] = given.at(parameter.name);
+      } else if (spec.fixed.contains(parameter.name)) {
+        params[parameter.name] = spec.fixed.at(parameter.name);
+      } else if (!parameter.default_value.is_null()) {
+        params[parameter.name] = parameter.default_value;
+      } else {
+        throw SweepFileError(spec.where, block_key(index) + "." + parameter.name,
+                             fmt::format("required parameter of kernel '{}' is missing", kernel.name));
+      }
+    }
+    return params;
+  }
+
+  // The kernel's cross-parameter constraints; its problem comes back as "key: what is wrong".
+  void validate(const Json& params) const {
+    if (!kernel.validate) return;
+    const auto problem = kernel.validate(Parameters(params));
+    if (!problem) return;
+    std::string key = block_key(index);
+    std::string what = *problem;
+    if (const auto colon = problem->find(": "); colon != std::string::npos) {
+      key += "." + problem->substr(0, colon);
+      what = problem->substr(colon + 2);
+    }
+    throw SweepFileError(spec.where, key, fmt::format("{} (parameters {})", what, params.dump()));
+  }
+
+  bool excluded(const std::string& implementation, const std::string& mode, const Json& params) const {
+    for (const auto& rule : spec.exclude)
+      if (rule_matches(rule, implementation, mode, params)) return true;
+    return false;
+  }
+
+  // Whether a grid position is the first of the positions with its values.
+  bool first_position(const std::vector<std::size_t>& position) const {
+    for (std::size_t k = 0; k < slots.size(); ++k)
+      if (slots[k].repeats.contains(position[k])) return false;
+    return true;
+  }
+
+  bool grid_holds(const Json& params) const {
+    if (combinations == 0 || !grid_constants) return false;
+    for (const Slot& slot : slots) {
+      const auto text = slot.text_in(params);
+      if (!text || !slot.holds(*text)) return false;
+    }
+    for (const auto& [name, text] : *grid_constants) {
+      const auto value = params.find(name);
+      if (value == params.end() || canonical_json(*value) != text) return false;
+    }
+    return true;
+  }
+
+  // Whether the block, walked to its end already, has this point.
+  bool holds(const std::string& implementation, const std::string& mode, const Json& params,
+             const std::string& params_text) const {
+    if (!listed(implementations, implementation) || !listed(modes, mode) || excluded(implementation, mode, params))
+      return false;
+    return grid_holds(params) || includes_reached.contains(params_text);
+  }
+
+  // Nothing can drop a grid point: its points are counted by multiplying.
+  bool grid_is_dense() const {
+    return spec.exclude.empty() && !kernel.validate && earlier_of_kernel.empty() && !grid_repeats;
+  }
+};
+
+// One pass over the blocks in plan order: counts the points, and makes and visits them when given a
+// visitor.
+class PointEnumerator::Walk {
+ public:
+  explicit Walk(const PointVisitor* visit) : visit_(visit) {}
+
+  std::uint64_t run(const std::vector<std::unique_ptr<Block>>& blocks) {
+    for (const auto& block : blocks) {
+      if (stopped_) break;
+      walk_block(*block);
+    }
+    return points_;
+  }
+
+ private:
+  // Where a parameter combination comes from: a grid position, or an include entry.
+  struct Source {
+    const std::vector<std::size_t>* position = nullptr;  // grid
+    std::size_t include = 0;
+  };
+
+  void walk_block(Block& block) {
+    block.includes_reached.clear();
+    if (block.combinations > 0) {
+      std::vector<std::size_t> position(block.slots.size(), 0);
+      if (!visit_ && block.grid_is_dense()) {
+        block.complete_parameters(slot_values(block.slots, position));  // a missing required parameter
+        points_ = saturating_add(points_, saturating_multiply(block.combinations,
+                                                               block.implementations.size() * block.modes.size()));
+      } else {
+        do walk_combination(block, block.complete_parameters(slot_values(block.slots, position)), {&position, 0});
+        while (!stopped_ && advance(position, block.slots));
+      }
+    }
+    for (std::size_t j = 0; j < block.spec.include.size() && !stopped_; ++j) {
+      const Json params = block.complete_parameters(block.spec.include[j]);
+      walk_combination(block, params, {nullptr, j});
+      block.includes_reached.insert(canonical_json(params));
+    }
+  }
+
+  // One parameter combination: a point per implementation and mode. The kernel's validator runs
+  // only for combinations that keep a point, so an exclude rule can remove combinations it refuses.
+  void walk_combination(const Block& block, const Json& params, const Source& source) {
+    bool validated = false;
+    std::optional<std::string> params_text;
+    for (const auto& implementation : block.implementations) {
+      bool group_open = false;
+      for (const auto& mode : block.modes) {
+        if (block.excluded(implementation, mode, params)) continue;
+        if (!validated) block.validate(params);
+        validated = true;
+        if (repeated(block, source, implementation, mode, params, params_text)) continue;
+        ++points_;
+        if (!visit_) continue;
+        if (!group_open) ++groups_;
+        group_open = true;
+        Point point;
+        point.index = points_ - 1;
+        point.kernel = block.kernel.name;
+        point.implementation = implementation;
+        point.mode = mode;
+        point.params = params;
+        point.timeout_s = block.spec.timeout_s;
+        point.id = point_id(point);
+        if (!(*visit_)(point, groups_ - 1)) {
+          stopped_ = true;
+          return;
+        }
+      }
+    }
+  }
+
+  // Whether a source before this one in the plan has the point already: the first occurrence keeps
+  // its place.
+  static bool repeated(const Block& block, const Source& source, const std::string& implementation,
+                       const std::string& mode, const Json& params, std::optional<std::string>& params_text) {
+    const auto text = [&]() -> const std::string& {
+      if (!params_text) params_text = canonical_json(params);
+      return *params_text;
+    };
+    if (source.position) {
+      if (block.grid_repeats && !block.first_position(*source.position)) return true;
+    } else if (block.grid_holds(params) || block.includes_reached.contains(text())) {
+      return true;
+    }
+    for (const Block* earlier : block.earlier_of_kernel)
+      if (earlier->holds(implementation, mode, params, text())) return true;
+    return false;
+  }
+
+  const PointVisitor* visit_;
+  std::uint64_t points_ = 0;
+  std::size_t groups_ = 0;
+  bool stopped_ = false;
+};
+
+PointEnumerator::PointEnumerator(const SweepSpec& spec, const Registry& registry) {
+  for (std::size_t i = 0; i < spec.kernels.size(); ++i) {
+    const KernelBlock& block = spec.kernels[i];
+    auto resolved = std::make_unique<Block>(block, i, find_kernel(block, i, registry));
+    for (const auto& earlier : blocks_)
+      if (&earlier->kernel == &resolved->kernel) resolved->earlier_of_kernel.push_back(earlier.get());
+    blocks_.push_back(std::move(resolved));
+  }
+}
+
+PointEnumerator::~PointEnumerator() = default;
+
+std::uint64_t PointEnumerator::upper_bound() const {
+  std::uint64_t total = 0;
+  for (const auto& block : blocks_) {
+    const std::uint64_t combinations = saturating_add(block->combinations, block->spec.include.size());
+    const std::uint64_t variants = saturating_multiply(block->implementations.size(), block->modes.size());
+    total = saturating_add(total, saturating_multiply(combinations, variants));
+  }
+  return total;
+}
+
+void PointEnumerator::for_each(const PointVisitor& visit) { Walk(&visit).run(blocks_); }
+
+std::uint64_t PointEnumerator::count() { return Walk(nullptr).run(blocks_); }
+
+}  // namespace ks

@@ -246,6 +246,18 @@ TEST(RunFailures, CrashHangErrorAndFailedCheckCostOnlyTheirPoint) {
   EXPECT_EQ(status_by_action["fail_check"].rfind("failed", 0), 0u) << status_by_action["fail_check"];
 }
 
+// Whether a process runs with `text` in its command line.
+bool process_mentions(const std::string& text) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string command((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (command.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 TEST(RunResume, KilledJobCompletesWithNoPointMeasuredTwice) {
   const fs::path dir = fresh_directory("run_resume");
   const fs::path sweep = dir / "sweep.yaml";
@@ -271,8 +283,14 @@ TEST(RunResume, KilledJobCompletesWithNoPointMeasuredTwice) {
   }
   // Wait until some points are stored (the file is flushed every 2 s), then kill the whole job.
   const std::uint64_t stored = wait_for_rows(results, 4, 60);
-  ::kill(-job, SIGKILL);  // mpirun and its ranks; each worker dies with its rank (PR_SET_PDEATHSIG)
+  ::kill(-job, SIGKILL);  // mpirun; each worker dies with its rank (PR_SET_PDEATHSIG)
   ::waitpid(job, nullptr, 0);
+  // The ranks have process groups of their own and end a moment after mpirun: the file is read as
+  // they leave it, not while rank 0 may still be inside a write.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (process_mentions(sweep.string()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_FALSE(process_mentions(sweep.string())) << "a rank of the killed job is still running";
   ASSERT_GE(stored, 4u) << "the job stored nothing before it was killed";
   const std::uint64_t before = ResultsFile::open_read_only(results).run_count();
   ASSERT_LT(before, 24u) << "the job finished before it could be killed; make its points longer";

@@ -216,7 +216,7 @@ class Sweep {
   bool asked_to_stop();
   std::string why_stop() const;
   std::vector<Assigned> receive_assignment(PendingSends& sends);
-  void send_assignment(int rank, const std::vector<std::size_t>& groups);
+  std::vector<std::size_t> send_assignment(int rank, const std::vector<std::size_t>& groups);
   MeasureResult measure_other(const Assigned& assigned, PendingSends& sends);
   bool check_of(std::size_t index) const;
   RunRecord record_of(const Point& point, const MeasureResult& result) const;
@@ -356,14 +356,13 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
     // A rank counted as gone that speaks again gets nothing more, and what it sends is dropped:
     // its points were recorded already, and --resume measures them again.
     if (is_silent(source)) {
-      if (status.MPI_TAG == kTagRequest) send_assignment(source, {});
+      if (status.MPI_TAG == kTagRequest) send_assignment(source, {});  // no work: stop
       continue;
     }
     last_heard_[source] = Clock::now();
     if (status.MPI_TAG == kTagRequest) {
       const auto groups = winding_down_ ? std::vector<std::size_t>() : queue.next(source);
-      send_assignment(source, groups);
-      for (std::size_t index : points_of(plan_, groups)) in_hand_[source].push_back(index);
+      for (std::size_t index : send_assignment(source, groups)) in_hand_[source].push_back(index);
       if (groups.empty()) {
         finished_[source] = true;
         ++ranks_finished_;
@@ -524,12 +523,14 @@ bool Sweep::asked_to_stop() {
 // Why this rank stops: its own signal, or rank 0's word.
 std::string Sweep::why_stop() const { return asked_to_stop_ ? "rank 0 asked" : stop_reason(); }
 
-// The points of `groups` to `rank`; no group: no more work.
-void Sweep::send_assignment(int rank, const std::vector<std::size_t>& groups) {
+// Sends the points of `groups` to `rank` (no group: no more work); returns their plan indices.
+std::vector<std::size_t> Sweep::send_assignment(int rank, const std::vector<std::size_t>& groups) {
+  const std::vector<std::size_t> indices = points_of(plan_, groups);
   std::vector<Assigned> points;
-  for (std::size_t index : points_of(plan_, groups)) points.push_back({plan_.points[index], check_of(index)});
+  for (std::size_t index : indices) points.push_back({plan_.points[index], check_of(index)});
   const std::string bytes = points.empty() ? std::string() : encode_assignment(points);
   MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, rank, kTagAssign, MPI_COMM_WORLD);
+  return indices;
 }
 
 std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {

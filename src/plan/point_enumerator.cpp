@@ -165,7 +165,6 @@ std::vector<Slot> grid_slots(const KernelBlock& block, std::size_t block_index) 
     if (is_new) slots.push_back(Slot{{}, axis.values.size(), {}, {}});
     slots[placed->second].axes.push_back(&axis);
   }
-  for (Slot& slot : slots) slot.find_repeats();
   return slots;
 }
 
@@ -257,7 +256,9 @@ struct PointEnumerator::Block {
   std::vector<std::string> modes;
   std::vector<Slot> slots;
   std::uint64_t combinations = 0;  // of the grid
-  bool grid_repeats = false;       // a slot holds the same values twice
+  // Whether a slot holds the same values twice: found by find_repeats() when a walk first reaches the
+  // block, so that a sweep refused for its size never hashes its grid.
+  std::optional<bool> grid_repeats;
   // The canonical text of every parameter that is not a grid axis, as the grid's points have it
   // (fixed, else the default); nothing when a required parameter has no value.
   std::optional<std::unordered_map<std::string, std::string>> grid_constants;
@@ -272,7 +273,6 @@ struct PointEnumerator::Block {
     check_block_keys(block, block_index, kernel_spec);
     slots = grid_slots(block, block_index);
     combinations = grid_combinations(slots);
-    for (const Slot& slot : slots) grid_repeats = grid_repeats || !slot.repeats.empty();
     grid_constants.emplace();
     for (const auto& parameter : kernel.parameters) {
       bool on_grid = false;
@@ -327,6 +327,15 @@ struct PointEnumerator::Block {
     return false;
   }
 
+  void find_repeats() {
+    if (grid_repeats) return;
+    grid_repeats = false;
+    for (Slot& slot : slots) {
+      slot.find_repeats();
+      grid_repeats = *grid_repeats || !slot.repeats.empty();
+    }
+  }
+
   // Whether a grid position is the first of the positions with its values.
   bool first_position(const std::vector<std::size_t>& position) const {
     for (std::size_t k = 0; k < slots.size(); ++k)
@@ -357,7 +366,7 @@ struct PointEnumerator::Block {
 
   // Nothing can drop a grid point: its points are counted by multiplying.
   bool grid_is_dense() const {
-    return spec.exclude.empty() && !kernel.validate && earlier_of_kernel.empty() && !grid_repeats;
+    return spec.exclude.empty() && !kernel.validate && earlier_of_kernel.empty() && !grid_repeats.value();
   }
 };
 
@@ -383,6 +392,7 @@ class PointEnumerator::Walk {
   };
 
   void walk_block(Block& block) {
+    block.find_repeats();
     block.includes_reached.clear();
     if (block.combinations > 0) {
       std::vector<std::size_t> position(block.slots.size(), 0);
@@ -443,7 +453,7 @@ class PointEnumerator::Walk {
       return *params_text;
     };
     if (source.position) {
-      if (block.grid_repeats && !block.first_position(*source.position)) return true;
+      if (block.grid_repeats.value() && !block.first_position(*source.position)) return true;
     } else if (block.grid_holds(params) || block.includes_reached.contains(text())) {
       return true;
     }

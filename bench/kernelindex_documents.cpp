@@ -1,11 +1,13 @@
 // How fast kernelindex documents are built and written: N runs of the distillation kernel on one
 // H200 (the shape of a real sweep), each built into {run, protocol, environment, workload,
-// implementation} and written as json (one file a run) and as jsonl (one file). The protocol,
-// environment and implementation documents are built once, as a rank builds them once per run; the
-// workload and run documents and the workload digest are made for every run, as in a sweep. The run
-// records (what the workers send) are made before the clock starts.
+// implementation} and written as json (one file a run) and as jsonl shards, plain, gzip or zstd
+// (a block every 64 runs, as rank 0 flushes). The protocol, environment and implementation documents
+// are built once, as a rank builds them once per run; the workload and run documents and the workload
+// digest are made for every run, as in a sweep. The run records (what the workers send) are made
+// before the clock starts.
 //
-//   bench_kernelindex_documents [--count N] [--dir FOLDER] [--format json|jsonl]   prints docs/s
+//   bench_kernelindex_documents [--count N] [--dir FOLDER] [--format json|jsonl|jsonl-gzip|jsonl-zstd]
+//                                                            prints docs/s and the bytes written
 //   bench_kernelindex_documents --example                    prints one object (docs/kernelindex.md)
 #include <chrono>
 #include <ctime>
@@ -153,23 +155,45 @@ struct Rate {
   double wall;  // documents per second of elapsed time
   double cpu;   // documents per second of this process's CPU time: what the figure would be on an
                 // idle machine (the build machine is shared, so elapsed time includes waiting)
+  std::uintmax_t bytes = 0;  // in the folder, index included
 };
 
+constexpr int kRunsPerFlush = 64;  // rank 0 flushes documents with the results file every 64 results
+
+std::uintmax_t bytes_in(const std::filesystem::path& dir) {
+  std::uintmax_t bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.is_regular_file()) bytes += entry.file_size();
+  return bytes;
+}
+
+// "jsonl-zstd" is jsonl compressed with zstd.
 Rate documents_per_second(const std::filesystem::path& dir, const std::string& format, std::int64_t count) {
   std::filesystem::remove_all(dir);
   const Fixed fixed = fixed_documents();
   std::vector<Input> runs = inputs(count);
+  const std::size_t dash = format.find('-');
+  ks::ShardOptions shards;
+  if (dash != std::string::npos) shards.compression = ks::compression_named(format.substr(dash + 1));
   const auto start = Clock::now();
   const std::clock_t cpu_start = std::clock();
   {
-    ks::DocumentWriter writer(dir, format);
-    for (Input& run : runs) write_run(writer, fixed, run);
+    ks::DocumentWriter writer(dir, format.substr(0, dash), shards);
+    int since_flush = 0;
+    for (Input& run : runs) {
+      write_run(writer, fixed, run);
+      if (++since_flush == kRunsPerFlush) {
+        writer.flush();
+        since_flush = 0;
+      }
+    }
     writer.flush();
   }
   const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const std::uintmax_t bytes = bytes_in(dir);
   std::filesystem::remove_all(dir);
-  return {static_cast<double>(count) / seconds, static_cast<double>(count) / cpu_seconds};
+  return {static_cast<double>(count) / seconds, static_cast<double>(count) / cpu_seconds, bytes};
 }
 
 }  // namespace
@@ -177,7 +201,7 @@ Rate documents_per_second(const std::filesystem::path& dir, const std::string& f
 int main(int argc, char** argv) {
   std::int64_t count = 20000;
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "ks_bench_kernelindex";
-  std::vector<std::string> formats{"jsonl", "json"};
+  std::vector<std::string> formats{"jsonl", "jsonl-gzip", "jsonl-zstd", "json"};
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--example") {
@@ -193,15 +217,17 @@ int main(int argc, char** argv) {
     else if (arg == "--dir" && i + 1 < argc) dir = argv[++i];
     else if (arg == "--format" && i + 1 < argc) formats = {argv[++i]};
     else {
-      std::fprintf(stderr, "usage: %s [--count N] [--dir FOLDER] [--format json|jsonl] | --example\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--count N] [--dir FOLDER] [--format json|jsonl|jsonl-gzip|jsonl-zstd] | --example\n",
+                   argv[0]);
       return 2;
     }
   }
   fmt::print("kernelindex documents: {} runs of distill_cosine on an H200 (built and written)\n", count);
   for (const std::string& format : formats) {
     const Rate rate = documents_per_second(dir / format, format, count);
-    fmt::print("  {:<5}  {:>7.0f} docs/s elapsed ({:.1f} us/doc)   {:>7.0f} docs/s of CPU time ({:.1f} us/doc)\n", format,
-               rate.wall, 1e6 / rate.wall, rate.cpu, 1e6 / rate.cpu);
+    fmt::print("  {:<10}  {:>7.0f} docs/s elapsed ({:.1f} us/doc)   {:>7.0f} docs/s of CPU time ({:.1f} us/doc)   "
+               "{:.0f} bytes/doc on disk\n",
+               format, rate.wall, 1e6 / rate.wall, rate.cpu, 1e6 / rate.cpu, static_cast<double>(rate.bytes) / count);
   }
   return 0;
 }

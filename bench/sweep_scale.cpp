@@ -43,6 +43,13 @@ Measured measure(const std::string& command) {
   return m;
 }
 
+std::size_t files_under(const fs::path& path) {
+  std::size_t files = 0;
+  if (fs::exists(path))
+    for (const auto& entry : fs::recursive_directory_iterator(path)) files += entry.is_regular_file();
+  return files;
+}
+
 std::uintmax_t bytes_under(const fs::path& path) {
   if (fs::is_regular_file(path)) return fs::file_size(path);
   std::uintmax_t total = 0;
@@ -103,9 +110,9 @@ void bench(std::uint64_t points, bool plan_only) {
   const Measured status = measure(fmt::format("{} status {}/scale.h5 > /dev/null", cli(), dir.string()));
   const Measured resume = measure(run + " --resume > /dev/null 2>&1");
   std::printf("%-10llu run %7.1f s (%.0f points/s)  rank 0 %6.0f MB  rank 1 %6.0f MB  results %6.0f MB  documents "
-              "%6.0f MB  status %6.2f s %6.0f MB  resume %6.2f s, rank 0 %6.0f MB\n",
+              "%6.0f MB in %zu files  status %6.2f s %6.0f MB  resume %6.2f s, rank 0 %6.0f MB\n",
               static_cast<unsigned long long>(points), measured.seconds, points / measured.seconds, rank0, rank1,
-              bytes_under(dir / "scale.h5") / 1e6, bytes_under(dir / "kernelindex") / 1e6, status.seconds,
+              bytes_under(dir / "scale.h5") / 1e6, bytes_under(dir / "kernelindex") / 1e6, files_under(dir / "kernelindex"), status.seconds,
               status.peak_mb, resume.seconds, peak_mb_in(dir / "rss.0"));
   std::fflush(stdout);
   fs::remove_all(dir);

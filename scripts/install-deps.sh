@@ -7,10 +7,11 @@ set -euo pipefail
 # python3-h5py runs the h5py examples of docs/hdf5-layout.md in the tests, as a user would; python3-torch
 # (CPU) runs the Python worker's torch implementations in the tests (docs/python.md); clang and its
 # runtime (libFuzzer, the sanitizers) build the fuzz targets (scripts/fuzz.sh); slurm-wlm runs the Slurm
-# tests on a private single-node cluster (tests/slurm/cluster.sh).
+# tests on a private single-node cluster (tests/slurm/cluster.sh); zlib and libzstd compress the document
+# shards (the zstd tool reads them back in the tests, as a user would).
 packages=(build-essential cmake ninja-build pkg-config git
           libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libyaml-cpp-dev nlohmann-json3-dev
-          libcli11-dev libssl-dev libgtest-dev libfmt-dev
+          libcli11-dev libssl-dev libgtest-dev libfmt-dev zlib1g-dev libzstd-dev zstd
           gnuplot-nox chromium python3-h5py python3-numpy python3-torch clang libclang-rt-14-dev
           slurm-wlm)
 missing=()

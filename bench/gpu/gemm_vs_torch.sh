@@ -53,8 +53,8 @@ for inputs in draws:
                           "gpu": torch.cuda.get_device_name(), "torch": torch.__version__}), flush=True)
 PY
 
-# python3 -c "$ks_py" OUTPUT_DIR: every passed run of a kernelsweep output folder, from its samples
-# (h5py) or, without h5py, from its kernelindex.jsonl.
+# kernelsweep documents OUTPUT_DIR/kernelindex | python3 -c "$ks_py" OUTPUT_DIR: every passed run of a
+# kernelsweep output folder, from its samples (h5py) or, without h5py, from its documents (stdin).
 read -r -d '' ks_py << 'PY'
 import glob, json, sys
 out = sys.argv[1]
@@ -77,7 +77,7 @@ try:
                                   "first_quarter_ms": round(float(np.median(s[:q])), 4),
                                   "last_quarter_ms": round(float(np.median(s[-q:])), 4)}), flush=True)
 except ImportError:
-    for line in open(f"{out}/kernelindex/kernelindex.jsonl"):
+    for line in sys.stdin:
         d = json.loads(line)
         m, p = d["run"]["spec"]["sourceNative"]["metrics"], d["workload"]["spec"]["parameters"]
         if d["run"]["spec"]["status"] != "passed":
@@ -104,7 +104,7 @@ ks_point() {  # SWEEP_FILE LABEL: one kernelsweep run on one rank, then its figu
   local dir=$work/$2
   ks_mpirun 1 run "$1" --overwrite --check none --kernelindex-format jsonl --output-dir "$dir" > "$dir.log" 2>&1 ||
     { echo "kernelsweep run $1 failed:"; tail -5 "$dir.log"; }
-  python3 -c "$ks_py" "$dir"
+  "$build/kernelsweep" documents "$dir/kernelindex" | python3 -c "$ks_py" "$dir"
 }
 
 rc=0

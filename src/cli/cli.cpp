@@ -79,8 +79,13 @@ int main(int argc, char** argv, Registry& registry) {
   add_plan_options(*run, run_args.plan);
   run->add_option("--output-dir", run_args.output_directory, "where results go (default: the sweep file's output.directory)");
   run->add_option("--results-file", run_args.results_file, "the HDF5 results file (default: output.results_file)");
-  run->add_option("--kernelindex-format", run_args.kernelindex_format, "json (a file per run) or jsonl (one file)")
-      ->check(CLI::IsMember({"json", "jsonl"}));
+  run->add_option("--kernelindex-format", run_args.kernelindex_format,
+                  "json (a file per run), jsonl (shards with an index) or auto (json up to "
+                  "output.kernelindex_json_max_points points; default: output.kernelindex_format, auto)")
+      ->check(CLI::IsMember({"auto", "json", "jsonl"}));
+  run->add_option("--kernelindex-compression", run_args.kernelindex_compression,
+                  "jsonl shards: none, gzip or zstd (default: output.kernelindex_compression, none)")
+      ->check(CLI::IsMember({"none", "gzip", "zstd"}));
   auto* resume = run->add_flag("--resume", run_args.resume,
                                "reopen the results file and measure only the points not yet passed "
                                "(a new file when there is none)");
@@ -175,9 +180,15 @@ int main(int argc, char** argv, Registry& registry) {
   import->add_option("-o,--output", import_args.output, "the results file to write")->required();
   import->add_option("--documents", import_args.documents_directory, "where the kernelindex documents go "
                      "(default: the output's folder/kernelindex)");
-  import->add_option("--kernelindex-format", import_args.kernelindex_format, "json (a file per run) or jsonl (one file)")
+  import->add_option("--kernelindex-format", import_args.kernelindex_format, "json (a file per run) or jsonl (shards with an index)")
       ->check(CLI::IsMember({"json", "jsonl"}))->capture_default_str();
   import->add_flag("--overwrite", import_args.overwrite, "replace an existing output file");
+
+  DocumentsRequest documents_args;
+  auto* documents = app.add_subcommand("documents", "the kernelindex documents of a folder, one JSON object a line");
+  documents->add_option("folder", documents_args.folder, "a documents folder (OUTPUT/kernelindex)")->required();
+  documents->add_option("--point", documents_args.points, "only the documents of this point id (repeatable)");
+  documents->add_option("--run", documents_args.runs, "only the document of this run name (repeatable)");
 
   try {
     app.parse(argc, argv);
@@ -204,6 +215,7 @@ int main(int argc, char** argv, Registry& registry) {
     if (*report) return write_report(report_args);
     if (*compare) return compare_results(compare_args);
     if (*import) return import_results(import_args);
+    if (*documents) return print_documents(documents_args);
   } catch (const std::exception& e) {
     std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return kExitFailure;

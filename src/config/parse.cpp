@@ -28,9 +28,11 @@ const std::vector<std::string> kPythonKeys{"modules", "path", "interpreter"};
 const std::vector<std::string> kProtocolKeys{"name", "warmup_ms", "rep_ms", "max_repeat", "flush_bytes", "quantiles"};
 const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes", "timeout_s", "grid",
                                            "fixed",  "zip",             "include", "exclude"};
-const std::vector<std::string> kOutputKeys{"directory", "results_file", "kernelindex_format"};
+const std::vector<std::string> kOutputKeys{"directory", "results_file", "kernelindex_format", "kernelindex_compression",
+                                           "kernelindex_json_max_points", "kernelindex_shard_mb"};
 const std::vector<std::string> kProtocolNames{"do_bench"};
-const std::vector<std::string> kKernelindexFormats{"json", "jsonl"};
+const std::vector<std::string> kKernelindexFormats{"auto", "json", "jsonl"};
+const std::vector<std::string> kKernelindexCompressions{"none", "gzip", "zstd"};
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -62,6 +64,7 @@ constexpr double kMaxProtocolMs = 3'600'000;           // an hour of warm-up or 
 constexpr std::int64_t kMaxRepeat = 10'000'000;         // 80 MB of samples for one point
 constexpr std::int64_t kMaxFlushBytes = 64LL << 30;     // 64 GiB
 constexpr double kMaxTimeoutS = 7 * 24 * 3600;          // a week
+constexpr std::int64_t kMaxShardMb = 1 << 20;            // a TiB
 
 template <class Number>
 Number at_most(const Field& field, Number value, Number most) {
@@ -154,6 +157,12 @@ OutputSpec read_output(const Field& field) {
   if (const MapEntry* e = map.find("results_file")) output.results_file = results_file_name(e->value);
   if (const MapEntry* e = map.find("kernelindex_format"))
     output.kernelindex_format = one_of(e->value, kKernelindexFormats, "kernelindex_format");
+  if (const MapEntry* e = map.find("kernelindex_compression"))
+    output.kernelindex_compression = one_of(e->value, kKernelindexCompressions, "kernelindex_compression");
+  if (const MapEntry* e = map.find("kernelindex_json_max_points"))
+    output.kernelindex_json_max_points = static_cast<std::uint64_t>(integer_at_least(e->value, 0));
+  if (const MapEntry* e = map.find("kernelindex_shard_mb"))
+    output.kernelindex_shard_mb = static_cast<std::uint64_t>(at_most(e->value, integer_at_least(e->value, 1), kMaxShardMb));
   return output;
 }
 

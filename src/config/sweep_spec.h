@@ -68,7 +68,13 @@ struct KernelBlock {
 struct OutputSpec {
   std::string directory = "results";            // relative to the working directory
   std::string results_file;                     // default: NAME.h5 inside directory
-  std::string kernelindex_format = "json";      // json (one file per run) or jsonl (one file)
+  // Documents (docs/kernelindex.md): json (a file per run), jsonl (shards with an index), or auto (json
+  // up to kernelindex_json_max_points points, jsonl above); jsonl shards compressed or not, closed at
+  // kernelindex_shard_mb MiB.
+  std::string kernelindex_format = "auto";
+  std::string kernelindex_compression = "none";
+  std::uint64_t kernelindex_json_max_points = 10'000;
+  std::uint64_t kernelindex_shard_mb = 1024;
 };
 
 // A plugin the sweep file's `plugins:` list names (a path or a name), with where it is written.

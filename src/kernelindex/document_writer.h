@@ -2,11 +2,12 @@
 // Writes kernelindex objects ({run, protocol, environment, workload, implementation}) into an
 // output folder: format "json" gives one pretty file per run, named run.metadata.name + ".json"
 // (written to a temporary name and renamed, so a reader never sees half a file); format "jsonl"
-// gives one compact line per run appended to kernelindex.jsonl in the folder (a line that a stop cut
-// short is dropped when the file is opened again: it never was a document).
+// gives one compact line per run in a bounded number of shards with an index (document_shards.h).
+// Format "auto" is json for a sweep of at most kernelindex_json_max_points points, jsonl above.
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernelindex/document_shards.h"
 #include "kernelindex/kernelindex.h"
 
 namespace ks {
@@ -40,13 +42,22 @@ struct CitedView {
   const CitedDocument& implementation;
 };
 
+// The format a run writes its documents in: `format` itself, or for "auto", json when the sweep
+// measures at most `json_max_points` points and jsonl above (a file per run stays easy to browse for a
+// small sweep; a million files in one folder is what parallel filesystems handle worst).
+std::string resolve_documents_format(const std::string& format, std::uint64_t points, std::uint64_t json_max_points);
+
+// Whether a file in a documents folder is one kernelsweep writes as a jsonl document store (a shard, the
+// index): what --overwrite may remove.
+bool is_document_store_file(const std::string& name);
+// Removes a folder's jsonl document store (its shards and index), leaving every other file.
+void remove_document_store(const std::filesystem::path& folder);
+
 class DocumentWriter {
  public:
-  static constexpr const char* kJsonlFileName = "kernelindex.jsonl";
-
   // Creates `directory` if needed. Throws std::invalid_argument for a format other than "json" or
-  // "jsonl", std::runtime_error (naming the path) when the folder or the jsonl file cannot be made.
-  DocumentWriter(std::filesystem::path directory, std::string format);
+  // "jsonl", std::runtime_error (naming the path) when the folder or a jsonl file cannot be made.
+  DocumentWriter(std::filesystem::path directory, std::string format, ShardOptions shards = {});
 
   // Writes the object {run, protocol, environment, workload, implementation} (kernelindex_object's
   // shape); a jsonl line takes the cited documents' texts as they are. Throws std::runtime_error naming the file when the
@@ -60,31 +71,28 @@ class DocumentWriter {
   // The object {run, ...} on one line, without the newline: a jsonl line's text.
   static std::string object_line(const Json& run, const CitedView& cited);
 
-  // For each run, whether its document is in the folder already: its file (json), or a line among
-  // the last runs.size() lines of kernelindex.jsonl (jsonl: where a resumed batch's documents would
-  // be; the file's end is read once).
+  // For each run, whether its document is in the folder already: its file (json), or an entry among
+  // the last runs.size() entries of the index (jsonl: where a resumed batch's documents would be; the
+  // index's end is read once).
   std::vector<bool> holds(const std::vector<Json>& runs) const;
 
-  // Pushes buffered jsonl lines to the file (json files are complete when write returns). The caller
-  // flushes at its own rhythm, beside the HDF5 flushes; the destructor flushes too.
+  // Writes the jsonl lines added since the last flush as one block of a shard, then their index
+  // entries (json files are complete when write returns). The caller flushes at its own rhythm, beside
+  // the HDF5 flushes.
   void flush();
-
-  // The file a run's object goes to: directory/NAME.json, or directory/kernelindex.jsonl.
-  std::filesystem::path path_for(const Json& run) const;
 
   const std::filesystem::path& directory() const { return directory_; }
   const std::string& format() const { return format_; }
   std::size_t written() const { return written_; }
 
  private:
+  std::filesystem::path json_path_for(const Json& run) const;
   void write_json_file(const Json& run, const CitedView& cited);
-  void append_jsonl(const std::string& line);
   void write_json_object(const std::filesystem::path& path, const Json& object);
-  std::set<std::string> run_names_in_last_lines(std::size_t count) const;
 
   std::filesystem::path directory_;
   std::string format_;
-  std::ofstream jsonl_;
+  std::optional<DocumentShardWriter> shards_;
   std::size_t written_ = 0;
 };
 

@@ -18,7 +18,7 @@ class PendingDocuments {
   static constexpr const char* kFileName = ".kernelsweep-pending.jsonl";
 
   // What the journal holds: the results file's row count before the batch, and the batch's
-  // kernelindex objects in row order, one compact line each (the text kernelindex.jsonl takes).
+  // kernelindex objects in row order, one compact line each (the text a jsonl shard takes).
   struct Batch {
     std::uint64_t rows_before = 0;
     std::vector<std::string> lines;

@@ -63,4 +63,13 @@ struct ImportRequest {
 };
 int import_results(const ImportRequest& request);
 
+// `kernelsweep documents FOLDER`: the kernelindex objects of a documents folder (jsonl shards or json
+// files), one compact line each on stdout; --point and --run keep those of the points and runs named.
+struct DocumentsRequest {
+  std::string folder;
+  std::vector<std::string> points;  // point ids
+  std::vector<std::string> runs;    // run.metadata.name
+};
+int print_documents(const DocumentsRequest& request);
+
 }  // namespace ks

@@ -172,9 +172,9 @@ int import_results(const ImportRequest& request) {
     const ImportedFile imported = import_tool(request, read_input(request.input));
     const fs::path documents = documents_directory(request);
     if (exists) fs::remove(request.output);
-    // A jsonl file is appended to: an overwritten import starts it again. Files of the json format
+    // jsonl shards are appended to: an overwritten import starts them again. Files of the json format
     // are replaced one by one, as the runs of the same names are written.
-    if (request.overwrite && request.kernelindex_format == "jsonl") fs::remove(documents / DocumentWriter::kJsonlFileName);
+    if (request.overwrite && request.kernelindex_format == "jsonl") remove_document_store(documents);
     write_outputs(request, imported, documents);
     print_summary(request, imported, documents);
     return imported.skipped.empty() ? kExitOk : kExitFailure;

@@ -183,7 +183,7 @@ void RunOutputs::hold_pending_documents() {
       throw StorageFullError(fmt::format("documents folder {}: {}", writer_.directory().string(), e.what()));
     throw;
   }
-  document_lines_ = std::move(pending.lines);  // kernelindex.jsonl takes the same lines
+  document_lines_ = std::move(pending.lines);  // a jsonl shard takes the same lines
   try {
     reserve_documents_space(kDocumentsMarginBytes + documents_bytes);
   } catch (const StorageFullError&) {

@@ -31,7 +31,8 @@ namespace fs = std::filesystem;
 
 struct OutputPaths {
   fs::path directory, results_file, documents;
-  std::string format;
+  std::string format;  // auto, json or jsonl, as asked for (documents_writer resolves auto)
+  ShardOptions shards;
 };
 
 // A shard's results and documents get names of their own ("NAME.shard-1-of-3.h5", kernelindex/shard-1-of-3),
@@ -51,7 +52,16 @@ OutputPaths output_paths(const SweepSpec& spec, const RunRequest& args, const Pl
   out.results_file = file.is_absolute() || !args.results_file.empty() ? file : out.directory / file;
   out.documents = suffix.empty() ? out.directory / "kernelindex" : out.directory / "kernelindex" / suffix;
   out.format = args.kernelindex_format.empty() ? spec.output.kernelindex_format : args.kernelindex_format;
+  out.shards.compression = compression_named(
+      args.kernelindex_compression.empty() ? spec.output.kernelindex_compression : args.kernelindex_compression);
+  out.shards.shard_bytes = spec.output.kernelindex_shard_mb << 20;
   return out;
+}
+
+// The writer of a run's documents, in the format its size calls for.
+DocumentWriter documents_writer(const OutputPaths& paths, const SweepSpec& spec, std::size_t points) {
+  return DocumentWriter(paths.documents, resolve_documents_format(paths.format, points, spec.output.kernelindex_json_max_points),
+                        paths.shards);
 }
 
 std::string joined_command_line(int argc, char** argv) {
@@ -60,7 +70,7 @@ std::string joined_command_line(int argc, char** argv) {
 }
 
 // --overwrite's removal of the documents of the run it replaces: the document files kernelsweep
-// writes (kernelindex objects, kernelindex.jsonl, documents cut short), never another file a user
+// writes (kernelindex objects, jsonl shards and their index, documents cut short), never another file a user
 // keeps in the folder; the folder goes only when that leaves it empty.
 void remove_documents(const fs::path& folder) {
   if (!fs::is_directory(folder)) return;
@@ -68,7 +78,7 @@ void remove_documents(const fs::path& folder) {
   for (const auto& entry : fs::directory_iterator(folder)) {
     const fs::path& file = entry.path();
     if (!entry.is_regular_file()) continue;
-    if (file.filename() == DocumentWriter::kJsonlFileName || file.extension() == ".partial" ||
+    if (is_document_store_file(file.filename().string()) || file.extension() == ".partial" ||
         file.filename() == RunOutputs::kDocumentsSpaceFile || file.filename() == PendingDocuments::kFileName) {
       ours.push_back(file);
     } else if (file.extension() == ".json") {
@@ -159,11 +169,14 @@ std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunReque
 }
 
 // The plan without the points already passed, regrouped (a shape's remaining modes stay together).
-Plan without_points(const Plan& plan, const std::set<std::size_t>& skip) {
+// The plan is taken apart: rank 0 holds one copy of it, not two.
+Plan without_points(Plan&& plan, const std::set<std::size_t>& skip) {
+  if (skip.empty()) return std::move(plan);
   Plan out;
-  for (const Point& p : plan.points)
-    if (!skip.count(p.index)) out.points.push_back(p);
+  for (Point& p : plan.points)
+    if (!skip.count(p.index)) out.points.push_back(std::move(p));
   out.groups = group_points(out.points);
+  plan = Plan();
   return out;
 }
 
@@ -257,11 +270,13 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       if (file) {
         for (const Point& p : sweep->plan.points)
           if (passed.count(p.id)) skip.insert(p.index);
-        outputs.emplace(registry, std::move(*file), std::move(lock), DocumentWriter(paths.documents, paths.format),
-                        sweep->spec.protocol, sweep->plan.points.size() - skip.size(), args.progress_interval_s);
+        DocumentWriter documents = documents_writer(paths, sweep->spec, sweep->plan.points.size());
+        const std::string documents_format = documents.format();
+        outputs.emplace(registry, std::move(*file), std::move(lock), std::move(documents), sweep->spec.protocol,
+                        sweep->plan.points.size() - skip.size(), args.progress_interval_s);
         outputs->set_headline({sweep->spec.name, sweep->spec.source_path, args.plan.shard, sweep->plan.points.size(),
                                sweep->plan.points.size() - skip.size(), paths.results_file.string(),
-                               paths.documents.string(), paths.format});
+                               paths.documents.string(), documents_format});
         if (!skip.empty()) std::cerr << fmt::format("resuming: {} of {} points already passed\n", skip.size(), sweep->plan.points.size());
         if (args.resume) {
           const std::size_t completed = outputs->complete_pending_documents();
@@ -275,7 +290,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
     if (!problem.empty()) std::cerr << "kernelsweep: " << printable(problem) << "\n";
   }
   if (!world.all(problem.empty())) return kExitBadInput;
-  const Plan todo = without_points(sweep->plan, skip);
+  const Plan todo = without_points(std::move(sweep->plan), skip);
 
   PlanOutcome outcome;
   try {

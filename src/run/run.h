@@ -33,6 +33,7 @@ struct RunRequest {
   std::string output_directory;    // overrides the sweep file's output.directory
   std::string results_file;        // overrides output.results_file
   std::string kernelindex_format;  // overrides output.kernelindex_format
+  std::string kernelindex_compression;  // overrides output.kernelindex_compression
   bool resume = false;
   bool overwrite = false;
   bool retry_skipped = false;  // --resume records points skipped before again even where they are still skipped

@@ -161,15 +161,35 @@ bool is_known_status(const std::string& status) {
 // disk, and a writer killed then leaves a file whose /runs counts rows whose strings were never
 // written. With evictions off, metadata reaches the file only in H5Fflush. Automatic resizing must
 // be off for evictions to be off.
-void postpone_metadata_writes(hid_t file) {
+void set_metadata_evictions(hid_t file, bool enabled) {
   H5AC_cache_config_t config{};
   config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
   h5::check_status(H5Fget_mdc_config(file, &config), "reading the metadata cache configuration");
   config.incr_mode = H5C_incr__off;
   config.flash_incr_mode = H5C_flash_incr__off;
   config.decr_mode = H5C_decr__off;
-  config.evictions_enabled = false;
-  h5::check_status(H5Fset_mdc_config(file, &config), "turning metadata cache evictions off");
+  config.evictions_enabled = enabled;
+  h5::check_status(H5Fset_mdc_config(file, &config), "turning metadata cache evictions on or off");
+}
+
+void postpone_metadata_writes(hid_t file) { set_metadata_evictions(file, false); }
+
+// A long read of a file open for writing (every row's strings) would leave each heap it read in a
+// cache that evicts nothing. Once flushed, nothing in the cache is dirty, and evicting is safe
+// until the next write: the read runs with evictions on, in a cache of bounded size.
+template <class Read>
+auto with_evictions_while_reading(hid_t file, bool writable, Read&& read) -> decltype(read()) {
+  if (!writable) return read();
+  h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+  set_metadata_evictions(file, true);
+  try {
+    auto result = read();
+    set_metadata_evictions(file, false);
+    return result;
+  } catch (...) {
+    set_metadata_evictions(file, false);  // the writes that may follow must stay in the cache until a flush
+    throw;
+  }
 }
 
 // A writer killed inside H5Fflush may have written metadata past the end of allocation (EOA) that
@@ -691,7 +711,29 @@ void ResultsFile::flush() {
     self.require_writable("flush");
     self.reserve.ensure(kReserveBytes);
     h5::check_status(H5Fflush(self.id(), H5F_SCOPE_GLOBAL), "H5Fflush");
+    if (metadata_cache_bytes() > kMetadataCacheBytes) reopen();
   });
+}
+
+std::size_t ResultsFile::metadata_cache_bytes() const {
+  std::size_t max_bytes = 0, min_clean_bytes = 0, cached_bytes = 0;
+  int entries = 0;
+  h5::check_status(H5Fget_mdc_size(impl().id(), &max_bytes, &min_clean_bytes, &cached_bytes, &entries),
+                   "reading the metadata cache's size");
+  return cached_bytes;
+}
+
+// Right after a flush nothing in the metadata cache is dirty: closing the file drops the cache and
+// loses nothing, and the file opened again appends from where it was.
+void ResultsFile::reopen() {
+  const std::filesystem::path path = impl_->path;
+  const std::int64_t version = impl_->layout_version;
+  impl_->close();
+  impl_.reset();
+  H5garbage_collect();  // HDF5 keeps the blocks it freed in lists of its own, for reuse
+  h5::Handle fapl = file_access(true);
+  h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file again");
+  impl_ = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append, version);
 }
 
 void ResultsFile::finish(const std::string& ended_at) {
@@ -762,16 +804,19 @@ std::vector<PointStatus> ResultsFile::point_statuses() const {
     std::vector<PointStatus> points;
     std::unordered_map<std::string, std::size_t> place;  // point id -> its index in `points`
     place.reserve(self.runs->size());
-    self.runs->scan(self.runs_layout.subset({"point_id", "status"}), [&](std::uint64_t row, StoredRun& run) {
-      auto at = place.find(run.point_id);
-      if (at == place.end()) {
-        at = place.emplace(run.point_id, points.size()).first;
-        points.push_back({run.point_id, "", 0, false});
-      }
-      PointStatus& point = points[at->second];
-      point.ever_passed = point.ever_passed || run.status == "passed";
-      point.status = run.status;
-      point.latest_row = row;
+    with_evictions_while_reading(self.id(), self.writable, [&] {
+      self.runs->scan(self.runs_layout.subset({"point_id", "status"}), [&](std::uint64_t row, StoredRun& run) {
+        auto at = place.find(run.point_id);
+        if (at == place.end()) {
+          at = place.emplace(run.point_id, points.size()).first;
+          points.push_back({run.point_id, "", 0, false});
+        }
+        PointStatus& point = points[at->second];
+        point.ever_passed = point.ever_passed || run.status == "passed";
+        point.status = run.status;
+        point.latest_row = row;
+      });
+      return 0;
     });
     return points;
   });

@@ -130,8 +130,14 @@ class ResultsFile {
   void put_rank(const RankInfo& rank);
   // Records a resumed session (create() records the first one from its RunInfo).
   void add_session(const SessionInfo& session);
-  // Writes everything appended so far to the file: a crash after this loses none of it.
+  // Writes everything appended so far to the file: a crash after this loses none of it. Then, when
+  // HDF5's metadata cache has grown past kMetadataCacheBytes, closes the file and opens it again, which
+  // empties the cache: with evictions off (see results_file.cpp) HDF5 keeps every metadata entry it
+  // has made, and the heaps of a million rows' strings alone take more than a gigabyte.
+  static constexpr std::size_t kMetadataCacheBytes = std::size_t{16} << 20;
   void flush();
+  // The bytes HDF5's metadata cache holds for this file now.
+  std::size_t metadata_cache_bytes() const;
   // Sets the root attribute ended_at and closes the file; the object is unusable afterwards.
   void finish(const std::string& ended_at);
 
@@ -158,6 +164,7 @@ class ResultsFile {
  private:
   explicit ResultsFile(std::unique_ptr<Impl> impl);
   Impl& impl() const;
+  void reopen();
   std::unique_ptr<Impl> impl_;
 };
 

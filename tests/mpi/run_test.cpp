@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kernelindex/document_reader.h"
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
 #include "kernelindex/pending_documents.h"
@@ -358,9 +359,9 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
       file_of_point[point] = entry.path();
     }
   } else {
-    std::istringstream lines(read_text(documents / DocumentWriter::kJsonlFileName));
-    for (std::string line; std::getline(lines, line);)
-      text_of_point[Json::parse(line)["run"]["spec"]["sourceNative"]["pointId"]] = line;
+    for_each_document(documents, {}, [&](std::string_view line) {
+      text_of_point[Json::parse(line)["run"]["spec"]["sourceNative"]["pointId"]] = std::string(line);
+    });
   }
   std::vector<std::string> rows;
   for (const RunRecord& r : ResultsFile::open_read_only(dir / "pending.h5").read_runs()) rows.push_back(r.point_id);
@@ -373,9 +374,20 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
   if (format == "json") {
     for (std::size_t i = 2; i < rows.size(); ++i) fs::remove(file_of_point[rows[i]]);
   } else {
-    const std::string third = text_of_point[rows[2]];
-    write_file(documents / DocumentWriter::kJsonlFileName,
-               text_of_point[rows[0]] + "\n" + text_of_point[rows[1]] + "\n" + third.substr(0, third.size() / 2));
+    // The stop came while the index took the entries of a second block: its shard has the block,
+    // its index the entries of the first block and half a line.
+    remove_document_store(documents);
+    {
+      DocumentWriter writer(documents, "jsonl");
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        writer.write_line(text_of_point[rows[i]]);
+        if (i == 1) writer.flush();
+      }
+      writer.flush();
+    }
+    const std::vector<std::string> index = lines_of(read_text(documents / kDocumentIndexFileName));
+    ASSERT_EQ(index.size(), 7u) << "a comment and six entries";
+    write_file(documents / kDocumentIndexFileName, index[0] + "\n" + index[1] + "\n" + index[2] + "\n" + index[3].substr(0, 20));
   }
 
   const auto resumed = run_shell(run + " --resume");
@@ -393,7 +405,10 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
   } else {
     std::string expected;
     for (const std::string& point : rows) expected += text_of_point[point] + "\n";
-    EXPECT_EQ(read_text(documents / DocumentWriter::kJsonlFileName), expected);
+    EXPECT_EQ(read_text(documents / "kernelindex-0000.jsonl"), expected) << "the shard holds each document once, in order";
+    std::string indexed;
+    for_each_document(documents, {}, [&](std::string_view line) { indexed += std::string(line) + "\n"; });
+    EXPECT_EQ(indexed, expected);
   }
 
   // A journal whose rows never reached the file (the stop came before they were stored) writes
@@ -407,7 +422,7 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
   if (format == "json")
     EXPECT_EQ(std::distance(fs::directory_iterator(documents), fs::directory_iterator()), 6);
   else
-    EXPECT_EQ(std::ranges::count(read_text(documents / DocumentWriter::kJsonlFileName), '\n'), 6);
+    EXPECT_EQ(lines_of(read_text(documents / kDocumentIndexFileName)).size(), 7u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, RunResumeDocuments, ::testing::Values("json", "jsonl"));

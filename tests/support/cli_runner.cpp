@@ -100,6 +100,13 @@ std::string read_text(const std::filesystem::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 nlohmann::json read_json(const std::filesystem::path& path) { return nlohmann::json::parse(read_text(path)); }
 
 std::vector<std::string> planned_ids(const std::filesystem::path& sweep) {

@@ -41,6 +41,9 @@ std::uint64_t wait_for_rows(const std::filesystem::path& results, std::uint64_t 
 // The whole file, byte for byte; throws naming the file when it cannot be read.
 std::string read_text(const std::filesystem::path& path);
 
+// The text's lines, without their newlines (a last line without one counts too).
+std::vector<std::string> lines_of(const std::string& text);
+
 // A JSON file, parsed.
 nlohmann::json read_json(const std::filesystem::path& path);
 

@@ -154,7 +154,10 @@ TEST(ConfigParse, OmittedKeysTakeTheirDefaults) {
 
   EXPECT_EQ(spec.output.directory, "results");
   EXPECT_EQ(spec.output.results_file, "minimal.h5");
-  EXPECT_EQ(spec.output.kernelindex_format, "json");
+  EXPECT_EQ(spec.output.kernelindex_format, "auto");
+  EXPECT_EQ(spec.output.kernelindex_compression, "none");
+  EXPECT_EQ(spec.output.kernelindex_json_max_points, 10'000u);
+  EXPECT_EQ(spec.output.kernelindex_shard_mb, 1024u);
   EXPECT_EQ(spec.source_path, "inline.yaml");
 }
 

@@ -17,6 +17,10 @@
 //   <!-- example: error-form -->           the form those lines follow
 //   <!-- example: seed-protocol-canonical --> the canonical text of the seed's protocol, and its digest
 //   <!-- example: kernelindex-object -->   an object with the keys and shape of one the program writes
+//   <!-- example: document-index -->       lines of a jsonl documents index (\t for a tab): the comment
+//                                          line the page's results-sweep wrote, entries of the same form
+//   <!-- example: document-commands -->    commands run in the folder of that run (kernelsweep: the
+//                                          binary built): each must succeed and print something
 //   <!-- example: excerpt PATH -->         text that appears as it is in the file PATH of this repository
 //   <!-- example: sh -->                   shell commands: `bash -n` parses them
 //   <!-- example: covered by SUITE.NAME --> checked by that test, elsewhere in tests/
@@ -47,13 +51,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // --- the blocks ------------------------------------------------------------------------------------
 
@@ -112,6 +109,7 @@ std::vector<Block> blocks_of_kind(const std::string& kind, const std::string& pa
 const std::set<std::string> kKinds{"sweep",       "results-sweep", "h5dump-commands", "h5dump-header",
                                    "h5dump-runs", "h5py",          "h5py-output",     "validate-errors",
                                    "error-form",  "seed-protocol-canonical", "kernelindex-object",
+                                   "document-index", "document-commands",
                                    "excerpt",     "sh",            "covered",         "none"};
 
 // Every TEST(Suite, Name) of the test sources, as "Suite.Name", and every case of the Slurm tests
@@ -363,18 +361,59 @@ TEST(DocsExamples, H5dumpRunsAreTheResultsFiles) {
   }
 }
 
+// The commands of a block: its lines without their trailing comments, empty ones left out.
+std::vector<std::string> commands_in(const std::string& text) {
+  std::vector<std::string> commands;
+  for (const auto& line : lines_of(text)) {
+    std::string command = std::regex_replace(line, std::regex(R"re(\s+#.*$)re"), "");
+    if (!command.empty()) commands.push_back(std::move(command));
+  }
+  return commands;
+}
+
 TEST(DocsExamples, H5dumpCommandsRunOnTheResultsFile) {
   const auto commands = blocks_of_kind("h5dump-commands");
   ASSERT_FALSE(commands.empty());
   for (const auto& block : commands) {
     const auto& run = results_run(block.page);
-    for (const auto& line : lines_of(block.text)) {
-      const std::string command = std::regex_replace(line, std::regex(R"re(\s+#.*$)re"), "");
-      if (command.empty()) continue;
+    for (const std::string& command : commands_in(block.text)) {
       SCOPED_TRACE(block.where() + ": " + command);
       EXPECT_NE(command.find(run.file), std::string::npos) << "the command does not read " << run.file;
       const auto r = run_shell(fmt::format("cd {} && {}", run.dir.string(), command));
       EXPECT_EQ(r.exit_code, 0) << r.output;
+    }
+  }
+}
+
+TEST(DocsExamples, DocumentIndexHasTheFormOfTheIndexWritten) {
+  const auto blocks = blocks_of_kind("document-index");
+  ASSERT_FALSE(blocks.empty());
+  const std::regex entry(R"re([0-9a-f]{64}\t[a-z0-9-]+\tkernelindex-\d{4}\.jsonl(\.gz|\.zst)?\t\d+\t\d+\t\d+\t\d+)re");
+  for (const auto& block : blocks) {
+    SCOPED_TRACE(block.where());
+    const auto& run = results_run(block.page);
+    const auto written = lines_of(read_text(run.dir / "out" / "kernelindex" / "kernelindex.index"));
+    const auto shown = lines_of(std::regex_replace(block.text, std::regex(R"re(\\t)re"), "\t"));
+    ASSERT_GE(written.size(), 2u);
+    ASSERT_GE(shown.size(), 2u);
+    EXPECT_EQ(shown.front(), written.front());
+    for (std::size_t i = 1; i < written.size(); ++i) EXPECT_TRUE(std::regex_match(written[i], entry)) << written[i];
+    for (std::size_t i = 1; i < shown.size(); ++i) EXPECT_TRUE(std::regex_match(shown[i], entry)) << shown[i];
+  }
+}
+
+TEST(DocsExamples, DocumentCommandsRunOnTheDocumentsWritten) {
+  const auto blocks = blocks_of_kind("document-commands");
+  ASSERT_FALSE(blocks.empty());
+  for (const auto& block : blocks) {
+    const auto& run = results_run(block.page);
+    for (const std::string& command : commands_in(block.text)) {
+      SCOPED_TRACE(block.where() + ": " + command);
+      write_file(run.dir / "command.sh",
+                 std::regex_replace(command, std::regex(R"re(\bkernelsweep )re"), std::string(KS_CLI) + " ") + "\n");
+      const auto r = run_shell(fmt::format("cd {} && bash -o pipefail command.sh", run.dir.string()));
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+      EXPECT_FALSE(r.output.empty());
     }
   }
 }

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kernelindex/document_reader.h"
 #include "kernelindex/kernelindex.h"
 #include "report/commands.h"
 #include "report/csv.h"
@@ -37,7 +38,7 @@ constexpr std::size_t kLigerRows = 2448;
 constexpr const char* kSeedExternalId =
     "distill_cosine_loss/full/liger/nvidia-a100-sxm4-80gb/hidden4096-tokens1024-vocab128256-bf16/2025-06-27-09-21-16";
 
-std::vector<std::string> lines_of(const std::string& text) {
+std::vector<std::string> non_empty_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);)
@@ -67,10 +68,10 @@ class LigerImport : public ::testing::Test {
     delete result_;
   }
   static fs::path results() { return *directory_ / "liger.h5"; }
-  static fs::path jsonl() { return *directory_ / "kernelindex" / "kernelindex.jsonl"; }
+  static fs::path documents() { return *directory_ / "kernelindex"; }
   static std::vector<Json> objects() {
     std::vector<Json> out;
-    for (const std::string& line : lines_of(read_text(jsonl()))) out.push_back(Json::parse(line));
+    ks::for_each_document(documents(), {}, [&](std::string_view line) { out.push_back(Json::parse(line)); });
     return out;
   }
   static Json object_with_external_id(const std::string& id) {
@@ -247,7 +248,7 @@ TEST_F(LigerImport, AnExistingOutputNeedsOverwrite) {
   EXPECT_NE(again.output.find("results file exists; pass --overwrite"), std::string::npos) << again.output;
   const CommandResult overwritten = run_shell(import_command(kLigerCsv, results(), "--kernelindex-format jsonl --overwrite"));
   ASSERT_EQ(overwritten.exit_code, kExitOk) << overwritten.output;
-  EXPECT_EQ(lines_of(read_text(jsonl())).size(), kLigerRows);  // started again, not appended to
+  EXPECT_EQ(objects().size(), kLigerRows);  // started again, not appended to
   EXPECT_EQ(ResultsFile::open_read_only(results()).run_count(), kLigerRows);
 }
 
@@ -284,7 +285,7 @@ CommandResult import_text(const std::string& name, const std::string& text, fs::
 // One line on stderr that names the file, the line and the column; no results file.
 void expect_one_line_naming(const CommandResult& result, const std::string& line_and_column, const std::string& what) {
   EXPECT_EQ(result.exit_code, kExitBadInput) << result.output;
-  EXPECT_EQ(lines_of(result.output).size(), 1u) << result.output;
+  EXPECT_EQ(non_empty_lines(result.output).size(), 1u) << result.output;
   EXPECT_NE(result.output.find("bench.csv:" + line_and_column), std::string::npos) << result.output;
   EXPECT_NE(result.output.find(what), std::string::npos) << result.output;
 }

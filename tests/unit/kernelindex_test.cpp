@@ -12,6 +12,7 @@
 #include "build_info.h"
 #include "common/canonical_json.h"
 #include "common/digest.h"
+#include "kernelindex/document_reader.h"
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
 #include "measure/do_bench.h"
@@ -394,6 +395,13 @@ TEST(Kernelindex, JsonFormatWritesOneParseableFilePerRun) {
       << "no partial file may be left behind";
 }
 
+// Every document line of a folder, through the index (jsonl) or the files (json).
+std::vector<std::string> document_lines(const std::filesystem::path& folder, const ks::DocumentFilter& filter = {}) {
+  std::vector<std::string> lines;
+  ks::for_each_document(folder, filter, [&](std::string_view line) { lines.emplace_back(line); });
+  return lines;
+}
+
 TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
   const auto dir = fresh_folder("kernelindex_jsonl");
   const Fixture first = make_fixture();
@@ -404,19 +412,22 @@ TEST(Kernelindex, JsonlFormatWritesOneParseableLinePerRun) {
     ks::DocumentWriter writer(dir, "jsonl");
     write(writer, first.run, first.cited);
     write(writer, second.run, second.cited);
+    writer.flush();
   }
-  std::ifstream in(dir / ks::DocumentWriter::kJsonlFileName);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  // Uncompressed, the shard is plain jsonl: one object a line, each its compact dump.
+  const std::vector<std::string> lines = split(read_text(dir / "kernelindex-0000.jsonl"), '\n');
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(Json::parse(lines[0]), first.object);
   EXPECT_EQ(Json::parse(lines[1]), second.object);
   EXPECT_EQ(lines[1], second.object.dump());
+  EXPECT_EQ(document_lines(dir), lines);
   {
     ks::DocumentWriter reopened(dir, "jsonl");  // a resumed run appends
     write(reopened, first.run, first.cited);
+    reopened.flush();
   }
-  EXPECT_EQ(split(read_text(dir / ks::DocumentWriter::kJsonlFileName), '\n').size(), 3u);
+  EXPECT_EQ(split(read_text(dir / "kernelindex-0000.jsonl"), '\n').size(), 3u);
+  EXPECT_EQ(document_lines(dir).size(), 3u);
 }
 
 TEST(Kernelindex, WriterRefusesUnknownFormatsAndNamelessRuns) {

@@ -624,5 +624,47 @@ TEST_F(StoreTest, TwentyThousandRowsInFlushedBatchesOf64) {
             kRows - kRows / 5);
 }
 
+// The writer's metadata cache keeps every entry it makes (evictions are off): a flush that leaves it
+// past its bound closes and reopens the file. Across those reopens every row, sample, document and
+// rank stays as written once, and the cache stays bounded.
+TEST_F(StoreTest, TheMetadataCacheStaysBoundedAndReopeningLosesNothing) {
+  constexpr int kRows = 60000, kBatch = 500;
+  std::size_t largest_cache = 0;
+  std::vector<StoredRun> appended;
+  {
+    ResultsFile file = ResultsFile::create(file_path(), make_info());
+    file.put_protocol("sha256:p", "{\"name\":\"do_bench\"}");
+    file.put_rank({0, "node0", 0, "GPU-0", "0000:01:00.0", "H200"});
+    for (int first = 0; first < kRows; first += kBatch) {
+      std::vector<StoredRun> batch = make_batch(first, kBatch, first);
+      // The long message makes each row's strings take room in the heaps, as real messages and
+      // parameters do.
+      for (StoredRun& run : batch) run.message = std::string(1000, 'm') + run.point_id;
+      file.append(batch);
+      file.flush();
+      largest_cache = std::max(largest_cache, file.metadata_cache_bytes());
+      // Stored keys are remembered across reopens: these puts add nothing.
+      file.put_protocol("sha256:p", "{\"name\":\"do_bench\"}");
+      file.put_rank({0, "node0", 0, "GPU-0", "0000:01:00.0", "H200"});
+      for (StoredRun& record : batch) appended.push_back(std::move(record));
+    }
+    file.finish("2026-11-30T15:00:00.000Z");
+  }
+  EXPECT_LE(largest_cache, ResultsFile::kMetadataCacheBytes);
+  ResultsFile file = ResultsFile::open_read_only(file_path());
+  const std::vector<StoredRun> rows = file.read_runs();
+  ASSERT_EQ(rows.size(), appended.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].point_id, appended[i].point_id);
+    ASSERT_EQ(rows[i].message, appended[i].message);
+    ASSERT_EQ(rows[i].samples_offset, appended[i].samples_offset);
+  }
+  for (std::size_t i = 0; i < rows.size(); i += 4999)
+    EXPECT_EQ(file.read_samples(rows[i].samples_offset, rows[i].samples_count), appended[i].samples_ns);
+  EXPECT_EQ(file.read_protocols().size(), 1u);
+  EXPECT_EQ(file.read_ranks().size(), 1u);
+  EXPECT_EQ(file.read_info().ended_at, "2026-11-30T15:00:00.000Z");
+}
+
 }  // namespace
 }  // namespace ks

@@ -74,6 +74,9 @@ void DocumentShardWriter::go_on_from_index() {
   }
   if (named == kNoShard) return;  // no shard yet: the first block opens kernelindex-0000
   const auto path = folder_ / entry->file;
+  if (!std::filesystem::is_regular_file(path))
+    throw std::runtime_error(fmt::format("{}: its index {} names it, and it is not there: restore it, or move the "
+                                         "folder's documents away to start again", path.string(), index_path.string()));
   // The shard keeps the blocks whose every document the index names: a block the stop left partly
   // indexed goes, with its entries, and the journal of the batch writes its documents again.
   std::uint64_t keep = entry->block_end();

@@ -148,6 +148,22 @@ TEST(DocumentShardsIndex, AnIndexWhoseLastLineIsNotAnEntryStopsTheWriterAndRemov
   EXPECT_THROW(read_back(folder), std::runtime_error);
 }
 
+TEST(DocumentShardsIndex, AShardItsIndexNamesThatIsGoneStopsTheWriterAndTheIndexStaysAsItWas) {
+  const fs::path folder = fresh_directory("shards-gone");
+  write_documents(folder, {}, 0, 10, 5);
+  const std::string index = read_text(folder / kDocumentIndexFileName);
+  fs::remove(folder / "kernelindex-0000.jsonl");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      DocumentWriter(folder, "jsonl");
+      FAIL() << "a writer opened a folder whose shard is gone";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("kernelindex-0000.jsonl"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(read_text(folder / kDocumentIndexFileName), index);
+  }
+}
+
 TEST(DocumentShardsIndex, ANewCompressionStartsANewShard) {
   const fs::path folder = fresh_directory("shards-compression-change");
   write_documents(folder, {Compression::none, 1 << 20}, 0, 5, 5);

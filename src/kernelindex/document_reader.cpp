@@ -35,9 +35,7 @@ std::size_t read_shards(const fs::path& folder, const DocumentFilter& filter,
 Json object_in(const fs::path& file) {
   std::ifstream in(file);
   Json object = Json::parse(in, nullptr, false);
-  const bool ours = object.is_object() && object.contains("run") && object["run"].is_object() &&
-                    object["run"].value("apiVersion", "") == kKernelindexApiVersion;
-  return ours ? object : Json();
+  return is_kernelindex_object(object) ? object : Json();
 }
 
 std::size_t read_json_files(const fs::path& folder, const DocumentFilter& filter,
@@ -51,7 +49,7 @@ std::size_t read_json_files(const fs::path& folder, const DocumentFilter& filter
     const Json object = object_in(file);
     if (object.is_null()) continue;
     const Json& run = object["run"];
-    const std::string point_id = run.value("/spec/sourceNative/pointId"_json_pointer, std::string("-"));
+    const std::string point_id = run_point_id(run);
     const std::string run_name = run.value("/metadata/name"_json_pointer, std::string());
     if (!filter.matches(point_id, run_name)) continue;
     visit(object.dump(-1, ' ', false, Json::error_handler_t::replace));

@@ -24,16 +24,6 @@ const std::string& run_name(const Json& run) {
   throw std::invalid_argument("kernelindex run document has no metadata.name to name its file after");
 }
 
-// The point a run measured (run.spec.sourceNative.pointId), for the index; "-" when it names none.
-std::string point_id_of(const Json& run) {
-  const Json* value = &run;
-  for (const char* key : {"spec", "sourceNative", "pointId"}) {
-    if (!value->is_object() || !value->contains(key)) return "-";
-    value = &(*value)[key];
-  }
-  return value->is_string() && !value->get_ref<const std::string&>().empty() ? value->get<std::string>() : "-";
-}
-
 }  // namespace
 
 CitedDocument cite(Json document) {
@@ -74,7 +64,7 @@ std::filesystem::path DocumentWriter::json_path_for(const Json& run) const { ret
 void DocumentWriter::write(const Json& run, const CitedView& cited, std::string_view line) {
   if (shards_) {
     const std::string made = line.empty() ? object_line(run, cited) : std::string();
-    shards_->add(line.empty() ? made : line, point_id_of(run), run_name(run));
+    shards_->add(line.empty() ? made : line, run_point_id(run), run_name(run));
   } else {
     write_json_file(run, cited);
   }
@@ -86,7 +76,7 @@ void DocumentWriter::write_line(std::string_view line) {
   if (!object.is_object() || !object.contains("run"))
     throw std::invalid_argument(fmt::format("not a kernelindex object: {}", line.substr(0, 80)));
   if (shards_) {
-    shards_->add(line, point_id_of(object["run"]), run_name(object["run"]));
+    shards_->add(line, run_point_id(object["run"]), run_name(object["run"]));
   } else {
     write_json_object(json_path_for(object["run"]), object);
   }

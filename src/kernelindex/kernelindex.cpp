@@ -392,4 +392,18 @@ std::vector<std::string> digest_mismatches(const Json& object) {
   return problems;
 }
 
+bool is_kernelindex_object(const Json& object) {
+  return object.is_object() && object.contains("run") && object["run"].is_object() &&
+         object["run"].value("apiVersion", "") == kKernelindexApiVersion;
+}
+
+std::string run_point_id(const Json& run) {
+  const Json* value = &run;
+  for (const char* key : {"spec", "sourceNative", "pointId"}) {
+    if (!value->is_object() || !value->contains(key)) return "-";
+    value = &(*value)[key];
+  }
+  return value->is_string() && !value->get_ref<const std::string&>().empty() ? value->get<std::string>() : "-";
+}
+
 }  // namespace ks

@@ -98,6 +98,11 @@ struct RunContext {
 // ended_at/started_at.
 Json benchmark_run_document(const RunRecord& record, const Citations& cited, const RunContext& context);
 
+// Whether a JSON value is a kernelindex object of ours: {run, ...} with run.apiVersion ours.
+bool is_kernelindex_object(const Json& object);
+// The point a run document measured (run.spec.sourceNative.pointId); "-" when it names none.
+std::string run_point_id(const Json& run);
+
 // The documents a run cites, complete (apiVersion, kind, metadata, spec).
 struct CitedDocuments {
   Json protocol, environment, workload, implementation;

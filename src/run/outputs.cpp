@@ -198,10 +198,8 @@ bool RunOutputs::file_holds_rows_of(const PendingDocuments::Batch& batch, const 
   if (file_.run_count() < batch.rows_before + objects.size()) return false;
   const std::vector<StoredRun> rows = file_.read_runs(batch.rows_before, objects.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Json* point = &objects[i];
-    for (const char* key : {"run", "spec", "sourceNative", "pointId"})
-      point = point && point->is_object() && point->contains(key) ? &(*point)[key] : nullptr;
-    if (!point || !point->is_string() || point->get<std::string>() != rows[i].point_id) return false;
+    const bool has_run = objects[i].is_object() && objects[i].contains("run");
+    if (!has_run || run_point_id(objects[i]["run"]) != rows[i].point_id) return false;
   }
   return true;
 }

@@ -83,10 +83,7 @@ void remove_documents(const fs::path& folder) {
       ours.push_back(file);
     } else if (file.extension() == ".json") {
       std::ifstream in(file);
-      const auto object = nlohmann::json::parse(in, nullptr, false);
-      if (object.is_object() && object.contains("run") && object["run"].is_object() &&
-          object["run"].value("apiVersion", "") == kKernelindexApiVersion)
-        ours.push_back(file);
+      if (is_kernelindex_object(nlohmann::json::parse(in, nullptr, false))) ours.push_back(file);
     }
   }
   for (const fs::path& file : ours) fs::remove(file);

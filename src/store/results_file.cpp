@@ -178,14 +178,13 @@ void postpone_metadata_writes(hid_t file) { set_metadata_evictions(file, false);
 // cache that evicts nothing. Once flushed, nothing in the cache is dirty, and evicting is safe
 // until the next write: the read runs with evictions on, in a cache of bounded size.
 template <class Read>
-auto with_evictions_while_reading(hid_t file, bool writable, Read&& read) -> decltype(read()) {
+void with_evictions_while_reading(hid_t file, bool writable, Read&& read) {
   if (!writable) return read();
   h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
   set_metadata_evictions(file, true);
   try {
-    auto result = read();
+    read();
     set_metadata_evictions(file, false);
-    return result;
   } catch (...) {
     set_metadata_evictions(file, false);  // the writes that may follow must stay in the cache until a flush
     throw;
@@ -816,7 +815,6 @@ std::vector<PointStatus> ResultsFile::point_statuses() const {
         point.status = run.status;
         point.latest_row = row;
       });
-      return 0;
     });
     return points;
   });

@@ -2,7 +2,7 @@
 // documents. For each size: validate and plan --json (wall, peak RSS), the run (wall, peak RSS of
 // rank 0 and rank 1, results file and documents on disk), then status and a --resume with nothing
 // left to do (wall, peak RSS). Sizes given with a trailing "p" (10000000p) are planned only:
-// validate and plan, no run; above a million points the sweep is a grid of GEMM shapes (sweep_text).
+// validate and plan, no run. Above a million points the sweep is another (sweep_text).
 //   bench_sweep_scale [POINTS[p] ...]     (default: 100000 1000000)
 // KERNELSWEEP_BENCH_CLI=PATH measures another build of kernelsweep instead of the test build.
 #include <sys/resource.h>
@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <string>
 #include <vector>
+
+#include <fmt/ranges.h>
 
 #include "bench/harness.h"
 
@@ -66,19 +68,30 @@ double peak_mb_in(const fs::path& file) {
   return kb / 1024.0;
 }
 
-// The kernelsweep measured: the test build's, or KERNELSWEEP_BENCH_CLI (another build, for before
-// and after figures).
-// The no-op kernel's one axis, up to the million values a range may hold; beyond, the points of a
-// 1000 x (POINTS / 1000) grid of GEMM shapes, planned only (validate and plan never run a kernel).
-std::string sweep_text(std::uint64_t points) {
-  std::string text = fmt::format("name: scale\n{}output:\n  kernelindex_format: jsonl\nkernels:\n",
-                                 ks::bench::kBareProtocol);
-  if (points <= 1'000'000)
-    return text + fmt::format("  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n", points);
+// The no-op kernel's one axis, up to the million values a range may hold. Beyond, a run sweeps the
+// test build's test_sleep kernel (as cheap: it sleeps setup_ms, here under a picosecond) over a
+// million ids times POINTS / 1,000,000 values of setup_ms, its documents compressed with zstd (3 GB
+// where plain jsonl would take 33 GB at ten million points); a plan alone is a 1000 x (POINTS /
+// 1000) grid of GEMM shapes (validate and plan never run a kernel).
+std::string sweep_text(std::uint64_t points, bool plan_only) {
+  const bool large = points > 1'000'000;
+  std::string text = fmt::format("name: scale\n{}output:\n  kernelindex_format: jsonl\n{}kernels:\n",
+                                 ks::bench::kBareProtocol, large && !plan_only ? "  kernelindex_compression: zstd\n" : "");
+  if (!large) return text + fmt::format("  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n", points);
+  if (!plan_only) {
+    std::vector<std::string> setup_ms;
+    for (std::uint64_t k = 0; k < points / 1'000'000; ++k) setup_ms.push_back(fmt::format("{}e-9", k));
+    return text + fmt::format("  - kernel: test_sleep\n    implementations: [cpu]\n    modes: [forward]\n    grid:\n"
+                              "      setup_ms: [{}]\n      id: {{from: 1, to: 1000000, step: 1}}\n",
+                              fmt::join(setup_ms, ", "));
+  }
   return text + fmt::format("  - kernel: gemm\n    implementations: [cpu]\n    modes: [forward]\n    grid:\n"
                             "      M: {{from: 1, to: 1000, step: 1}}\n      N: {{from: 1, to: {}, step: 1}}\n",
                             points / 1000);
 }
+
+// The kernelsweep measured: the test build's, or KERNELSWEEP_BENCH_CLI (another build, for before
+// and after figures).
 
 std::string cli() {
   const char* other = std::getenv("KERNELSWEEP_BENCH_CLI");
@@ -88,7 +101,7 @@ std::string cli() {
 void bench(std::uint64_t points, bool plan_only) {
   const fs::path dir = ks::bench::scratch(fmt::format("scale-{}", points));
   const fs::path sweep = dir / "sweep.yaml";
-  ks::bench::write_text(sweep, sweep_text(points));
+  ks::bench::write_text(sweep, sweep_text(points, plan_only));
   // Above the default limit only: builds before validate had the option are measured too.
   const std::string limit = points > 1'000'000 ? fmt::format("--max-points {}", points) : "";
   const Measured validate = measure(fmt::format("{} validate {} {} > /dev/null", cli(), sweep.string(), limit));

@@ -55,13 +55,6 @@ bool needs_gpu(const Registry& registry, const Point& point) {
   return implementation && implementation->backend == Backend::cuda;
 }
 
-// Which points start a group: the first mode of each shape, where CheckPolicy::first_mode checks.
-std::vector<bool> group_starts(const Plan& plan) {
-  std::vector<bool> starts(plan.points.size(), false);
-  for (const auto& group : plan.groups) starts[group.first] = true;
-  return starts;
-}
-
 // The worker's measurement completed with the point and where it ran: the record as it stays.
 RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu) {
   RunRecord rec = r.record;
@@ -87,13 +80,6 @@ RunRecord skipped_record(const Point& point, const std::string& reason) {
   r.record.started_at = r.record.ended_at = iso_utc_now();
   RankIdentity nobody;
   return make_record(point, r, nobody, false);
-}
-
-std::vector<bool> points_needing_gpu(const Registry& registry, const Plan& plan) {
-  std::vector<bool> out;
-  out.reserve(plan.points.size());
-  for (const Point& p : plan.points) out.push_back(needs_gpu(registry, p));
-  return out;
 }
 
 // A point handed to a rank: the ranks other than 0 hold no plan, so the point travels whole, with
@@ -125,13 +111,6 @@ std::vector<Assigned> decode_assignment(const std::string& bytes) {
     a.point.id = j.at("id").get<std::string>();
     a.check = j.at("check").get<bool>();
   }
-  return out;
-}
-
-std::vector<std::size_t> points_of(const Plan& plan, const std::vector<std::size_t>& groups) {
-  std::vector<std::size_t> out;
-  for (std::size_t g : groups)
-    for (std::size_t i = plan.groups[g].first; i < plan.groups[g].last; ++i) out.push_back(i);
   return out;
 }
 
@@ -178,12 +157,6 @@ bool timed_on_gpu(bool needs_gpu, const MeasureResult& result) {
   return needs_gpu || (result.protocol.is_object() && result.protocol.value("timer", "") == "cuda_events");
 }
 
-bool any_in_python(const Registry& registry, const Plan& plan) {
-  for (const Point& p : plan.points)
-    if (runs_in_python(registry, p)) return true;
-  return false;
-}
-
 // What every rank must agree on before they measure together: the sweep file and the protocol. The
 // plan itself lives on rank 0 only, which sends each rank the points it measures.
 std::string agreement_digest(const ProtocolSpec& protocol, const RunOptions& options) {
@@ -192,16 +165,15 @@ std::string agreement_digest(const ProtocolSpec& protocol, const RunOptions& opt
 
 class Sweep {
  public:
-  Sweep(const MpiWorld& world, const Plan& plan, const ProtocolSpec& protocol, const RunOptions& options)
-      : world_(world), plan_(plan), protocol_(protocol), options_(options), group_starts_(group_starts(plan)),
-        point_needs_gpu_(points_needing_gpu(*options.registry, plan)),
+  Sweep(const MpiWorld& world, const WorkPlan* plan, const ProtocolSpec& protocol, const RunOptions& options)
+      : world_(world), plan_(plan), protocol_(protocol), options_(options),
         workers_(*options.registry, options.executable, world.local_rank(), options.plugins, options.python) {}
 
   std::vector<RankIdentity> introduce();
   Json first_hello();
   Json python_facts();
   // Both return why the run stopped before its end, or an empty string when it ran to the end.
-  std::string run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink);
+  std::string run_root(const std::vector<RankIdentity>& ranks, ResultSink& sink);
   std::string run_other();
   const std::vector<SilentRank>& silent_ranks() const { return silent_; }
   void stop_worker() { workers_.stop(); }
@@ -216,17 +188,15 @@ class Sweep {
   bool asked_to_stop();
   std::string why_stop() const;
   std::vector<Assigned> receive_assignment(PendingSends& sends);
-  std::vector<std::size_t> send_assignment(int rank, const std::vector<std::size_t>& groups);
+  std::vector<Assigned> points_of(const std::vector<std::size_t>& groups) const;
+  void send_assignment(int rank, const std::vector<Assigned>& points);
   MeasureResult measure_other(const Assigned& assigned, PendingSends& sends);
-  bool check_of(std::size_t index) const;
   RunRecord record_of(const Point& point, const MeasureResult& result) const;
 
   const MpiWorld& world_;
-  const Plan& plan_;
+  const WorkPlan* plan_;  // rank 0's alone
   const ProtocolSpec& protocol_;
   const RunOptions& options_;
-  const std::vector<bool> group_starts_;
-  const std::vector<bool> point_needs_gpu_;
   Workers workers_;
   RankIdentity me_;
   std::size_t received_ = 0;
@@ -234,7 +204,7 @@ class Sweep {
   // Rank 0's view of the other ranks: when each was last heard from, the points each holds (handed
   // out, no result yet), and those that fell silent.
   std::vector<Clock::time_point> last_heard_;
-  std::vector<std::deque<std::size_t>> in_hand_;
+  std::vector<std::deque<Point>> in_hand_;
   std::vector<bool> finished_;
   std::vector<SilentRank> silent_;
   std::vector<RankIdentity> ranks_;
@@ -257,9 +227,20 @@ RunRecord Sweep::record_of(const Point& point, const MeasureResult& result) cons
   return make_record(point, counted, me_, on_gpu);
 }
 
-// Whether the worker checks the point against its reference (rank 0's plan says).
-bool Sweep::check_of(std::size_t index) const {
-  return options_.check == CheckPolicy::every_mode || (options_.check == CheckPolicy::first_mode && group_starts_[index]);
+// The points of `groups` still to measure, made again from rank 0's plan, each with whether the
+// worker checks it against its reference: every point, or the first of each group (the first mode
+// of a shape), or none.
+std::vector<Assigned> Sweep::points_of(const std::vector<std::size_t>& groups) const {
+  std::vector<Assigned> out;
+  for (std::size_t group : groups) {
+    bool first = true;
+    for (Point& point : plan_->points_to_measure(group)) {
+      const bool check = options_.check == CheckPolicy::every_mode || (options_.check == CheckPolicy::first_mode && first);
+      out.push_back({std::move(point), check});
+      first = false;
+    }
+  }
+  return out;
 }
 
 void Sweep::check_sweep_is_shared() const {
@@ -309,7 +290,7 @@ Json Sweep::first_hello() {
 // the plan has Python implementations.
 Json Sweep::python_facts() {
   // Rank 0 alone holds the plan, and says.
-  const bool root_says = world_.rank() == 0 && any_in_python(*options_.registry, plan_);
+  const bool root_says = world_.rank() == 0 && plan_->any_in_python();
   if (world_.broadcast_from_root(root_says ? "python" : "") != "python") return nullptr;
   try {
     return workers_.ensure_python_started().value("python", Json::object());
@@ -361,9 +342,10 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
     }
     last_heard_[source] = Clock::now();
     if (status.MPI_TAG == kTagRequest) {
-      const auto groups = winding_down_ ? std::vector<std::size_t>() : queue.next(source);
-      for (std::size_t index : send_assignment(source, groups)) in_hand_[source].push_back(index);
-      if (groups.empty()) {
+      const auto points = winding_down_ ? std::vector<Assigned>() : points_of(queue.next(source));
+      send_assignment(source, points);
+      for (const Assigned& assigned : points) in_hand_[source].push_back(assigned.point);
+      if (points.empty()) {
         finished_[source] = true;
         ++ranks_finished_;
       }
@@ -371,8 +353,8 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
       const Json message = Json::parse(bytes);
       RunRecord record = run_record_from_json(message.at("record"));
       auto& held = in_hand_[source];
-      const auto at = std::find_if(held.begin(), held.end(),
-                                   [&](std::size_t index) { return plan_.points[index].id == record.point_id; });
+      const auto at =
+          std::find_if(held.begin(), held.end(), [&](const Point& point) { return point.id == record.point_id; });
       if (at != held.end()) held.erase(at);
       sink.on_record(std::move(record), message.at("protocol"), message.value("implementation", Json()));
       ++received_;
@@ -396,14 +378,14 @@ void Sweep::drop_silent_ranks(ResultSink& sink) {
     if (finished_[rank] || is_silent(rank) || now - last_heard_[rank] < silence_limit()) continue;
     const double seconds = std::chrono::duration<double>(now - last_heard_[rank]).count();
     SilentRank silent{rank, ranks_[rank].host.hostname, in_hand_[rank].size()};
-    for (std::size_t index : in_hand_[rank]) {
+    for (const Point& point : in_hand_[rank]) {
       MeasureResult lost;
       lost.record.status = "crashed";
       lost.record.message = fmt::format("rank {} on {} stopped answering (nothing heard for {:.0f} s); the sweep went on "
                                         "without it, and --resume measures this point again",
                                         rank, silent.host, seconds);
       lost.record.started_at = lost.record.ended_at = iso_utc_now();
-      RunRecord record = make_record(plan_.points[index], lost, ranks_[rank], point_needs_gpu_[index]);
+      RunRecord record = make_record(point, lost, ranks_[rank], needs_gpu(*options_.registry, point));
       sink.on_record(std::move(record), Json(), Json());
       ++received_;
     }
@@ -413,25 +395,27 @@ void Sweep::drop_silent_ranks(ResultSink& sink) {
   }
 }
 
-std::string Sweep::run_root(const std::vector<std::size_t>& todo, const std::vector<RankIdentity>& ranks, ResultSink& sink) {
-  std::vector<bool> group_needs_gpu(plan_.groups.size());
-  for (std::size_t g = 0; g < plan_.groups.size(); ++g) group_needs_gpu[g] = point_needs_gpu_[plan_.groups[g].first];
+std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& sink) {
+  std::vector<bool> group_needs_gpu(plan_->group_count());
+  for (std::size_t g = 0; g < group_needs_gpu.size(); ++g) group_needs_gpu[g] = plan_->needs_gpu(g);
   std::vector<bool> rank_has_gpu;
   for (const auto& r : ranks) rank_has_gpu.push_back(r.gpu_count > 0);
-  WorkQueue queue(todo, group_needs_gpu, rank_has_gpu, options_.schedule);
+  WorkQueue queue(plan_->groups_to_measure(), std::move(group_needs_gpu), rank_has_gpu, options_.schedule);
 
-  const std::size_t expected = points_of(plan_, todo).size();
+  const std::uint64_t expected = plan_->to_measure();
   // A stop while the workers started leaves ranks that look as if they had no GPU: nothing is
   // recorded skipped for that.
   std::size_t left_skipped = 0;
   const std::vector<std::size_t> unrunnable = stop_requested() ? std::vector<std::size_t>() : queue.take_unrunnable();
-  for (std::size_t index : points_of(plan_, unrunnable)) {
-    ++received_;
-    if (!options_.retry_skipped && options_.skipped_before.count(plan_.points[index].id)) {
-      ++left_skipped;
-      continue;
+  for (std::size_t group : unrunnable) {
+    for (const Point& point : plan_->points_to_measure(group)) {
+      ++received_;
+      if (!options_.retry_skipped && plan_->skipped_before(point)) {
+        ++left_skipped;
+        continue;
+      }
+      sink.on_record(skipped_record(point, "no rank of this run has a GPU"), Json(), Json());
     }
-    sink.on_record(skipped_record(plan_.points[index], "no rank of this run has a GPU"), Json(), Json());
   }
   if (left_skipped > 0) sink.on_left_skipped(left_skipped);
   const int others = world_.size() - 1;
@@ -442,8 +426,8 @@ std::string Sweep::run_root(const std::vector<std::size_t>& todo, const std::vec
   // While rank 0's own worker starts (which may take a while), the others are still served.
   workers_.set_waiting_hook([&] { serve_requests(queue, sink); });
   const auto poll_slice = others > 0 ? std::chrono::microseconds(200) : std::chrono::microseconds(50'000);
-  std::deque<std::size_t> mine;
-  std::size_t current = 0;
+  std::deque<Assigned> mine;
+  Point current;
   bool exhausted = false;
   std::string interruption;
   try {
@@ -453,19 +437,19 @@ std::string Sweep::run_root(const std::vector<std::size_t>& todo, const std::vec
       if (!interruption.empty()) break;
       if (!workers_.busy()) {
         if (mine.empty() && !exhausted) {
-          const auto points = points_of(plan_, queue.next(0));
-          mine.assign(points.begin(), points.end());
+          auto points = points_of(queue.next(0));
           exhausted = points.empty();
+          for (Assigned& assigned : points) mine.push_back(std::move(assigned));
         }
         if (!mine.empty()) {
-          current = mine.front();
+          current = std::move(mine.front().point);
+          workers_.begin({current, protocol_, mine.front().check});
           mine.pop_front();
-          workers_.begin({plan_.points[current], protocol_, check_of(current)});
         }
       }
       if (workers_.busy()) {
         if (auto result = workers_.poll(poll_slice)) {
-          sink.on_record(record_of(plan_.points[current], *result), result->protocol, result->implementation);
+          sink.on_record(record_of(current, *result), result->protocol, result->implementation);
           ++received_;
         }
       } else {
@@ -523,14 +507,10 @@ bool Sweep::asked_to_stop() {
 // Why this rank stops: its own signal, or rank 0's word.
 std::string Sweep::why_stop() const { return asked_to_stop_ ? "rank 0 asked" : stop_reason(); }
 
-// Sends the points of `groups` to `rank` (no group: no more work); returns their plan indices.
-std::vector<std::size_t> Sweep::send_assignment(int rank, const std::vector<std::size_t>& groups) {
-  const std::vector<std::size_t> indices = points_of(plan_, groups);
-  std::vector<Assigned> points;
-  for (std::size_t index : indices) points.push_back({plan_.points[index], check_of(index)});
+// Sends `points` to `rank` (none: no more work).
+void Sweep::send_assignment(int rank, const std::vector<Assigned>& points) {
   const std::string bytes = points.empty() ? std::string() : encode_assignment(points);
   MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, rank, kTagAssign, MPI_COMM_WORLD);
-  return indices;
 }
 
 std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {
@@ -603,14 +583,14 @@ std::chrono::seconds collective_deadline() {
                                                           5 * silence_limit());
 }
 
-PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
-                         const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink) {
+PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const ProtocolSpec& protocol,
+                         const RunOptions& options, ResultSink* sink) {
   Sweep sweep(world, plan, protocol, options);
   const auto ranks = sweep.introduce();
   PlanOutcome outcome;
   if (world.rank() == 0) {
     sink->on_start(ranks);
-    outcome.interrupted = sweep.run_root(todo, ranks, *sink);
+    outcome.interrupted = sweep.run_root(ranks, *sink);
   } else {
     outcome.interrupted = sweep.run_other();
   }

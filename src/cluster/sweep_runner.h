@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/mpi_world.h"
+#include "cluster/work_plan.h"
 #include "cluster/work_queue.h"
 #include "config/sweep_spec.h"
 #include "env/environment.h"
@@ -59,9 +60,8 @@ struct RunOptions {
   std::string executable;  // the kernelsweep binary that runs as `worker`
   std::vector<std::string> plugins;  // plugin libraries the workers load, as the rank did
   PythonSetup python;                // how the Python worker runs, and the modules it imports
-  // Points (by id) whose latest row is `skipped`: measured again only when this run can measure them
-  // (a GPU is present now), or when `retry_skipped` asks; otherwise left as they are.
-  std::set<std::string> skipped_before;
+  // Points whose latest row is `skipped` (WorkPlan::skipped_before) are measured again only when this
+  // run can measure them (a GPU is present now), or when `retry_skipped` asks; otherwise left as they are.
   bool retry_skipped = false;
   // The sweep file's text: every rank must have read the same (the ranks compare digests of it and
   // of the protocol before they start).
@@ -94,15 +94,15 @@ struct PlanOutcome {
   std::string interrupted;
 };
 
-// Measures the groups `todo` (indices into plan.groups) across the world; `plan`, `todo` and `sink`
-// are rank 0's alone (the other ranks pass an empty plan: rank 0 sends each the points it measures,
-// so that no rank but 0 holds the plan). Throws RunError on a setup problem that every rank agrees on
+// Measures the points of `plan` not measured before across the world; `plan` and `sink` are rank 0's
+// alone (the other ranks pass null: rank 0 sends each the points it measures, so that no rank but 0
+// holds the plan). Throws RunError on a setup problem that every rank agrees on
 // (shared GPUs, ranks that read different sweep files).
 // A rank that falls silent costs the points it holds (recorded `crashed`, with the reason) and the
 // sweep goes on without it; on the other ranks, a rank 0 silent for five times the limit ends the
 // run with an exception. A stop request on any rank (SIGTERM, SIGINT: cluster/interruption.h, whose
 // handlers the caller installs) stops every rank: the outcome says why.
-PlanOutcome measure_plan(const MpiWorld& world, const Plan& plan, const std::vector<std::size_t>& todo,
-                         const ProtocolSpec& protocol, const RunOptions& options, ResultSink* sink);
+PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const ProtocolSpec& protocol,
+                         const RunOptions& options, ResultSink* sink);
 
 }  // namespace ks

@@ -108,8 +108,13 @@ std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& re
 
 void for_each_point(const SweepSpec& spec, const Registry& registry, const PlanOptions& options,
                     const PointVisitor& visit) {
-  check_shard(options);
   PointEnumerator points(spec, registry);
+  for_each_point(points, spec, registry, options, visit);
+}
+
+void for_each_point(PointEnumerator& points, const SweepSpec& spec, const Registry& registry,
+                    const PlanOptions& options, const PointVisitor& visit) {
+  check_shard(options);
   check_limit(spec, points, options);
   if (options.shard_count == 1) return points.for_each(visit);
   for_each_point_of_shard(points, registry, spec.protocol, options, visit);

@@ -14,7 +14,7 @@
 namespace ks {
 
 struct PlanOptions {
-  std::uint64_t max_points = 1'000'000;  // refused before expansion when the grid is larger
+  std::uint64_t max_points = 100'000'000;  // refused before expansion when the grid is larger
   // --shard i/N keeps shard i of N: the plan's groups (the modes of a shape) dealt to N shards of
   // about equal estimated cost (make_plan). The N shards partition the plan exactly.
   std::size_t shard_index = 0;
@@ -43,6 +43,10 @@ void append_point(Plan& plan, Point&& point, std::size_t group);
 // returns false. Throws as make_plan does.
 void for_each_point(const SweepSpec& spec, const Registry& registry, const PlanOptions& options,
                     const PointVisitor& visit);
+// The same through an enumerator the caller keeps (made from `spec` and `registry`), which can then
+// make a group's points again (PointEnumerator::group_at).
+void for_each_point(PointEnumerator& points, const SweepSpec& spec, const Registry& registry,
+                    const PlanOptions& options, const PointVisitor& visit);
 
 // How many points make_plan returns, with its checks, without making them where it can help it.
 std::uint64_t count_points(const SweepSpec& spec, const Registry& registry, const PlanOptions& options);

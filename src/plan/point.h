@@ -2,6 +2,7 @@
 // A point: one (kernel, implementation, mode, parameters) to measure. Its id is the SHA-256 of its
 // canonical JSON, so it is the same on every run and machine.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,14 @@ namespace ks {
 
 using Json = nlohmann::json;
 
+// Where a point comes from in the sweep file: enough for PointEnumerator::group_at to make its group
+// (the modes of one implementation of one parameter combination) again.
+struct PointSource {
+  std::uint32_t block = 0;           // kernels[block]
+  std::uint32_t implementation = 0;  // index into the block's implementations
+  std::uint64_t combination = 0;     // a grid position (odometer order), or the grid's size + an include entry
+};
+
 struct Point {
   std::size_t index = 0;  // position in the plan
   std::string kernel;
@@ -19,6 +28,7 @@ struct Point {
   Json params;            // every parameter of the kernel, defaults filled in (an object)
   double timeout_s = 300;
   std::string id;         // point_id(*this)
+  PointSource source;     // set by the enumerator; not part of the identity
 
   // {"implementation":…,"kernel":…,"mode":…,"params":{…}}: what the id digests.
   Json identity() const;

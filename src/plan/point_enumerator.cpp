@@ -263,8 +263,9 @@ struct PointEnumerator::Block {
   // (fixed, else the default); nothing when a required parameter has no value.
   std::optional<std::unordered_map<std::string, std::string>> grid_constants;
   std::vector<const Block*> earlier_of_kernel;  // the blocks before it of the same kernel
-  // The canonical parameters of the include entries reached so far in the walk.
-  std::unordered_set<std::string> includes_reached;
+  // The canonical parameters of the include entries reached so far in the walk, each with the first
+  // entry that has them.
+  std::unordered_map<std::string, std::size_t> includes_reached;
 
   Block(const KernelBlock& block, std::size_t block_index, const KernelSpec& kernel_spec)
       : spec(block), index(block_index), kernel(kernel_spec),
@@ -336,6 +337,22 @@ struct PointEnumerator::Block {
     }
   }
 
+  // Whether an include entry before `entry` has these parameters.
+  bool earlier_include_has(const std::string& params_text, std::size_t entry) const {
+    const auto first = includes_reached.find(params_text);
+    return first != includes_reached.end() && first->second < entry;
+  }
+
+  // The grid position of a combination number: the odometer read backwards, the last slot fastest.
+  std::vector<std::size_t> grid_position(std::uint64_t combination) const {
+    std::vector<std::size_t> position(slots.size(), 0);
+    for (std::size_t k = slots.size(); k-- > 0;) {
+      position[k] = combination % slots[k].length;
+      combination /= slots[k].length;
+    }
+    return position;
+  }
+
   // Whether a grid position is the first of the positions with its values.
   bool first_position(const std::vector<std::size_t>& position) const {
     for (std::size_t k = 0; k < slots.size(); ++k)
@@ -384,11 +401,32 @@ class PointEnumerator::Walk {
     return points_;
   }
 
+  // The points of one group, made again from where they come from.
+  void make_group(const Block& block, const PointSource& where) {
+    const bool from_grid = where.combination < block.combinations;
+    std::vector<std::size_t> position;
+    Source source{nullptr, 0, where.combination};
+    Json given;
+    if (from_grid) {
+      position = block.grid_position(where.combination);
+      source.position = &position;
+      given = slot_values(block.slots, position);
+    } else {
+      source.include = static_cast<std::size_t>(where.combination - block.combinations);
+      given = block.spec.include.at(source.include);
+    }
+    const Json params = block.complete_parameters(given);
+    bool validated = false;
+    std::optional<std::string> params_text;
+    walk_group(block, params, source, where.implementation, validated, params_text);
+  }
+
  private:
   // Where a parameter combination comes from: a grid position, or an include entry.
   struct Source {
     const std::vector<std::size_t>* position = nullptr;  // grid
     std::size_t include = 0;
+    std::uint64_t combination = 0;  // PointSource::combination
   };
 
   void walk_block(Block& block) {
@@ -401,45 +439,55 @@ class PointEnumerator::Walk {
         points_ = saturating_add(points_, saturating_multiply(block.combinations,
                                                                block.implementations.size() * block.modes.size()));
       } else {
-        do walk_combination(block, block.complete_parameters(slot_values(block.slots, position)), {&position, 0});
+        std::uint64_t combination = 0;
+        do walk_combination(block, block.complete_parameters(slot_values(block.slots, position)),
+                            {&position, 0, combination++});
         while (!stopped_ && advance(position, block.slots));
       }
     }
     for (std::size_t j = 0; j < block.spec.include.size() && !stopped_; ++j) {
       const Json params = block.complete_parameters(block.spec.include[j]);
-      walk_combination(block, params, {nullptr, j});
-      block.includes_reached.insert(canonical_json(params));
+      walk_combination(block, params, {nullptr, j, block.combinations + j});
+      block.includes_reached.emplace(canonical_json(params), j);
     }
   }
 
-  // One parameter combination: a point per implementation and mode. The kernel's validator runs
-  // only for combinations that keep a point, so an exclude rule can remove combinations it refuses.
+  // One parameter combination: a group per implementation, a point per mode in it.
   void walk_combination(const Block& block, const Json& params, const Source& source) {
     bool validated = false;
     std::optional<std::string> params_text;
-    for (const auto& implementation : block.implementations) {
-      bool group_open = false;
-      for (const auto& mode : block.modes) {
-        if (block.excluded(implementation, mode, params)) continue;
-        if (!validated) block.validate(params);
-        validated = true;
-        if (repeated(block, source, implementation, mode, params, params_text)) continue;
-        ++points_;
-        if (!visit_) continue;
-        if (!group_open) ++groups_;
-        group_open = true;
-        Point point;
-        point.index = points_ - 1;
-        point.kernel = block.kernel.name;
-        point.implementation = implementation;
-        point.mode = mode;
-        point.params = params;
-        point.timeout_s = block.spec.timeout_s;
-        point.id = point_id(point);
-        if (!(*visit_)(point, groups_ - 1)) {
-          stopped_ = true;
-          return;
-        }
+    for (std::size_t i = 0; i < block.implementations.size() && !stopped_; ++i)
+      walk_group(block, params, source, i, validated, params_text);
+  }
+
+  // The modes of one implementation of a combination. The kernel's validator runs only for
+  // combinations that keep a point, so an exclude rule can remove combinations it refuses.
+  void walk_group(const Block& block, const Json& params, const Source& source, std::size_t implementation_index,
+                  bool& validated, std::optional<std::string>& params_text) {
+    const std::string& implementation = block.implementations.at(implementation_index);
+    bool group_open = false;
+    for (const auto& mode : block.modes) {
+      if (block.excluded(implementation, mode, params)) continue;
+      if (!validated) block.validate(params);
+      validated = true;
+      if (repeated(block, source, implementation, mode, params, params_text)) continue;
+      ++points_;
+      if (!visit_) continue;
+      if (!group_open) ++groups_;
+      group_open = true;
+      Point point;
+      point.index = points_ - 1;
+      point.kernel = block.kernel.name;
+      point.implementation = implementation;
+      point.mode = mode;
+      point.params = params;
+      point.timeout_s = block.spec.timeout_s;
+      point.id = point_id(point);
+      point.source = {static_cast<std::uint32_t>(block.index), static_cast<std::uint32_t>(implementation_index),
+                      source.combination};
+      if (!(*visit_)(point, groups_ - 1)) {
+        stopped_ = true;
+        return;
       }
     }
   }
@@ -454,7 +502,7 @@ class PointEnumerator::Walk {
     };
     if (source.position) {
       if (block.grid_repeats.value() && !block.first_position(*source.position)) return true;
-    } else if (block.grid_holds(params) || block.includes_reached.contains(text())) {
+    } else if (block.grid_holds(params) || block.earlier_include_has(text(), source.include)) {
       return true;
     }
     for (const Block* earlier : block.earlier_of_kernel)
@@ -493,5 +541,19 @@ std::uint64_t PointEnumerator::upper_bound() const {
 void PointEnumerator::for_each(const PointVisitor& visit) { Walk(&visit).run(blocks_); }
 
 std::uint64_t PointEnumerator::count() { return Walk(nullptr).run(blocks_); }
+
+std::vector<Point> PointEnumerator::group_at(const PointSource& source) const {
+  if (source.block >= blocks_.size() || source.implementation >= blocks_[source.block]->implementations.size() ||
+      source.combination >= blocks_[source.block]->combinations + blocks_[source.block]->spec.include.size())
+    throw std::out_of_range(fmt::format("no group at kernels[{}], implementation {}, combination {}", source.block,
+                                        source.implementation, source.combination));
+  std::vector<Point> points;
+  const PointVisitor collect = [&points](Point& point, std::size_t) {
+    points.push_back(std::move(point));
+    return true;
+  };
+  Walk(&collect).make_group(*blocks_[source.block], source);
+  return points;
+}
 
 }  // namespace ks

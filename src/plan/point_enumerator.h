@@ -43,6 +43,13 @@ class PointEnumerator {
   // repeat can thin are counted by multiplying, without making their points.
   std::uint64_t count();
 
+  // The points of the group a point's source names (its modes, in plan order), made again: the same
+  // points, ids and sources as for_each made, their index 0. Answers only after a for_each or count
+  // has walked past the group (repeats of earlier include entries are known from that walk), which
+  // is how a run's rank 0 uses it: it walks the plan once, keeps each group's source, and makes a
+  // group's points when it hands them out.
+  std::vector<Point> group_at(const PointSource& source) const;
+
  private:
   struct Block;
   class Walk;

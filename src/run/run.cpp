@@ -1,10 +1,9 @@
-// One sweep end to end (`kernelsweep run`): every rank plans the sweep, rank 0 opens the outputs (new, --resume or
-// --overwrite), the ranks measure, rank 0 stores.
+// One sweep end to end (`kernelsweep run`): every rank reads the sweep file, rank 0 opens the outputs (new,
+// --resume or --overwrite) and plans, the ranks measure the points rank 0 hands out, rank 0 stores.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
-#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -90,45 +89,78 @@ void remove_documents(const fs::path& folder) {
   if (fs::is_empty(folder)) fs::remove(folder);
 }
 
-// Rank 0: the results file to write into, or a one-line reason why not. Fills `passed` on resume.
-std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
-                                        int world_size, const std::string& command_line,
-                                        std::unordered_set<std::string>& passed, std::set<std::string>& skipped,
-                                        const PlanOptions& shard, std::string& problem) {
+// What a resume needs to know of the points a results file holds, in 32 bytes a point: those with a
+// row that passed (measured: this run skips them), and those whose latest row is `skipped` (left so,
+// unless this run can measure them).
+struct MeasuredBefore {
+  PointIdSet passed, skipped;
+};
+
+MeasuredBefore measured_before(const ResultsFile& file) {
+  MeasuredBefore out;
+  out.passed.reserve(file.run_count());
+  // The rows that did not pass, in row order: a point's last one says whether it is left skipped
+  // (a point that passed once is measured whatever came after).
+  struct NotPassed {
+    PointKey key;
+    bool skipped = false;
+  };
+  std::vector<NotPassed> not_passed;
+  file.scan_statuses([&](std::uint64_t, const std::string& point_id, const std::string& status) {
+    if (status == "passed") out.passed.add(point_id);
+    else not_passed.push_back({point_key(point_id), status == "skipped"});
+  });
+  out.passed.seal();
+  std::stable_sort(not_passed.begin(), not_passed.end(),
+                   [](const NotPassed& a, const NotPassed& b) { return PointKeyLess()(a.key, b.key); });
+  for (std::size_t i = 0; i < not_passed.size(); ++i) {
+    const bool latest = i + 1 == not_passed.size() || not_passed[i + 1].key != not_passed[i].key;
+    if (latest && not_passed[i].skipped) out.skipped.add(not_passed[i].key);
+  }
+  out.skipped.seal();
+  return out;
+}
+
+// Rank 0, --resume of an existing file: the file to complete and what it holds, or a one-line reason
+// why it cannot be completed by this run.
+std::optional<ResultsFile> resume_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
+                                          const PlanOptions& shard, MeasuredBefore& before, std::string& problem) {
+  const fs::path& path = paths.results_file;
+  ResultsFile file = ResultsFile::open_for_append(path);
+  const RunInfo stored = file.read_info();
+  if (stored.shard_index != static_cast<std::int64_t>(shard.shard_index) ||
+      stored.shard_count != static_cast<std::int64_t>(shard.shard_count)) {
+    const auto name = [](std::int64_t index, std::int64_t count) {
+      return count > 1 ? fmt::format("shard {}/{}", index, count) : std::string("the whole plan");
+    };
+    problem = fmt::format("{}: cannot resume: the file holds {} and this run measures {}", path.string(),
+                          name(stored.shard_index, stored.shard_count), name(shard.shard_index, shard.shard_count));
+    return std::nullopt;
+  }
+  // A file of the whole plan may be completed a part at a time (--where narrows what this run
+  // measures); a file made for a part is that part's.
+  if (!stored.where.empty() && stored.where != args.plan.where) {
+    problem = fmt::format("{}: cannot resume: the file holds the points of --where '{}'; resume it with the same "
+                          "--where", path.string(), stored.where);
+    return std::nullopt;
+  }
+  const std::string change = describe_sweep_text_change(stored.sweep_text, sweep.spec.source_text);
+  if (!change.empty()) {
+    problem = fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made "
+                          "with: {}", path.string(), sweep.spec.source_path, change);
+    return std::nullopt;
+  }
+  before = measured_before(file);
+  return file;
+}
+
+// Rank 0: a new results file for a plan of `plan_size` points (replacing an old one on --overwrite),
+// or a one-line reason why not.
+std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
+                                       int world_size, const std::string& command_line, const PlanOptions& shard,
+                                       std::uint64_t plan_size, std::string& problem) {
   const fs::path& path = paths.results_file;
   const bool exists = fs::exists(path);
-  if (exists && args.resume) {
-    ResultsFile file = ResultsFile::open_for_append(path);
-    const RunInfo stored = file.read_info();
-    if (stored.shard_index != static_cast<std::int64_t>(shard.shard_index) ||
-        stored.shard_count != static_cast<std::int64_t>(shard.shard_count)) {
-      const auto name = [](std::int64_t index, std::int64_t count) {
-        return count > 1 ? fmt::format("shard {}/{}", index, count) : std::string("the whole plan");
-      };
-      problem = fmt::format("{}: cannot resume: the file holds {} and this run measures {}", path.string(),
-                            name(stored.shard_index, stored.shard_count), name(shard.shard_index, shard.shard_count));
-      return std::nullopt;
-    }
-    // A file of the whole plan may be completed a part at a time (--where narrows what this run
-    // measures); a file made for a part is that part's.
-    if (!stored.where.empty() && stored.where != args.plan.where) {
-      problem = fmt::format("{}: cannot resume: the file holds the points of --where '{}'; resume it with the same "
-                            "--where", path.string(), stored.where);
-      return std::nullopt;
-    }
-    const std::string change = describe_sweep_text_change(stored.sweep_text, sweep.spec.source_text);
-    if (!change.empty()) {
-      problem = fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made "
-                            "with: {}", path.string(), sweep.spec.source_path, change);
-      return std::nullopt;
-    }
-    for (PointStatus& point : file.point_statuses()) {
-      if (point.status == "skipped") skipped.insert(point.point_id);
-      if (point.ever_passed) passed.insert(std::move(point.point_id));
-    }
-    file.add_session({iso_utc_now(), world_size, read_host_info().hostname, command_line, build::version, build::git_commit});
-    return file;
-  }
   if (exists && !args.overwrite) {
     problem = fmt::format("{}: results file exists; pass --resume to complete it or --overwrite to replace it",
                           path.string());
@@ -152,7 +184,7 @@ std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunReque
   info.sweep_name = sweep.spec.name;
   info.sweep_path = sweep.spec.source_path;
   info.sweep_text = sweep.spec.source_text;
-  info.plan_size = static_cast<std::int64_t>(sweep.plan.points.size());
+  info.plan_size = static_cast<std::int64_t>(plan_size);
   info.kernelsweep_version = build::version;
   info.git_commit = build::git_commit;
   info.started_at = iso_utc_now();
@@ -163,24 +195,6 @@ std::optional<ResultsFile> open_results(const LoadedSweep& sweep, const RunReque
   info.shard_count = static_cast<std::int64_t>(shard.shard_count);
   info.where = args.plan.where;
   return ResultsFile::create(path, info);
-}
-
-// The plan without the points already passed, regrouped (a shape's remaining modes stay together).
-// The plan is taken apart: rank 0 holds one copy of it, not two.
-Plan without_points(Plan&& plan, const std::set<std::size_t>& skip) {
-  if (skip.empty()) return std::move(plan);
-  Plan out;
-  for (Point& p : plan.points)
-    if (!skip.count(p.index)) out.points.push_back(std::move(p));
-  out.groups = group_points(out.points);
-  plan = Plan();
-  return out;
-}
-
-std::vector<std::size_t> all_groups(const Plan& plan) {
-  std::vector<std::size_t> out(plan.groups.size());
-  for (std::size_t g = 0; g < out.size(); ++g) out[g] = g;
-  return out;
 }
 
 RunOptions run_options(const RunRequest& args, const Registry& registry, const LoadedSweep& sweep) {
@@ -217,15 +231,15 @@ std::string resume_command(const std::string& command_line) {
 int finish_run(RunOutputs& outputs) { return outputs.finish() == 0 ? kExitOk : kExitFailure; }
 
 // One message says what the stop left: what is stored, what is left, and how to go on.
-int save_interrupted_run(RunOutputs& outputs, const PlanOutcome& outcome, const Plan& todo, const OutputPaths& paths,
-                         const std::string& command_line) {
+int save_interrupted_run(RunOutputs& outputs, const PlanOutcome& outcome, std::uint64_t to_measure,
+                         const OutputPaths& paths, const std::string& command_line) {
   outputs.save_interrupted();
   const std::size_t measured = outputs.received();
   std::cerr << printable(fmt::format("kernelsweep: interrupted ({}): {} of the {} points this run had to measure are "
                                      "stored in {}, {} are left; `{}` completes the sweep "
                                      "(exit code {}: interrupted, resumable)",
-                                     outcome.interrupted, measured, todo.points.size() - outputs.left_skipped(),
-                                     paths.results_file.string(), todo.points.size() - outputs.left_skipped() - measured,
+                                     outcome.interrupted, measured, to_measure - outputs.left_skipped(),
+                                     paths.results_file.string(), to_measure - outputs.left_skipped() - measured,
                                      resume_command(command_line), kExitInterrupted))
             << "\n";
   return kExitInterrupted;
@@ -244,37 +258,55 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   // Rank 0 alone looks for the stop file (the others hear from it), so that a job of many ranks
   // does not poll a parallel filesystem from every one.
   if (root && !args.stop_file.empty()) watch_stop_file(args.stop_file);
-  // Rank 0 alone plans: it hands the other ranks their points as they ask for work.
-  auto sweep = root ? load_and_plan(args.plan, registry, true) : load_sweep(args.plan, registry, false);
+  // Every rank reads the sweep file; rank 0 alone plans (below), and hands the other ranks their
+  // points as they ask for work.
+  auto sweep = load_sweep(args.plan, registry, root);
   if (!world.all(sweep.has_value())) return kExitBadInput;
-
   PlanOptions shard;
-  if (!args.plan.shard.empty()) parse_shard(args.plan.shard, shard);  // valid: the plan was made with it
+  bool shard_given_well = true;
+  try {
+    if (!args.plan.shard.empty()) parse_shard(args.plan.shard, shard);
+  } catch (const PlanError& e) {
+    if (root) std::cerr << args.plan.sweep_file << ": " << e.what() << "\n";
+    shard_given_well = false;
+  }
+  if (!world.all(shard_given_well)) return kExitBadInput;
+
   const OutputPaths paths = output_paths(sweep->spec, args, shard);
   std::optional<RunOutputs> outputs;
+  std::optional<WorkPlan> plan;
   std::string problem;
-  std::set<std::size_t> skip;  // plan indices of the points passed before
-  std::set<std::string> skipped_before;  // rank 0 alone hands out work, and alone needs it
+  bool planned = true;  // false: the plan was refused, and the reason printed
   if (root) {
     try {
       // The writer lock before anything that reads, replaces or makes the file: one run at a time.
       const fs::path folder = paths.results_file.parent_path();
       fs::create_directories(folder.empty() ? fs::path(".") : folder);
       WriterLock lock = WriterLock::acquire(paths.results_file, read_host_info().hostname, command_line);
-      std::unordered_set<std::string> passed;
-      auto file = open_results(*sweep, args, paths, world.size(), command_line, passed, skipped_before, shard,
-                               problem);
-      if (file) {
-        for (const Point& p : sweep->plan.points)
-          if (passed.count(p.id)) skip.insert(p.index);
-        DocumentWriter documents = documents_writer(paths, sweep->spec, sweep->plan.points.size());
+      // A resume reads what the file holds first, so that the plan is walked once, marking the points
+      // measured before as it goes; a new file is made once the plan is known to be good.
+      const bool resuming = args.resume && fs::exists(paths.results_file);
+      MeasuredBefore before;
+      std::optional<ResultsFile> file;
+      if (resuming) file = resume_results(*sweep, args, paths, shard, before, problem);
+      if (problem.empty()) {
+        plan = plan_work(*sweep, args.plan, registry, before.passed, before.skipped);
+        planned = plan.has_value();
+        before = MeasuredBefore();
+      }
+      if (plan && !resuming) file = new_results(*sweep, args, paths, world.size(), command_line, shard, plan->size(), problem);
+      if (plan && file) {
+        if (resuming)
+          file->add_session({iso_utc_now(), world.size(), read_host_info().hostname, command_line, build::version, build::git_commit});
+        DocumentWriter documents = documents_writer(paths, sweep->spec, plan->size());
         const std::string documents_format = documents.format();
         outputs.emplace(registry, std::move(*file), std::move(lock), std::move(documents), sweep->spec.protocol,
-                        sweep->plan.points.size() - skip.size(), args.progress_interval_s);
-        outputs->set_headline({sweep->spec.name, sweep->spec.source_path, args.plan.shard, sweep->plan.points.size(),
-                               sweep->plan.points.size() - skip.size(), paths.results_file.string(),
-                               paths.documents.string(), documents_format});
-        if (!skip.empty()) std::cerr << fmt::format("resuming: {} of {} points already passed\n", skip.size(), sweep->plan.points.size());
+                        plan->to_measure(), args.progress_interval_s);
+        outputs->set_headline({sweep->spec.name, sweep->spec.source_path, args.plan.shard, plan->size(),
+                               plan->to_measure(), paths.results_file.string(), paths.documents.string(),
+                               documents_format});
+        if (plan->measured_before() > 0)
+          std::cerr << fmt::format("resuming: {} of {} points already passed\n", plan->measured_before(), plan->size());
         if (args.resume) {
           const std::size_t completed = outputs->complete_pending_documents();
           if (completed > 0)
@@ -286,15 +318,13 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
     }
     if (!problem.empty()) std::cerr << "kernelsweep: " << printable(problem) << "\n";
   }
-  if (!world.all(problem.empty())) return kExitBadInput;
-  const Plan todo = without_points(std::move(sweep->plan), skip);
+  if (!world.all(planned && problem.empty())) return kExitBadInput;
 
   PlanOutcome outcome;
   try {
     RunOptions options = run_options(args, registry, *sweep);
-    options.skipped_before = std::move(skipped_before);
     options.sweep_text = sweep->spec.source_text;
-    outcome = measure_plan(world, todo, all_groups(todo), sweep->spec.protocol, options, root ? &*outputs : nullptr);
+    outcome = measure_plan(world, root ? &*plan : nullptr, sweep->spec.protocol, options, root ? &*outputs : nullptr);
   } catch (const RunError& e) {
     if (root) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return kExitBadInput;
@@ -307,7 +337,8 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   int exit_code = kExitOk;
   if (root) {
     try {
-      exit_code = outcome.interrupted.empty() ? finish_run(*outputs) : save_interrupted_run(*outputs, outcome, todo, paths, command_line);
+      exit_code = outcome.interrupted.empty() ? finish_run(*outputs)
+                                               : save_interrupted_run(*outputs, outcome, plan->to_measure(), paths, command_line);
     } catch (const StorageFullError& e) {
       stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path);
     }

@@ -22,7 +22,7 @@ struct PlanRequest {
   std::vector<std::string> plugins;  // --plugin: libraries (paths or names) to load first
   std::vector<std::string> python_modules;  // --python-module: modules of Python kernels to load first
   std::vector<std::string> python_path;     // --python-path: folders for their import
-  std::uint64_t max_points = 1'000'000;
+  std::uint64_t max_points = 100'000'000;
   std::string shard;  // "i/N" or empty
   std::string where;  // --where: the points of the plan (of the shard) to keep (report/filter.h)
   bool json = false;

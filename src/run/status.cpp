@@ -1,5 +1,7 @@
 // `kernelsweep status results.h5`: what a finished or interrupted results file holds.
 #include <iostream>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -78,18 +80,23 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   // here (a kernel of a plugin not loaded), which points are missing is not known, and status says
   // so rather than count none; the reason goes to stderr.
   // A file imported from another tool's results has no sweep file: its points are its plan.
-  const std::vector<PointStatus> points = file.point_statuses();
-  std::vector<std::string> planned;
   const bool imported = info.sweep_text.empty();
-  const bool plan_known = imported || [&] {
-    // A shard's file is judged against its shard, a merged or unsharded file against the whole plan,
-    // a file made with --where against the points it selected.
-    auto ids = plan_ids_of_text(info.sweep_text, info.sweep_path, registry, shard_text(info), info.where);
-    if (ids) planned = std::move(*ids);
-    return ids.has_value();
-  }();
+  // A shard's file is judged against its shard, a merged or unsharded file against the whole plan, a
+  // file made with --where against the points it selected. The plan is made on a thread of its own
+  // while this one reads the statuses: one is all reckoning, the other all reading (and only this
+  // thread touches HDF5).
+  std::optional<std::vector<PointKey>> plan_keys;
+  std::jthread planner;
+  if (!imported)
+    planner = std::jthread([&] {
+      plan_keys = plan_keys_of_text(info.sweep_text, info.sweep_path, registry, shard_text(info), info.where);
+    });
+  const std::vector<PointStatus> points = file.point_statuses();
+  if (planner.joinable()) planner.join();
+  const bool plan_known = imported || plan_keys.has_value();
+  std::vector<PointKey> planned = plan_keys ? std::move(*plan_keys) : std::vector<PointKey>();
   if (imported)
-    for (const PointStatus& point : points) planned.push_back(point.point_id);
+    for (const PointStatus& point : points) planned.push_back(point.key);
   const ResultsSummary s = summarise_results(file, points, planned);
   const std::vector<ViewRow> not_passed = points_not_passed(file, points, results_file);
   if (json) {

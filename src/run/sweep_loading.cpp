@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
@@ -93,22 +94,32 @@ PlanOptions plan_options(const PlanRequest& request) {
   return options;
 }
 
+bool selects(const RowFilter& filter, const Point& point) {
+  return filter.matches([&](const std::string& key) { return value_of(point, key); });
+}
+
 // The points of the plan (of the shard) that --where keeps, renumbered and regrouped as a shard is:
 // the kept modes of one shape stay one group.
-void for_each_point_where(const SweepSpec& spec, const Registry& registry, const PlanRequest& request,
-                          const PointVisitor& visit) {
+void for_each_point_where(PointEnumerator& points, const SweepSpec& spec, const Registry& registry,
+                          const PlanRequest& request, const PointVisitor& visit) {
   const PlanOptions options = plan_options(request);
-  if (request.where.empty()) return for_each_point(spec, registry, options, visit);
+  if (request.where.empty()) return for_each_point(points, spec, registry, options, visit);
   const RowFilter filter = plan_filter(request.where);
   std::size_t index = 0, groups = 0;
   std::optional<std::size_t> last_kept;
-  for_each_point(spec, registry, options, [&](Point& point, std::size_t group) {
-    if (!filter.matches([&](const std::string& key) { return value_of(point, key); })) return true;
+  for_each_point(points, spec, registry, options, [&](Point& point, std::size_t group) {
+    if (!selects(filter, point)) return true;
     if (last_kept != group) ++groups;
     last_kept = group;
     point.index = index++;
     return visit(point, groups - 1);
   });
+}
+
+void for_each_point_where(const SweepSpec& spec, const Registry& registry, const PlanRequest& request,
+                          const PointVisitor& visit) {
+  PointEnumerator points(spec, registry);
+  for_each_point_where(points, spec, registry, request, visit);
 }
 
 // The plan of a sweep file stored in a results file: the run that made the file accepted its size,
@@ -229,21 +240,44 @@ std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequ
   return count;
 }
 
-std::optional<std::vector<std::string>> plan_ids_of_text(const std::string& text, const std::string& path,
-                                                         Registry& registry, const std::string& shard,
-                                                         const std::string& where) {
+std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
+                                  const PointIdSet& passed, const PointIdSet& skipped) {
+  std::optional<WorkPlan> plan;
+  const bool planned = or_say_why(request.sweep_file, true, [&] {
+    // The enumerator that walks the plan now makes a group's points again when rank 0 hands them out.
+    auto points = std::make_shared<PointEnumerator>(sweep.spec, registry);
+    std::shared_ptr<const RowFilter> filter;
+    if (!request.where.empty()) filter = std::make_shared<const RowFilter>(plan_filter(request.where));
+    plan.emplace(registry, [points, filter](const PointSource& source) {
+      std::vector<Point> group = points->group_at(source);
+      if (filter) std::erase_if(group, [&](const Point& point) { return !selects(*filter, point); });
+      return group;
+    });
+    for_each_point_where(*points, sweep.spec, registry, request, [&](Point& point, std::size_t group) {
+      plan->add(point, group, passed.contains(point.id), skipped.contains(point.id));
+      return true;
+    });
+    plan->seal();
+  });
+  if (!planned) return std::nullopt;
+  return plan;
+}
+
+std::optional<std::vector<PointKey>> plan_keys_of_text(const std::string& text, const std::string& path,
+                                                       Registry& registry, const std::string& shard,
+                                                       const std::string& where) {
   const PlanRequest request = stored_sweep_request(path, shard, where);
   const auto sweep = load_text(text, request, registry, {}, true);
   if (!sweep) return std::nullopt;
-  std::vector<std::string> ids;
+  std::vector<PointKey> keys;
   const bool planned = or_say_why(path, true, [&] {
-    for_each_point_where(sweep->spec, registry, request, [&ids](Point& point, std::size_t) {
-      ids.push_back(std::move(point.id));
+    for_each_point_where(sweep->spec, registry, request, [&keys](Point& point, std::size_t) {
+      keys.push_back(point_key(point.id));
       return true;
     });
   });
   if (!planned) return std::nullopt;
-  return ids;
+  return keys;
 }
 
 std::optional<LoadedSweep> plan_text(const std::string& text, const std::string& path, Registry& registry,

@@ -87,6 +87,22 @@ void Extendable1D::append(hid_t memory_type, std::uint64_t count, const void* bu
 }
 
 void Extendable1D::read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const {
+  read_through(transfer_properties(), memory_type, first, count, buffer);
+}
+
+void Extendable1D::read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer,
+                        StringArena& arena) const {
+  Handle transfer = own_property_list(H5Pcopy(transfer_.valid() ? transfer_.get() : H5P_DATASET_XFER_DEFAULT),
+                                      "making transfer properties for " + name_);
+  const auto allocate = [](std::size_t bytes, void* info) { return static_cast<StringArena*>(info)->allocate(bytes); };
+  const auto release = [](void*, void*) {};  // the arena takes everything back at once
+  check_status(H5Pset_vlen_mem_manager(transfer.get(), allocate, &arena, release, nullptr),
+               "setting the string memory of reads of " + name_);
+  read_through(transfer.get(), memory_type, first, count, buffer);
+}
+
+void Extendable1D::read_through(hid_t transfer, hid_t memory_type, std::uint64_t first, std::uint64_t count,
+                                void* buffer) const {
   const std::string what = "reading elements [" + std::to_string(first) + ", " + std::to_string(first + count) +
                            ") of " + name_ + " (size " + std::to_string(size_) + ")";
   if (first + count > size_) throw ResultsFileError(what + ": out of range");
@@ -94,8 +110,32 @@ void Extendable1D::read(hid_t memory_type, std::uint64_t first, std::uint64_t co
   const hsize_t n = count;
   Handle file_space = selection(dataset_.get(), first, count, what);
   Handle memory_space = own_dataspace(H5Screate_simple(1, &n, nullptr), what);
-  check_status(
-      H5Dread(dataset_.get(), memory_type, memory_space.get(), file_space.get(), transfer_properties(), buffer), what);
+  check_status(H5Dread(dataset_.get(), memory_type, memory_space.get(), file_space.get(), transfer, buffer), what);
+}
+
+void* StringArena::allocate(std::size_t bytes) {
+  bytes = (bytes + 7) / 8 * 8;  // keeps every piece 8-byte aligned
+  if (bytes > kBlockBytes) {
+    // A string larger than a block gets a block of its own, placed before the one being handed out.
+    blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(block_), std::vector<std::byte>(bytes));
+    return blocks_[block_++].data();
+  }
+  if (block_ < blocks_.size() && used_ + bytes > blocks_[block_].size()) {
+    ++block_;
+    used_ = 0;
+  }
+  while (block_ < blocks_.size() && blocks_[block_].size() < bytes) ++block_;
+  if (block_ == blocks_.size()) blocks_.emplace_back(kBlockBytes);
+  void* piece = blocks_[block_].data() + used_;
+  used_ += bytes;
+  return piece;
+}
+
+void StringArena::reset() {
+  // Blocks of one large string go; the ordinary blocks stay for the next read.
+  std::erase_if(blocks_, [](const std::vector<std::byte>& block) { return block.size() != kBlockBytes; });
+  block_ = 0;
+  used_ = 0;
 }
 
 void Extendable1D::clear_past_end(std::uint64_t margin_chunks) {

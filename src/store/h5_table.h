@@ -21,6 +21,22 @@
 
 namespace ks::h5 {
 
+// Memory for the variable-length strings that reads of a table allocate: HDF5 would malloc each
+// string and the reader free it again, which for a million rows of a dozen strings costs more than
+// the reading. The arena hands out pieces of a few large blocks instead, and takes them all back at
+// once when the strings have been copied out; the blocks are kept for the next read.
+class StringArena {
+ public:
+  void* allocate(std::size_t bytes);
+  void reset();
+
+ private:
+  static constexpr std::size_t kBlockBytes = 1u << 20;
+  std::vector<std::vector<std::byte>> blocks_;
+  std::size_t block_ = 0;  // the block being handed out
+  std::size_t used_ = 0;   // bytes of it handed out
+};
+
 // A 1-D dataset with an unlimited maximum size, grown by appending at its end.
 class Extendable1D {
  public:
@@ -46,6 +62,9 @@ class Extendable1D {
   void append(hid_t memory_type, std::uint64_t count, const void* buffer);
   // Reads elements [first, first + count) into `buffer` as `memory_type`.
   void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const;
+  // The same for a type with variable-length strings: they are allocated from `arena`, and live until
+  // it is reset.
+  void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer, StringArena& arena) const;
 
   // Resets whatever lies past the end in the file to the fill value (and drops whole chunks there).
   // A writer killed after its last flush may have left chunk data past the end that the file's
@@ -58,6 +77,7 @@ class Extendable1D {
  private:
   Extendable1D(Handle dataset, std::string name, std::uint64_t size, std::size_t conversion_buffer_bytes);
   hid_t transfer_properties() const { return transfer_.valid() ? transfer_.get() : H5P_DEFAULT; }
+  void read_through(hid_t transfer, hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const;
 
   Handle dataset_;
   std::string name_;
@@ -202,12 +222,17 @@ class Table {
   // of records reused from block to block: a scan of a large table allocates no row per row.
   template <class Visit>
   void scan(const CompoundLayout<Record>& layout, Visit&& visit) const {
-    const std::uint64_t rows = size();
-    std::vector<Record> block(std::min<std::uint64_t>(kReadBlockRows, rows));
-    for (std::uint64_t first = 0; first < rows; first += kReadBlockRows) {
-      const std::uint64_t count = std::min<std::uint64_t>(kReadBlockRows, rows - first);
-      read_block(layout, first, std::span<Record>(block.data(), count));
-      for (std::uint64_t i = 0; i < count; ++i) visit(first + i, block[i]);
+    scan(layout, 0, size(), std::forward<Visit>(visit));
+  }
+  // The same for rows [first, first + count).
+  template <class Visit>
+  void scan(const CompoundLayout<Record>& layout, std::uint64_t first, std::uint64_t count, Visit&& visit) const {
+    const std::uint64_t end = first + count;
+    std::vector<Record> block(std::min<std::uint64_t>(kReadBlockRows, count));
+    for (std::uint64_t at = first; at < end; at += kReadBlockRows) {
+      const std::uint64_t n = std::min<std::uint64_t>(kReadBlockRows, end - at);
+      read_block(layout, at, std::span<Record>(block.data(), n));
+      for (std::uint64_t i = 0; i < n; ++i) visit(at + i, block[i]);
     }
   }
 
@@ -218,16 +243,16 @@ class Table {
   explicit Table(Extendable1D rows) : rows_(std::move(rows)) {}
 
   void read_block(const CompoundLayout<Record>& layout, std::uint64_t first, std::span<Record> out) const {
-    std::vector<std::byte> buffer(out.size() * layout.row_bytes());
-    rows_.read(layout.memory_type(), first, out.size(), buffer.data());
-    for (std::size_t i = 0; i < out.size(); ++i) layout.unpack(buffer.data() + i * layout.row_bytes(), out[i]);
-    // The strings HDF5 allocated for this block are copied out: give them back.
-    const hsize_t n = out.size();
-    Handle space = own_dataspace(H5Screate_simple(1, &n, nullptr), "describing the rows read from " + rows_.name());
-    H5Dvlen_reclaim(layout.memory_type(), space.get(), H5P_DEFAULT, buffer.data());
+    read_buffer_.resize(out.size() * layout.row_bytes());
+    rows_.read(layout.memory_type(), first, out.size(), read_buffer_.data(), strings_);
+    for (std::size_t i = 0; i < out.size(); ++i) layout.unpack(read_buffer_.data() + i * layout.row_bytes(), out[i]);
+    strings_.reset();  // the block's strings are copied out
   }
 
   Extendable1D rows_;
+  // Reused from block to block (reading does not change the table).
+  mutable std::vector<std::byte> read_buffer_;
+  mutable StringArena strings_;
 };
 
 }  // namespace ks::h5

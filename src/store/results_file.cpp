@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -9,8 +10,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -102,23 +105,40 @@ h5::CompoundLayout<SessionInfo> session_layout(std::int64_t layout_version) {
 // only the references to them), so a flipped byte there would read as another string. Each row, and
 // the root attributes, therefore carry strings_check: the SHA-256 of their strings, each preceded by
 // its length, cut to its first 64 bits.
-std::uint64_t strings_check(const std::vector<std::string_view>& strings) {
-  std::string bytes;
-  for (std::string_view text : strings) {
-    bytes += std::to_string(text.size());
-    bytes += ':';
-    bytes += text;
+// Pieces are digested as they come (a file's check reads a million rows: no string is built).
+class StringsCheck {
+ public:
+  void add(std::string_view text) {
+    char length[24];
+    const auto end = std::to_chars(length, length + sizeof length, text.size()).ptr;
+    hash_.update(std::string_view(length, static_cast<std::size_t>(end - length)));
+    hash_.update(":");
+    hash_.update(text);
   }
-  return std::stoull(sha256_hex(bytes).substr(0, 16), nullptr, 16);
+  std::uint64_t finish() {
+    const auto digest = hash_.finish();
+    std::uint64_t check = 0;
+    for (std::size_t i = 0; i < 8; ++i) check = check << 8 | digest[i];  // the first 16 hex digits
+    return check;
+  }
+
+ private:
+  Sha256 hash_;
+};
+
+std::uint64_t strings_check(const std::vector<std::string_view>& strings) {
+  StringsCheck check;
+  for (std::string_view text : strings) check.add(text);
+  return check.finish();
 }
 
 template <class Record>
 std::uint64_t strings_check(const Record& record, const h5::CompoundLayout<Record>& layout) {
-  std::vector<std::string_view> strings;
+  thread_local StringsCheck check;
   for_each_field(record, layout.columns(), [&](const Field<Record>&, const auto& value) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) strings.push_back(value);
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) check.add(value);
   });
-  return strings_check(strings);
+  return check.finish();
 }
 
 // Sets each row's strings_check before it is stored (layout 2 on).
@@ -495,8 +515,9 @@ std::string first_retyped_table(const ResultsFile::Impl& impl) {
   return "";
 }
 
-// Reads every part of the file and checks it; what is wrong, or empty. Runs in the child.
-std::string read_everything(const std::filesystem::path& path, bool as_writer) {
+// Reads one of `slices` parts of the file and checks it; what is wrong, or empty. Runs in a child:
+// slice k reads the k-th part of the rows of /runs and of /samples, slice 0 the small tables too.
+std::string read_slice(const std::filesystem::path& path, bool as_writer, std::uint64_t slice, std::uint64_t slices) {
   h5::QuietErrors quiet;
   try {
     h5::Handle fapl = file_access(false);
@@ -507,9 +528,14 @@ std::string read_everything(const std::filesystem::path& path, bool as_writer) {
     ResultsFile::Impl impl(path, std::move(file), ResultsFile::Impl::Mode::ReadOnly, version);
     if (auto what = first_retyped_table(impl); !what.empty()) return what;
     const std::uint64_t samples = impl.samples->size();
+    const auto part = [&](std::uint64_t total) {  // [first, end) of this slice
+      return std::make_pair(total / slices * slice + std::min(slice, total % slices),
+                            total / slices * (slice + 1) + std::min(slice + 1, total % slices));
+    };
     // A block of rows at a time: a file of millions of rows is checked in the memory of a few.
     std::string problem;
-    impl.runs->scan(impl.runs_layout, [&](std::uint64_t row, const StoredRun& run) {
+    const auto [first_row, end_row] = part(impl.runs->size());
+    impl.runs->scan(impl.runs_layout, first_row, end_row - first_row, [&](std::uint64_t row, const StoredRun& run) {
       if (!problem.empty()) return;
       if (!strings_checked(run, impl.runs_layout, version)) {
         problem = unchecked_row_message(row, "/runs");
@@ -525,10 +551,12 @@ std::string read_everything(const std::filesystem::path& path, bool as_writer) {
     if (!problem.empty()) return problem;
     constexpr std::uint64_t kBlock = 1u << 22;
     std::vector<double> block;
-    for (std::uint64_t first = 0; first < samples; first += kBlock) {
-      block.resize(std::min(kBlock, samples - first));
+    const auto [first_sample, end_sample] = part(samples);
+    for (std::uint64_t first = first_sample; first < end_sample; first += kBlock) {
+      block.resize(std::min(kBlock, end_sample - first));
       impl.samples->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
     }
+    if (slice != 0) return "";
     for (const char* name : {"/environments", "/protocols"}) {
       const auto& table = std::string_view(name) == "/environments" ? impl.environments : impl.protocols;
       if (auto what = first_unchecked_row(table->read_all(impl.documents_layout), impl.documents_layout, version, name);
@@ -569,9 +597,30 @@ void refuse_damaged(const std::filesystem::path& path, const std::string& what) 
       path.string(), what));
 }
 
-// Reads the whole file in a child process first; throws DamagedResultsFile when that fails in any way.
-void check_readable(const std::filesystem::path& path, bool as_writer) {
-  if (!std::filesystem::exists(path)) return;  // opening says so, with HDF5's words
+// How many children read a file: KERNELSWEEP_CHECK_READERS when set (1 to 64), else one per core
+// this process may use, up to 8, as long as each has 64 MB or more to read (a small file is read by
+// one; starting more would cost more than it saves).
+std::uint64_t reading_slices(const std::filesystem::path& path) {
+  if (const char* given = std::getenv("KERNELSWEEP_CHECK_READERS"); given && *given)
+    return std::clamp<std::uint64_t>(std::strtoull(given, nullptr, 10), 1, 64);
+  std::error_code error;
+  const auto bytes = std::filesystem::file_size(path, error);
+  cpu_set_t allowed;
+  const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+  const std::uint64_t by_size = error ? 1 : std::max<std::uint64_t>(1, bytes / (64u << 20));
+  return std::clamp<std::uint64_t>(std::min<std::uint64_t>(by_size, static_cast<std::uint64_t>(cores)), 1, 8);
+}
+
+// A child reading a slice of the file, and what it has written to its pipe.
+struct SliceReader {
+  pid_t pid = -1;
+  int pipe = -1;  // closed (-1) once the child has closed its end
+  std::string written;
+};
+
+// Starts a child reading slice `slice` of `slices`.
+SliceReader start_slice_reader(const std::filesystem::path& path, bool as_writer, std::uint64_t slice,
+                               std::uint64_t slices) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw ResultsFileError(fmt::format("pipe2: {}", std::strerror(errno)));
   std::fflush(nullptr);  // the child must not write out what the parent has buffered
@@ -585,36 +634,61 @@ void check_readable(const std::filesystem::path& path, bool as_writer) {
     if (::getppid() != parent) ::_exit(1);
     ::alarm(static_cast<unsigned>(reading_deadline(path).count()) + 5);
     ::close(pipe_fds[0]);
-    const std::string what = read_everything(path, as_writer);
+    const std::string what = read_slice(path, as_writer, slice, slices);
     if (!what.empty()) (void)!::write(pipe_fds[1], what.data(), what.size());
     ::_exit(what.empty() ? 0 : 1);  // no destructors, no HDF5 atexit: the child writes nothing to the file
   }
   ::close(pipe_fds[1]);
-  std::string written;
-  const auto deadline = std::chrono::steady_clock::now() + reading_deadline(path);
-  bool timed_out = false;
+  return {child, pipe_fds[0], ""};
+}
+
+// Takes in what the readers write until each has closed its pipe; false when the deadline came first.
+bool collect_until_closed(std::vector<SliceReader>& readers, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
-    pollfd wait{pipe_fds[0], POLLIN, 0};
+    std::vector<pollfd> waits;
+    std::vector<SliceReader*> waiting;
+    for (SliceReader& reader : readers)
+      if (reader.pipe >= 0) {
+        waits.push_back({reader.pipe, POLLIN, 0});
+        waiting.push_back(&reader);
+      }
+    if (waits.empty()) return true;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
+    if (left.count() <= 0) return false;
+    const int ready = ::poll(waits.data(), waits.size(), static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) return true;  // nothing more can be heard; the exit statuses tell
+    for (std::size_t i = 0; ready > 0 && i < waits.size(); ++i) {
+      if (waits[i].revents == 0) continue;
+      char buffer[4096];
+      const ssize_t n = ::read(waiting[i]->pipe, buffer, sizeof buffer);
+      if (n > 0) {
+        waiting[i]->written.append(buffer, static_cast<std::size_t>(n));
+      } else {  // the child ended (or closed the pipe)
+        ::close(waiting[i]->pipe);
+        waiting[i]->pipe = -1;
+      }
     }
-    const int ready = ::poll(&wait, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    char buffer[4096];
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-    if (n <= 0) break;  // the child ended (or closed the pipe)
-    written.append(buffer, static_cast<std::size_t>(n));
   }
-  ::close(pipe_fds[0]);
-  if (timed_out) ::kill(child, SIGKILL);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+}
+
+// Reads the whole file in child processes first (several on a file large enough, each a slice);
+// throws DamagedResultsFile when that fails in any way.
+void check_readable(const std::filesystem::path& path, bool as_writer) {
+  if (!std::filesystem::exists(path)) return;  // opening says so, with HDF5's words
+  const std::uint64_t slices = reading_slices(path);
+  std::vector<SliceReader> readers;
+  for (std::uint64_t slice = 0; slice < slices; ++slice) readers.push_back(start_slice_reader(path, as_writer, slice, slices));
+  const bool in_time = collect_until_closed(readers, std::chrono::steady_clock::now() + reading_deadline(path));
+  std::string what;
+  for (SliceReader& reader : readers) {
+    if (reader.pipe >= 0) ::close(reader.pipe);
+    if (!in_time) ::kill(reader.pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(reader.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (what.empty()) what = child_outcome(status, reader.written);
   }
-  if (timed_out) refuse_damaged(path, fmt::format("reading it did not end within {} s", reading_deadline(path).count()));
-  const std::string what = child_outcome(status, written);
+  if (!in_time) refuse_damaged(path, fmt::format("reading it did not end within {} s", reading_deadline(path).count()));
   if (!what.empty()) refuse_damaged(path, what);
 }
 
@@ -795,29 +869,46 @@ std::vector<SessionInfo> ResultsFile::read_sessions() const {
   return guarded(self.path, "reading /sessions", [&] { return self.sessions->read_all(self.sessions_layout); });
 }
 
-std::vector<PointStatus> ResultsFile::point_statuses() const {
+void ResultsFile::scan_statuses(
+    const std::function<void(std::uint64_t row, const std::string& point_id, const std::string& status)>& visit) const {
   Impl& self = impl();
-  return guarded(self.path, "reading the statuses in /runs", [&] {
+  guarded(self.path, "reading the statuses in /runs", [&] {
     // Two columns only: partial compound reads skip the other fields (and their strings); the rows
     // pass through one reused block, so the table never sits in memory.
-    std::vector<PointStatus> points;
-    std::unordered_map<std::string, std::size_t> place;  // point id -> its index in `points`
-    place.reserve(self.runs->size());
     with_evictions_while_reading(self.id(), self.writable, [&] {
-      self.runs->scan(self.runs_layout.subset({"point_id", "status"}), [&](std::uint64_t row, StoredRun& run) {
-        auto at = place.find(run.point_id);
-        if (at == place.end()) {
-          at = place.emplace(run.point_id, points.size()).first;
-          points.push_back({run.point_id, "", 0, false});
-        }
-        PointStatus& point = points[at->second];
-        point.ever_passed = point.ever_passed || run.status == "passed";
-        point.status = run.status;
-        point.latest_row = row;
-      });
+      self.runs->scan(self.runs_layout.subset({"point_id", "status"}),
+                      [&](std::uint64_t row, const StoredRun& run) { visit(row, run.point_id, run.status); });
     });
-    return points;
   });
+}
+
+std::vector<PointStatus> ResultsFile::point_statuses() const {
+  // Each row as (key, row, status), sorted by key: a point's rows side by side, in row order.
+  struct Row {
+    PointKey key;
+    std::uint64_t row = 0;
+    std::uint8_t status = 0;  // index into kStatuses
+  };
+  std::vector<Row> rows;
+  rows.reserve(run_count());
+  scan_statuses([&](std::uint64_t row, const std::string& point_id, const std::string& status) {
+    const auto known = std::find(std::begin(kStatuses), std::end(kStatuses), status);
+    if (known == std::end(kStatuses))
+      throw ResultsFileError(fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, status));
+    rows.push_back({point_key(point_id), row, static_cast<std::uint8_t>(known - std::begin(kStatuses))});
+  });
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return PointKeyLess()(a.key, b.key); });
+  std::vector<PointStatus> points;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (i == 0 || rows[i].key != rows[i - 1].key) points.push_back({rows[i].key, "", rows[i].row, 0, false});
+    PointStatus& point = points.back();
+    point.status = kStatuses[rows[i].status];
+    point.latest_row = rows[i].row;
+    point.ever_passed = point.ever_passed || point.status == "passed";
+  }
+  rows = {};
+  std::sort(points.begin(), points.end(), [](const PointStatus& a, const PointStatus& b) { return a.first_row < b.first_row; });
+  return points;
 }
 
 std::uint64_t ResultsFile::run_count() const { return impl().runs->size(); }

@@ -11,6 +11,7 @@
 // variable-length strings. Not thread-safe: one thread of rank 0 uses it.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/point_id_set.h"
 #include "store/h5.h"
 #include "store/stored_run.h"
 
@@ -78,10 +80,12 @@ struct RankInfo {
 
 // One row of /environments or /protocols: a document's canonical JSON, keyed by its content digest.
 // One point of a results file, from its rows in /runs.
+// A point of the file, from its rows: 64 bytes, not its rows' strings.
 struct PointStatus {
-  std::string point_id;
-  std::string status;            // of its latest row (rows are in arrival order: a rerun wins)
-  std::uint64_t latest_row = 0;  // that row's index in /runs
+  PointKey key;                  // point_key() of its id
+  std::string_view status;       // of its latest row (rows are in arrival order: a rerun wins); one of kStatuses
+  std::uint64_t first_row = 0;   // its first row in /runs
+  std::uint64_t latest_row = 0;  // its latest row
   bool ever_passed = false;      // some row of it passed: --resume skips it
 };
 
@@ -152,9 +156,12 @@ class ResultsFile {
   std::vector<RankInfo> read_ranks() const;
   std::vector<SessionInfo> read_sessions() const;
   // Every point with rows, once, in the order the points first appear. Reads two columns of /runs
-  // (point_id and status), a block of rows at a time: what status and --resume need, without the
-  // rest of the table.
+  // (point_id and status), a block of rows at a time: what status needs, without the rest of the
+  // table, in about 50 bytes a row.
   std::vector<PointStatus> point_statuses() const;
+  // The same two columns row by row, in row order, holding nothing: visit(row, point id, status).
+  void scan_statuses(
+      const std::function<void(std::uint64_t row, const std::string& point_id, const std::string& status)>& visit) const;
   std::uint64_t run_count() const;
   std::uint64_t sample_count() const;
 

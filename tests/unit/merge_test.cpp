@@ -137,7 +137,7 @@ TEST(MergeFiles, KeepsEveryRowInOrderWithItsSamplesDocumentsOnceAndEverySession)
   EXPECT_EQ(all.sample_count(), 3u + 1 + 2 + 1);
   EXPECT_TRUE(std::isnan(rows[1].stats.median_ns)) << "a figure not measured stays NaN";
   const auto statuses = all.point_statuses();
-  const auto p2 = std::find_if(statuses.begin(), statuses.end(), [](const PointStatus& p) { return p.point_id == "p2"; });
+  const auto p2 = std::find_if(statuses.begin(), statuses.end(), [](const PointStatus& p) { return p.key == point_key("p2"); });
   ASSERT_NE(p2, statuses.end());
   EXPECT_EQ(p2->status, "passed");
 

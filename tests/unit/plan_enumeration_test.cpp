@@ -11,6 +11,7 @@
 
 #include "config/parse.h"
 #include "plan/plan.h"
+#include "plan/point_enumerator.h"
 #include "support/kernels.h"
 
 namespace ks {
@@ -109,6 +110,24 @@ std::vector<Point> reference_plan(const SweepSpec& spec, const Registry& registr
   return points;
 }
 
+// Rank 0 of a run keeps a group's source and makes its points again when it hands them out: each
+// group made again from the source of its first point is the group, point for point.
+void expect_groups_made_again(const SweepSpec& spec, const Plan& plan, const std::string& name) {
+  PointEnumerator points(spec, builtin_registry());
+  points.count();
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    const std::vector<Point> again = points.group_at(plan.points[plan.groups[g].first].source);
+    ASSERT_EQ(again.size(), plan.groups[g].last - plan.groups[g].first) << name << " group " << g;
+    for (std::size_t k = 0; k < again.size(); ++k) {
+      const Point& original = plan.points[plan.groups[g].first + k];
+      EXPECT_EQ(again[k].id, original.id) << name << " group " << g;
+      EXPECT_EQ(again[k].params, original.params) << name << " group " << g;
+      EXPECT_EQ(again[k].timeout_s, original.timeout_s) << name << " group " << g;
+      EXPECT_EQ(again[k].source.combination, original.source.combination) << name << " group " << g;
+    }
+  }
+}
+
 void expect_plan_is_the_reference(const SweepSpec& spec, const std::string& name) {
   const std::vector<Point> expected = reference_plan(spec, builtin_registry());
   const Plan plan = make_plan(spec, builtin_registry());
@@ -125,6 +144,7 @@ void expect_plan_is_the_reference(const SweepSpec& spec, const std::string& name
     EXPECT_EQ(plan.groups[g].last, groups[g].last) << name << " group " << g;
   }
   EXPECT_EQ(count_points(spec, builtin_registry(), {}), expected.size()) << name;
+  expect_groups_made_again(spec, plan, name);
 }
 
 SweepSpec parse(const std::string& text) { return parse_sweep_text(text, "inline.yaml", builtin_registry()); }
@@ -187,6 +207,34 @@ TEST(PlanEnumeration, AVisitorThatStopsEndsTheEnumeration) {
     return ++seen < 10;
   });
   EXPECT_EQ(seen, 10u);
+}
+
+TEST(PlanEnumeration, AGroupMadeAgainKeepsTheModesThatExcludesAndRepeatsLeave) {
+  // Block 1 repeats block 0's forward point of 64 tokens and excludes backward at 128: its groups
+  // made again hold only the modes the plan has.
+  const SweepSpec spec = parse(R"(name: made-again
+kernels:
+  - kernel: rms_norm
+    implementations: [cpu]
+    modes: [forward]
+    grid: {tokens: [64], hidden: [64]}
+  - kernel: rms_norm
+    implementations: [cpu]
+    modes: [forward, backward]
+    grid: {tokens: [64, 128], hidden: [64]}
+    exclude: [{tokens: 128, mode: backward}]
+    include: [{tokens: 64, hidden: 64}, {tokens: 256, hidden: 64}]
+)");
+  const Plan plan = make_plan(spec, builtin_registry());
+  ASSERT_EQ(plan.points.size(), 5u);  // 64 forward; 64 backward, 128 forward; 256 forward and backward
+  PointEnumerator points(spec, builtin_registry());
+  points.count();
+  EXPECT_EQ(points.group_at(plan.points[1].source).size(), 1u);  // 64 tokens: backward only
+  EXPECT_EQ(points.group_at(plan.points[2].source).size(), 1u);  // 128 tokens: forward only
+  EXPECT_EQ(points.group_at(plan.points[3].source).size(), 2u);  // the second include entry
+  EXPECT_EQ(points.group_at({1, 0, 2}).size(), 0u);              // the first include entry repeats the grid
+  EXPECT_THROW(points.group_at({1, 0, 4}), std::out_of_range);
+  EXPECT_THROW(points.group_at({2, 0, 0}), std::out_of_range);
 }
 
 TEST(PlanEnumeration, CountingAGridNothingThinsMakesNoPoint) {

@@ -542,8 +542,10 @@ TEST_F(StoreTest, PassedPointsAndLatestStatusFollowReruns) {
 
   const std::vector<PointStatus> points = file.point_statuses();
   ASSERT_EQ(points.size(), 3u);
-  const std::vector<std::string> ids{points[0].point_id, points[1].point_id, points[2].point_id};
-  EXPECT_EQ(ids, (std::vector<std::string>{"point-0", "point-1", "point-2"})) << "in order of first appearance";
+  const std::vector<PointKey> keys{points[0].key, points[1].key, points[2].key};
+  EXPECT_EQ(keys, (std::vector<PointKey>{point_key("point-0"), point_key("point-1"), point_key("point-2")}))
+      << "in order of first appearance";
+  EXPECT_EQ(points[0].first_row, 0u);
   EXPECT_EQ(points[0].status, "passed") << "the rerun's row is the latest";
   EXPECT_EQ(points[0].latest_row, 3u);
   EXPECT_TRUE(points[0].ever_passed);
@@ -561,15 +563,23 @@ TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {
     file.flush();
   }  // closed without finish(): an interrupted run
   ResultsFile file = ResultsFile::open_read_only(file_path());
-  const ResultsSummary summary =
-      summarise_results(file, file.point_statuses(),
-                        {"point-0", "point-1", "point-2", "point-3", "point-4", "point-5", "point-6"});
+  std::vector<PointKey> planned;
+  for (const char* id : {"point-0", "point-1", "point-2", "point-3", "point-4", "point-5", "point-6"})
+    planned.push_back(point_key(id));
+  const ResultsSummary summary = summarise_results(file, file.point_statuses(), planned);
   EXPECT_EQ(summary.rows, 5u);
   EXPECT_EQ(summary.sessions, 1u);
   EXPECT_EQ(summary.info.ended_at, "");
   EXPECT_EQ(summary.points_by_status, (std::map<std::string, std::uint64_t>{{"failed", 1}, {"passed", 4}}));
-  EXPECT_EQ(summary.missing_point_ids, (std::vector<std::string>{"point-5", "point-6"}));
+  // The plan's ids are SHA-256s, which their keys give back; these test ids are not, and come back as
+  // the hex of their keys.
+  EXPECT_EQ(summary.missing_point_ids,
+            (std::vector<std::string>{point_key_hex(point_key("point-5")), point_key_hex(point_key("point-6"))}));
   EXPECT_TRUE(summary.unplanned_point_ids.empty());
+  // Points with rows that the plan lacks are named by the ids their rows hold.
+  const ResultsSummary without_three = summarise_results(file, file.point_statuses(), {planned[0], planned[1]});
+  EXPECT_EQ(without_three.unplanned_point_ids, (std::vector<std::string>{"point-2", "point-3", "point-4"}));
+  EXPECT_EQ(without_three.missing_point_ids, std::vector<std::string>{});
   EXPECT_EQ(summary.samples, file.sample_count());
 }
 

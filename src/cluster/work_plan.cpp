@@ -1,0 +1,68 @@
+#include "cluster/work_plan.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cluster/workers.h"
+
+namespace ks {
+
+WorkPlan::WorkPlan(const Registry& registry, GroupMaker make_group)
+    : registry_(&registry), make_group_(std::move(make_group)) {}
+
+void WorkPlan::add(const Point& point, std::size_t group, bool measured_before, bool skipped_before) {
+  if (point.index != size())
+    throw std::logic_error(fmt::format("WorkPlan: point {} added as the plan's point {}", point.index, size()));
+  if (group == groups_.size()) {
+    groups_.push_back({point.source, point.index});
+    const KernelSpec* kernel = registry_->find(point.kernel);
+    const ImplementationSpec* implementation = kernel ? kernel->implementation(point.implementation) : nullptr;
+    needs_gpu_.push_back(implementation && implementation->backend == Backend::cuda);
+    any_in_python_ = any_in_python_ || runs_in_python(*registry_, point);
+  } else if (group + 1 != groups_.size()) {
+    throw std::logic_error(fmt::format("WorkPlan: point {} of group {} follows group {}", point.index, group,
+                                       groups_.size() - 1));
+  }
+  measured_before_.push_back(measured_before);
+  skipped_before_.push_back(skipped_before);
+  if (measured_before) ++measured_;
+}
+
+void WorkPlan::seal() {
+  groups_.shrink_to_fit();
+  needs_gpu_.shrink_to_fit();
+  measured_before_.shrink_to_fit();
+  skipped_before_.shrink_to_fit();
+}
+
+std::vector<std::size_t> WorkPlan::groups_to_measure() const {
+  std::vector<std::size_t> out;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const std::uint64_t last = g + 1 < groups_.size() ? groups_[g + 1].first_index : size();
+    for (std::uint64_t i = groups_[g].first_index; i < last; ++i)
+      if (!measured_before_[i]) {
+        out.push_back(g);
+        break;
+      }
+  }
+  return out;
+}
+
+std::vector<Point> WorkPlan::points_to_measure(std::size_t group) const {
+  const std::uint64_t first = groups_.at(group).first_index;
+  const std::uint64_t last = group + 1 < groups_.size() ? groups_[group + 1].first_index : size();
+  std::vector<Point> points = make_group_(groups_[group].source);
+  if (points.size() != last - first)
+    throw std::logic_error(fmt::format("group {} of the plan was made again with {} points, not {}", group,
+                                       points.size(), last - first));
+  std::vector<Point> out;
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    if (measured_before_[first + k]) continue;
+    points[k].index = first + k;
+    out.push_back(std::move(points[k]));
+  }
+  return out;
+}
+
+}  // namespace ks

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel.h"
@@ -56,6 +57,10 @@ class WorkPlan {
   std::vector<bool> skipped_before_;   // by plan index
   std::uint64_t measured_ = 0;
   bool any_in_python_ = false;
+  struct {
+    std::string kernel, implementation;
+    bool needs_gpu = false, in_python = false;
+  } last_;  // the implementation of the last group added
 };
 
 }  // namespace ks

@@ -125,4 +125,8 @@ std::string canonical_json(const Json& value) {
   return out;
 }
 
+void append_canonical_json(std::string& out, const Json& value) { write(out, value); }
+
+void append_canonical_string(std::string& out, const std::string& text) { write_string(out, text); }
+
 }  // namespace ks

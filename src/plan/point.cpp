@@ -15,6 +15,19 @@ std::string Point::shape_key() const {
   return canonical_json(Json{{"implementation", implementation}, {"kernel", kernel}, {"params", params}});
 }
 
-std::string point_id(const Point& point) { return sha256_hex(canonical_json(point.identity())); }
+// canonical_json(point.identity()) written directly: the identity's keys are already in canonical
+// order, and its parameters are not copied into it (a plan of millions of points digests each).
+std::string point_id(const Point& point) {
+  std::string text = "{\"implementation\":";
+  append_canonical_string(text, point.implementation);
+  text += ",\"kernel\":";
+  append_canonical_string(text, point.kernel);
+  text += ",\"mode\":";
+  append_canonical_string(text, point.mode);
+  text += ",\"params\":";
+  append_canonical_json(text, point.params);
+  text += '}';
+  return sha256_hex(text);
+}
 
 }  // namespace ks

@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -671,10 +673,58 @@ bool collect_until_closed(std::vector<SliceReader>& readers, std::chrono::steady
   }
 }
 
-// Reads the whole file in child processes first (several on a file large enough, each a slice);
-// throws DamagedResultsFile when that fails in any way.
+// --- remembering a file found sound -----------------------------------------------------------------
+//
+// Reading a million rows to check them takes seconds, and a finished sweep's file is read again and
+// again (status, show, report, compare). A file read whole and found sound is marked so in an
+// extended attribute that holds its size, modification time and inode at that moment; while all
+// three are the same, the file holds the bytes found sound, and opening it again skips the reading.
+// Whatever writes to the file (a writer, killed or not; a disk that filled; a program that flips a
+// byte) changes its modification time, and a copy is another inode without the mark: those are read
+// again. A file modified within the last few seconds is not marked: some filesystems (Lustre) keep
+// times in whole seconds, and a write in the same second would leave the time as it was. Where the
+// filesystem keeps no user attributes, every open reads the file.
+
+const char* checked_attribute(bool as_writer) {
+  return as_writer ? "user.kernelsweep.checked-to-append" : "user.kernelsweep.checked-to-read";
+}
+
+// What the mark holds for the file as it is now; empty when it cannot be read.
+std::string checked_mark(const std::filesystem::path& path) {
+  struct stat status{};
+  if (::stat(path.c_str(), &status) != 0) return "";
+  return fmt::format("size {} modified {}.{:09} inode {}", static_cast<long long>(status.st_size),
+                     static_cast<long long>(status.st_mtim.tv_sec), static_cast<long>(status.st_mtim.tv_nsec),
+                     static_cast<unsigned long long>(status.st_ino));
+}
+
+bool marked_checked(const std::filesystem::path& path, bool as_writer) {
+  const std::string mark = checked_mark(path);
+  char stored[256];
+  const ssize_t n = ::getxattr(path.c_str(), checked_attribute(as_writer), stored, sizeof stored);
+  return !mark.empty() && n > 0 && std::string_view(stored, static_cast<std::size_t>(n)) == mark;
+}
+
+// Marks the file as it was when the reading began (`read`), provided it is so still (a running
+// sweep may write to a file that status reads) and settled. Best effort: a filesystem without user
+// attributes, or a file not ours to mark, keeps no mark.
+void mark_checked(const std::filesystem::path& path, bool as_writer, const std::string& read) {
+  constexpr auto kSettled = std::chrono::seconds(3);  // past any filesystem's time granularity
+  struct stat status{};
+  if (read.empty() || checked_mark(path) != read || ::stat(path.c_str(), &status) != 0) return;
+  const auto modified = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(status.st_mtim.tv_sec)));
+  if (std::chrono::system_clock::now() - modified < kSettled) return;
+  (void)::setxattr(path.c_str(), checked_attribute(as_writer), read.data(), read.size(), 0);
+}
+
+// Reads the whole file in child processes first (several on a file large enough, each a slice),
+// unless it is marked as found sound as it is now; throws DamagedResultsFile when reading fails in
+// any way.
 void check_readable(const std::filesystem::path& path, bool as_writer) {
   if (!std::filesystem::exists(path)) return;  // opening says so, with HDF5's words
+  if (marked_checked(path, as_writer)) return;
+  const std::string read = checked_mark(path);
   const std::uint64_t slices = reading_slices(path);
   std::vector<SliceReader> readers;
   for (std::uint64_t slice = 0; slice < slices; ++slice) readers.push_back(start_slice_reader(path, as_writer, slice, slices));
@@ -690,6 +740,7 @@ void check_readable(const std::filesystem::path& path, bool as_writer) {
   }
   if (!in_time) refuse_damaged(path, fmt::format("reading it did not end within {} s", reading_deadline(path).count()));
   if (!what.empty()) refuse_damaged(path, what);
+  mark_checked(path, as_writer, read);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "common/canonical_json.h"
+#include "common/digest.h"
 #include "config/sweep_spec.h"
 #include "kernels/kernel.h"
 #include "plan/plan.h"
@@ -508,6 +509,11 @@ TEST(PointId, GoldenIdWithFloatsBooleansNegativesAndStrings) {
   //   "ignore_index":-100,"chunk_size":"auto","bias":True,"normalize":"tokens","ignored_fraction":0.125,
   //   "seed":0}}, sort_keys=True, separators=(",",":")).encode()).hexdigest())'
   EXPECT_EQ(point_id(p), "231aa412c2977d838a12624e34619adc0628a002f1795ab46861fc08a1f948f6");
+}
+
+TEST(PointId, IsTheDigestOfTheCanonicalIdentityWhateverTheNamesHold) {
+  const Point p = make_point("k\"1\\", "impl\n\t\x01é", "m", {{"b", "x\"y"}, {"a", {1.5, -2, nullptr}}});
+  EXPECT_EQ(point_id(p), sha256_hex(canonical_json(p.identity())));
 }
 
 TEST(PointId, ShapeKeyIgnoresOnlyTheMode) {

@@ -2,6 +2,8 @@
 // (the C API and h5dump) as any other tool would; resume, refusal to overwrite, crash safety.
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -487,6 +489,54 @@ TEST_F(StoreTest, ADamagedFileIsRefusedNeverReadIntoACrash) {
   }
   EXPECT_GT(refused, 0) << "no flipped byte was noticed: are the checks in place?";
   EXPECT_GT(read + refused, 90);
+}
+
+// A file found sound is marked so, with its size, time and inode, and not read again while they
+// stay; any write changes its time, and it is read again. A file written moments ago is not marked.
+TEST_F(StoreTest, AFileFoundSoundIsReadAgainOnlyOnceChanged) {
+  const fs::path probe = dir_ / "probe";
+  std::ofstream(probe) << "x";
+  if (::setxattr(probe.c_str(), "user.kernelsweep.probe", "1", 1, 0) != 0)
+    GTEST_SKIP() << "this filesystem keeps no user attributes: every open reads the file";
+  const auto marked = [&] {
+    char mark[256];
+    return ::getxattr(file_path().c_str(), "user.kernelsweep.checked-to-read", mark, sizeof mark) > 0;
+  };
+  write_file({make_batch(0, 50, 3)});
+  EXPECT_EQ(ResultsFile::open_read_only(file_path()).run_count(), 50u);
+  EXPECT_FALSE(marked()) << "modified a moment ago: a write within the same second could keep its time";
+
+  // As if written a minute ago: the check reads it, and marks it.
+  struct stat written{};
+  ASSERT_EQ(::stat(file_path().c_str(), &written), 0);
+  timespec a_minute_ago[2] = {written.st_atim, written.st_mtim};
+  a_minute_ago[1].tv_sec -= 60;
+  ASSERT_EQ(::utimensat(AT_FDCWD, file_path().c_str(), a_minute_ago, 0), 0);
+  EXPECT_EQ(ResultsFile::open_read_only(file_path()).run_count(), 50u);
+  EXPECT_TRUE(marked());
+
+  // The signature overwritten in place: the same size, a new time. The check reads it again, and
+  // refuses it as damaged.
+  {
+    std::fstream file(file_path(), std::ios::binary | std::ios::in | std::ios::out);
+    file.write("NOTHDF5!", 8);
+  }
+  try {
+    ResultsFile::open_read_only(file_path());
+    ADD_FAILURE() << "a changed file was opened";
+  } catch (const DamagedResultsFile& error) {
+    EXPECT_NE(std::string(error.what()).find("is damaged"), std::string::npos) << error.what();
+  }
+  // What the mark cannot see: bytes changed with the old time put back. The check is skipped, and
+  // HDF5's own open refuses what is not its file.
+  ASSERT_EQ(::utimensat(AT_FDCWD, file_path().c_str(), a_minute_ago, 0), 0);
+  try {
+    ResultsFile::open_read_only(file_path());
+    ADD_FAILURE() << "a file without an HDF5 signature was opened";
+  } catch (const DamagedResultsFile& error) {
+    ADD_FAILURE() << "read again, though its mark matched: " << error.what();
+  } catch (const ResultsFileError&) {
+  }
 }
 
 TEST_F(StoreTest, DocumentsAreStoredOncePerDigest) {

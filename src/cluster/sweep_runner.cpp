@@ -49,12 +49,6 @@ Clock::duration heartbeat_interval() { return silence_limit() / 4; }
 // poll for the word every millisecond, so this is only reached by a rank that is stuck.
 constexpr auto kWindDownLimit = std::chrono::seconds(30);
 
-bool needs_gpu(const Registry& registry, const Point& point) {
-  const KernelSpec* kernel = registry.find(point.kernel);
-  const ImplementationSpec* implementation = kernel ? kernel->implementation(point.implementation) : nullptr;
-  return implementation && implementation->backend == Backend::cuda;
-}
-
 // The worker's measurement completed with the point and where it ran: the record as it stays.
 RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu) {
   RunRecord rec = r.record;

@@ -17,12 +17,8 @@ void WorkPlan::add(const Point& point, std::size_t group, bool measured_before, 
   if (group == groups_.size()) {
     groups_.push_back({point.source, point.index});
     // Groups come in long runs of one implementation: it is looked up when it changes.
-    if (point.kernel != last_.kernel || point.implementation != last_.implementation) {
-      const KernelSpec* kernel = registry_->find(point.kernel);
-      const ImplementationSpec* implementation = kernel ? kernel->implementation(point.implementation) : nullptr;
-      last_ = {point.kernel, point.implementation, implementation && implementation->backend == Backend::cuda,
-               runs_in_python(*registry_, point)};
-    }
+    if (point.kernel != last_.kernel || point.implementation != last_.implementation)
+      last_ = {point.kernel, point.implementation, ks::needs_gpu(*registry_, point), runs_in_python(*registry_, point)};
     needs_gpu_.push_back(last_.needs_gpu);
     any_in_python_ = any_in_python_ || last_.in_python;
   } else if (group + 1 != groups_.size()) {

@@ -10,6 +10,12 @@ bool runs_in_python(const Registry& registry, const Point& point) {
   return implementation && !implementation->python_module.empty();
 }
 
+bool needs_gpu(const Registry& registry, const Point& point) {
+  const KernelSpec* kernel = registry.find(point.kernel);
+  const ImplementationSpec* implementation = kernel ? kernel->implementation(point.implementation) : nullptr;
+  return implementation && implementation->backend == Backend::cuda;
+}
+
 Workers::Workers(const Registry& registry, const std::string& executable, int local_rank,
                  const std::vector<std::string>& plugins, const PythonSetup& python)
     : registry_(registry), native_(executable, local_rank, plugins),

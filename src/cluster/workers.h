@@ -19,6 +19,8 @@ namespace ks {
 
 // True when the Python worker measures the point's implementation.
 bool runs_in_python(const Registry& registry, const Point& point);
+// True when the point's implementation is a cuda one: only a rank with a GPU measures it.
+bool needs_gpu(const Registry& registry, const Point& point);
 
 class Workers {
  public:

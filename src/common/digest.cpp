@@ -24,12 +24,15 @@ std::string sha256_hex(std::string_view bytes) {
   unsigned int length = 0;
   if (EVP_Digest(bytes.data(), bytes.size(), hash.data(), &length, sha256_method(), nullptr) != 1)
     throw std::runtime_error("sha256: OpenSSL EVP_Digest failed");
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) {
-    out += hex[hash[i] >> 4];
-    out += hex[hash[i] & 15];
+  return hex_of(std::span<const unsigned char>(hash.data(), length));
+}
+
+std::string hex_of(std::span<const unsigned char> bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out(2 * bytes.size(), '0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    out[2 * i] = digits[bytes[i] >> 4];
+    out[2 * i + 1] = digits[bytes[i] & 15];
   }
   return out;
 }

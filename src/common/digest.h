@@ -1,6 +1,7 @@
 #pragma once
 // SHA-256 through OpenSSL's libcrypto.
 #include <array>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,8 @@ namespace ks {
 
 // Lowercase hex SHA-256 of the bytes.
 std::string sha256_hex(std::string_view bytes);
+// Lowercase hex of bytes.
+std::string hex_of(std::span<const unsigned char> bytes);
 
 // SHA-256 of bytes given in pieces, without joining them: for digests taken a million times over.
 class Sha256 {

@@ -38,19 +38,12 @@ bool decode_digest(std::string_view hex, PointKey& out) {
 PointKey point_key(std::string_view id) {
   PointKey key;
   if (decode_digest(id, key)) return key;
-  if (!decode_digest(sha256_hex(id), key)) throw std::logic_error("sha256_hex gave no digest");
-  return key;
+  Sha256 hash;
+  hash.update(id);
+  return hash.finish();
 }
 
-std::string point_key_hex(const PointKey& key) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex(2 * key.size(), '0');
-  for (std::size_t i = 0; i < key.size(); ++i) {
-    hex[2 * i] = digits[key[i] >> 4];
-    hex[2 * i + 1] = digits[key[i] & 15];
-  }
-  return hex;
-}
+std::string point_key_hex(const PointKey& key) { return hex_of(key); }
 
 void PointIdSet::add(const PointKey& key) {
   keys_.push_back(key);

@@ -718,6 +718,12 @@ void mark_checked(const std::filesystem::path& path, bool as_writer, const std::
   (void)::setxattr(path.c_str(), checked_attribute(as_writer), read.data(), read.size(), 0);
 }
 
+// The file opened to write (with HDF5's file locking, beside the writer lock).
+h5::Handle open_to_write(const std::filesystem::path& path) {
+  h5::Handle fapl = file_access(true);
+  return h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file");
+}
+
 // Reads the whole file in child processes first (several on a file large enough, each a slice),
 // unless it is marked as found sound as it is now; throws DamagedResultsFile when reading fails in
 // any way.
@@ -748,8 +754,7 @@ void check_readable(const std::filesystem::path& path, bool as_writer) {
 ResultsFile ResultsFile::open_for_append(const std::filesystem::path& path) {
   check_readable(path, true);
   return guarded(path, "opening it to append", [&] {
-    h5::Handle fapl = file_access(true);
-    h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file");
+    h5::Handle file = open_to_write(path);
     repair_end_of_allocation(file.get());
     const std::int64_t version = read_root_attributes(file.get()).layout_version;  // refuses a file not ours first
     write_ended_at(file.get(), "");
@@ -855,9 +860,7 @@ void ResultsFile::reopen() {
   impl_->close();
   impl_.reset();
   H5garbage_collect();  // HDF5 keeps the blocks it freed in lists of its own, for reuse
-  h5::Handle fapl = file_access(true);
-  h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file again");
-  impl_ = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append, version);
+  impl_ = std::make_unique<Impl>(path, open_to_write(path), Impl::Mode::Append, version);
 }
 
 void ResultsFile::finish(const std::string& ended_at) {

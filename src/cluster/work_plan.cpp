@@ -11,7 +11,7 @@ namespace ks {
 WorkPlan::WorkPlan(const Registry& registry, GroupMaker make_group)
     : registry_(&registry), make_group_(std::move(make_group)) {}
 
-void WorkPlan::add(const Point& point, std::size_t group, bool measured_before, bool skipped_before) {
+void WorkPlan::add(const Point& point, std::size_t group) {
   if (point.index != size())
     throw std::logic_error(fmt::format("WorkPlan: point {} added as the plan's point {}", point.index, size()));
   if (group == groups_.size()) {
@@ -25,9 +25,8 @@ void WorkPlan::add(const Point& point, std::size_t group, bool measured_before, 
     throw std::logic_error(fmt::format("WorkPlan: point {} of group {} follows group {}", point.index, group,
                                        groups_.size() - 1));
   }
-  measured_before_.push_back(measured_before);
-  skipped_before_.push_back(skipped_before);
-  if (measured_before) ++measured_;
+  measured_before_.push_back(false);
+  skipped_before_.push_back(false);
 }
 
 void WorkPlan::seal() {
@@ -35,6 +34,25 @@ void WorkPlan::seal() {
   needs_gpu_.shrink_to_fit();
   measured_before_.shrink_to_fit();
   skipped_before_.shrink_to_fit();
+}
+
+void WorkPlan::mark_before(const std::vector<PointKey>& keys, const PointIdSet& passed, const PointIdSet& skipped) {
+  if (keys.size() != size())
+    throw std::logic_error(fmt::format("WorkPlan: {} keys given for a plan of {} points", keys.size(), size()));
+  const PositionedKeys plan = sort_with_positions(keys);
+  // Each set's keys found among the plan's, both sorted: calls mark(position) for each in both.
+  const auto walk = [&plan](const std::vector<PointKey>& set, auto&& mark) {
+    for (std::size_t i = 0, j = 0; i < plan.size() && j < set.size();) {
+      if (PointKeyLess()(plan[i].first, set[j])) ++i;
+      else if (PointKeyLess()(set[j], plan[i].first)) ++j;
+      else mark(plan[i++].second);
+    }
+  };
+  walk(passed.sorted(), [this](std::uint64_t position) {
+    if (!measured_before_[position]) ++measured_;
+    measured_before_[position] = true;
+  });
+  walk(skipped.sorted(), [this](std::uint64_t position) { skipped_before_[position] = true; });
 }
 
 std::vector<std::size_t> WorkPlan::groups_to_measure() const {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/point_id_set.h"
 #include "kernels/kernel.h"
 #include "plan/point.h"
 
@@ -25,9 +26,13 @@ class WorkPlan {
   WorkPlan(const Registry& registry, GroupMaker make_group);
 
   // The plan's points, in plan order, each once; `group` numbers groups from 0 as the plan does.
-  void add(const Point& point, std::size_t group, bool measured_before, bool skipped_before);
+  void add(const Point& point, std::size_t group);
   // Called once every point is added: gives back what growing the arrays left unused.
   void seal();
+  // A resume, once the plan is sealed: marks the points whose keys (`keys`, the plan's in plan order)
+  // `passed` holds as measured before, and those `skipped` holds as recorded `skipped` before. The
+  // plan's keys are sorted and walked beside the sets' in one pass.
+  void mark_before(const std::vector<PointKey>& keys, const PointIdSet& passed, const PointIdSet& skipped);
 
   std::uint64_t size() const { return measured_before_.size(); }  // points of the plan
   std::uint64_t measured_before() const { return measured_; }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 
 #include "common/digest.h"
@@ -50,30 +49,27 @@ void PointIdSet::add(const PointKey& key) {
   sealed_ = false;
 }
 
-std::size_t PointIdSet::bucket(const PointKey& key) const {
-  const std::uint32_t leading = std::uint32_t{key[0]} << 24 | std::uint32_t{key[1]} << 16 | std::uint32_t{key[2]} << 8 | key[3];
-  return bits_ == 0 ? 0 : leading >> (32 - bits_);
-}
-
 void PointIdSet::seal() {
   std::sort(keys_.begin(), keys_.end(), PointKeyLess());
   keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
-  if (keys_.size() > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("PointIdSet: more than 2^32 ids");
-  bits_ = 0;
-  while (bits_ < 24 && (std::size_t{1} << bits_) < keys_.size()) ++bits_;  // about a key a bucket
-  starts_.assign((std::size_t{1} << bits_) + 1, 0);
-  for (const PointKey& key : keys_) ++starts_[bucket(key) + 1];
-  for (std::size_t b = 1; b < starts_.size(); ++b) starts_[b] += starts_[b - 1];
   sealed_ = true;
 }
 
+const std::vector<PointKey>& PointIdSet::sorted() const {
+  if (!sealed_) throw std::logic_error("PointIdSet read before seal()");
+  return keys_;
+}
+
 bool PointIdSet::contains(const PointKey& key) const {
-  if (!sealed_) throw std::logic_error("PointIdSet::contains before seal()");
-  if (keys_.empty()) return false;
-  const std::size_t b = bucket(key);
-  for (std::uint32_t i = starts_[b]; i < starts_[b + 1]; ++i)
-    if (std::memcmp(keys_[i].data(), key.data(), key.size()) == 0) return true;
-  return false;
+  return std::binary_search(sorted().begin(), sorted().end(), key, PointKeyLess());
+}
+
+PositionedKeys sort_with_positions(const std::vector<PointKey>& keys) {
+  PositionedKeys out;
+  out.reserve(keys.size());
+  for (std::uint64_t position = 0; position < keys.size(); ++position) out.emplace_back(keys[position], position);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return PointKeyLess()(a.first, b.first); });
+  return out;
 }
 
 }  // namespace ks

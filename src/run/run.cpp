@@ -1,9 +1,11 @@
 // One sweep end to end (`kernelsweep run`): every rank reads the sweep file, rank 0 opens the outputs (new,
 // --resume or --overwrite) and plans, the ranks measure the points rank 0 hands out, rank 0 stores.
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -121,36 +123,58 @@ MeasuredBefore measured_before(const ResultsFile& file) {
   return out;
 }
 
-// Rank 0, --resume of an existing file: the file to complete and what it holds, or a one-line reason
-// why it cannot be completed by this run.
-std::optional<ResultsFile> resume_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
-                                          const PlanOptions& shard, MeasuredBefore& before, std::string& problem) {
-  const fs::path& path = paths.results_file;
-  ResultsFile file = ResultsFile::open_for_append(path);
+// Why `file` cannot be completed by this run (another shard, another --where, another sweep file);
+// empty when it can.
+std::string why_not_resumable(const ResultsFile& file, const LoadedSweep& sweep, const RunRequest& args,
+                              const PlanOptions& shard) {
+  const std::string path = file.path().string();
   const RunInfo stored = file.read_info();
   if (stored.shard_index != static_cast<std::int64_t>(shard.shard_index) ||
       stored.shard_count != static_cast<std::int64_t>(shard.shard_count)) {
     const auto name = [](std::int64_t index, std::int64_t count) {
       return count > 1 ? fmt::format("shard {}/{}", index, count) : std::string("the whole plan");
     };
-    problem = fmt::format("{}: cannot resume: the file holds {} and this run measures {}", path.string(),
-                          name(stored.shard_index, stored.shard_count), name(shard.shard_index, shard.shard_count));
-    return std::nullopt;
+    return fmt::format("{}: cannot resume: the file holds {} and this run measures {}", path,
+                       name(stored.shard_index, stored.shard_count), name(shard.shard_index, shard.shard_count));
   }
   // A file of the whole plan may be completed a part at a time (--where narrows what this run
   // measures); a file made for a part is that part's.
-  if (!stored.where.empty() && stored.where != args.plan.where) {
-    problem = fmt::format("{}: cannot resume: the file holds the points of --where '{}'; resume it with the same "
-                          "--where", path.string(), stored.where);
-    return std::nullopt;
-  }
+  if (!stored.where.empty() && stored.where != args.plan.where)
+    return fmt::format("{}: cannot resume: the file holds the points of --where '{}'; resume it with the same "
+                       "--where", path, stored.where);
   const std::string change = describe_sweep_text_change(stored.sweep_text, sweep.spec.source_text);
-  if (!change.empty()) {
-    problem = fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made "
-                          "with: {}", path.string(), sweep.spec.source_path, change);
-    return std::nullopt;
-  }
-  before = measured_before(file);
+  if (!change.empty())
+    return fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made "
+                       "with: {}", path, sweep.spec.source_path, change);
+  return "";
+}
+
+// Rank 0, --resume of an existing file: the file to complete, its statuses read on this thread while
+// another walks the plan (all reckoning; only this thread touches HDF5), and the plan then marked
+// with what the file holds. Nothing when the file cannot be completed by this run (`problem` says
+// why) or the plan is refused (the reason printed).
+std::optional<ResultsFile> resume_with_plan(const LoadedSweep& sweep, const RunRequest& args, const Registry& registry,
+                                            const OutputPaths& paths, const PlanOptions& shard,
+                                            std::optional<WorkPlan>& plan, std::string& problem) {
+  // Opened (and checked, by readers it forks) before the planner starts: a child forked beside a
+  // running thread would hold a copy of any lock that thread held at that moment.
+  ResultsFile file = ResultsFile::open_for_append(paths.results_file);
+  problem = why_not_resumable(file, sweep, args, shard);
+  if (!problem.empty()) return std::nullopt;
+  std::vector<PointKey> keys;
+  std::exception_ptr plan_failure;
+  std::jthread planner([&] {
+    try {
+      plan = plan_work(sweep, args.plan, registry, &keys);
+    } catch (...) {
+      plan_failure = std::current_exception();
+    }
+  });
+  const MeasuredBefore before = measured_before(file);  // the planner joins on a throw
+  planner.join();
+  if (plan_failure) std::rethrow_exception(plan_failure);
+  if (!plan) return std::nullopt;
+  plan->mark_before(keys, before.passed, before.skipped);
   return file;
 }
 
@@ -283,18 +307,17 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       const fs::path folder = paths.results_file.parent_path();
       fs::create_directories(folder.empty() ? fs::path(".") : folder);
       WriterLock lock = WriterLock::acquire(paths.results_file, read_host_info().hostname, command_line);
-      // A resume reads what the file holds first, so that the plan is walked once, marking the points
-      // measured before as it goes; a new file is made once the plan is known to be good.
+      // A new file is made once the plan is known to be good.
       const bool resuming = args.resume && fs::exists(paths.results_file);
-      MeasuredBefore before;
       std::optional<ResultsFile> file;
-      if (resuming) file = resume_results(*sweep, args, paths, shard, before, problem);
-      if (problem.empty()) {
-        plan = plan_work(*sweep, args.plan, registry, before.passed, before.skipped);
+      if (resuming) {
+        file = resume_with_plan(*sweep, args, registry, paths, shard, plan, problem);
         planned = plan.has_value();
-        before = MeasuredBefore();
+      } else {
+        plan = plan_work(*sweep, args.plan, registry);
+        planned = plan.has_value();
+        if (plan) file = new_results(*sweep, args, paths, world.size(), command_line, shard, plan->size(), problem);
       }
-      if (plan && !resuming) file = new_results(*sweep, args, paths, world.size(), command_line, shard, plan->size(), problem);
       if (plan && file) {
         if (resuming)
           file->add_session({iso_utc_now(), world.size(), read_host_info().hostname, command_line, build::version, build::git_commit});

@@ -1,4 +1,5 @@
 // `kernelsweep status results.h5`: what a finished or interrupted results file holds.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -31,9 +32,14 @@ std::string first_line_cut(const std::string& text) {
 // those rows alone are read whole.
 std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::vector<PointStatus>& points,
                                        const std::string& label) {
+  std::vector<const PointStatus*> listed;
+  for (const PointStatus& point : points)
+    if (point.status != "passed" && point.status != "skipped") listed.push_back(&point);
+  std::sort(listed.begin(), listed.end(),
+            [](const PointStatus* a, const PointStatus* b) { return a->first_row < b->first_row; });
   std::vector<ViewRow> rows;
-  for (const PointStatus& point : points) {
-    if (point.status == "passed" || point.status == "skipped") continue;
+  for (const PointStatus* listed_point : listed) {
+    const PointStatus& point = *listed_point;
     ViewRow& row = rows.emplace_back();
     row.run = std::move(file.read_runs(point.latest_row, 1).front());
     row.params = nlohmann::json::parse(row.run.params_json);
@@ -85,19 +91,21 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   // file made with --where against the points it selected. The plan is made on a thread of its own
   // while this one reads the statuses: one is all reckoning, the other all reading (and only this
   // thread touches HDF5).
-  std::optional<std::vector<PointKey>> plan_keys;
+  std::optional<PositionedKeys> plan;
   std::jthread planner;
   if (!imported)
     planner = std::jthread([&] {
-      plan_keys = plan_keys_of_text(info.sweep_text, info.sweep_path, registry, shard_text(info), info.where);
+      if (auto keys = plan_keys_of_text(info.sweep_text, info.sweep_path, registry, shard_text(info), info.where))
+        plan = sort_with_positions(*keys);
     });
   const std::vector<PointStatus> points = file.point_statuses();
   if (planner.joinable()) planner.join();
-  const bool plan_known = imported || plan_keys.has_value();
-  std::vector<PointKey> planned = plan_keys ? std::move(*plan_keys) : std::vector<PointKey>();
-  if (imported)
-    for (const PointStatus& point : points) planned.push_back(point.key);
-  const ResultsSummary s = summarise_results(file, points, planned);
+  const bool plan_known = imported || plan.has_value();
+  if (imported) {
+    plan.emplace();
+    for (const PointStatus& point : points) plan->emplace_back(point.key, plan->size());
+  }
+  const ResultsSummary s = summarise_results(file, points, plan.value_or(PositionedKeys()));
   const std::vector<ViewRow> not_passed = points_not_passed(file, points, results_file);
   if (json) {
     nlohmann::json out = {{"file", results_file}, {"sweep", info.sweep_name}, {"plan_size", info.plan_size},

@@ -241,7 +241,7 @@ std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequ
 }
 
 std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
-                                  const PointIdSet& passed, const PointIdSet& skipped) {
+                                  std::vector<PointKey>* keys) {
   std::optional<WorkPlan> plan;
   const bool planned = or_say_why(request.sweep_file, true, [&] {
     // The enumerator that walks the plan now makes a group's points again when rank 0 hands them out.
@@ -254,7 +254,8 @@ std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& r
       return group;
     });
     for_each_point_where(*points, sweep.spec, registry, request, [&](Point& point, std::size_t group) {
-      plan->add(point, group, passed.contains(point.id), skipped.contains(point.id));
+      plan->add(point, group);
+      if (keys) keys->push_back(point_key(point.id));
       return true;
     });
     plan->seal();

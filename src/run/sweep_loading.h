@@ -36,11 +36,11 @@ bool stream_plan(const LoadedSweep& sweep, const PlanRequest& request, const Reg
 // How many points that plan has, made only where the count needs them; nothing (the problem
 // printed) when the sweep is refused.
 std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry);
-// Rank 0 of a run: the plan as a WorkPlan, made in one pass in bounded memory. `passed` and
-// `skipped` (ids from the results file a resume completes) mark the points measured before and those
-// whose latest row is `skipped`. Nothing (the problem printed) when the sweep is refused.
+// Rank 0 of a run: the plan as a WorkPlan, made in one pass in bounded memory; `keys`, when given,
+// receives each point's key in plan order (a resume marks with them what the results file holds:
+// WorkPlan::mark_before). Nothing (the problem printed) when the sweep is refused.
 std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
-                                  const PointIdSet& passed, const PointIdSet& skipped);
+                                  std::vector<PointKey>* keys = nullptr);
 // The same from text already read (status re-plans the text stored in a results file); its plugins
 // are found relative to the folder of `path`. `shard` ("i/N") keeps that shard of the plan, `where`
 // (a --where expression) the points it selects.

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -408,6 +409,7 @@ struct ResultsFile::Impl {
 
   std::filesystem::path path;
   bool writable;
+  bool write_failed = false;  // some write threw: finish() leaves the file unmarked (read again)
   // Writable files only. Declared before `file`, so that it gives its blocks back after the file
   // is closed, whichever way the object goes.
   SpaceReserve reserve;
@@ -438,6 +440,17 @@ auto guarded(const std::filesystem::path& path, std::string_view action, Body&& 
     throw StorageFullError("results file " + path.string() + ": " + std::string(action) + ": " + error.what());
   } catch (const ResultsFileError& error) {
     throw ResultsFileError("results file " + path.string() + ": " + std::string(action) + ": " + error.what());
+  }
+}
+
+// guarded() for what writes: a write that fails leaves the file for the next open to check.
+template <class Body>
+void writing(ResultsFile::Impl& self, std::string_view action, Body&& body) {
+  try {
+    guarded(self.path, action, std::forward<Body>(body));
+  } catch (...) {
+    self.write_failed = true;
+    throw;
   }
 }
 
@@ -689,13 +702,18 @@ const char* checked_attribute(bool as_writer) {
   return as_writer ? "user.kernelsweep.checked-to-append" : "user.kernelsweep.checked-to-read";
 }
 
+// What the mark holds for a file of this status.
+std::string mark_of(const struct stat& status) {
+  return fmt::format("size {} modified {}.{:09} inode {}", static_cast<long long>(status.st_size),
+                     static_cast<long long>(status.st_mtim.tv_sec), static_cast<long>(status.st_mtim.tv_nsec),
+                     static_cast<unsigned long long>(status.st_ino));
+}
+
 // What the mark holds for the file as it is now; empty when it cannot be read.
 std::string checked_mark(const std::filesystem::path& path) {
   struct stat status{};
   if (::stat(path.c_str(), &status) != 0) return "";
-  return fmt::format("size {} modified {}.{:09} inode {}", static_cast<long long>(status.st_size),
-                     static_cast<long long>(status.st_mtim.tv_sec), static_cast<long>(status.st_mtim.tv_nsec),
-                     static_cast<unsigned long long>(status.st_ino));
+  return mark_of(status);
 }
 
 bool marked_checked(const std::filesystem::path& path, bool as_writer) {
@@ -716,6 +734,31 @@ void mark_checked(const std::filesystem::path& path, bool as_writer, const std::
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(status.st_mtim.tv_sec)));
   if (std::chrono::system_clock::now() - modified < kSettled) return;
   (void)::setxattr(path.c_str(), checked_attribute(as_writer), read.data(), read.size(), 0);
+}
+
+// A writer that closes the file after every one of its writes succeeded leaves it as sound as it
+// found it (checked when opened, or made new): it marks both ways of opening it as checked, so that
+// the status or resume after a sweep does not read a million rows again. No other kernelsweep writes
+// to the file while the writer lock is held, and the next writer takes the marks off before its first
+// write (forget_checked). What remains is a change by another program just after the mark within the
+// same tick of the filesystem's clock, which would leave the time as it was: the writer waits out one
+// tick first (the kernel's clock moves in steps of a few milliseconds; a filesystem that keeps whole
+// seconds, whose times have no nanoseconds, a second), and marks the file only if nothing changed.
+void mark_written(const std::filesystem::path& path) {
+  struct stat closed{};
+  if (::stat(path.c_str(), &closed) != 0) return;
+  const bool whole_seconds = closed.st_mtim.tv_nsec == 0;
+  std::this_thread::sleep_for(whole_seconds ? std::chrono::milliseconds(1050) : std::chrono::milliseconds(20));
+  const std::string mark = checked_mark(path);
+  if (mark != mark_of(closed)) return;
+  for (bool as_writer : {false, true})
+    (void)::setxattr(path.c_str(), checked_attribute(as_writer), mark.data(), mark.size(), 0);
+}
+
+// Takes the marks off before a writer's first write: a writer killed within the second of its
+// predecessor's mark, on a filesystem of whole-second times, leaves no mark that still matches.
+void forget_checked(const std::filesystem::path& path) {
+  for (bool as_writer : {false, true}) (void)::removexattr(path.c_str(), checked_attribute(as_writer));
 }
 
 // The file opened to write (with HDF5's file locking, beside the writer lock).
@@ -753,11 +796,11 @@ void check_readable(const std::filesystem::path& path, bool as_writer) {
 
 ResultsFile ResultsFile::open_for_append(const std::filesystem::path& path) {
   check_readable(path, true);
+  forget_checked(path);
   return guarded(path, "opening it to append", [&] {
     h5::Handle file = open_to_write(path);
     repair_end_of_allocation(file.get());
     const std::int64_t version = read_root_attributes(file.get()).layout_version;  // refuses a file not ours first
-    write_ended_at(file.get(), "");
     return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append, version));
   });
 }
@@ -774,7 +817,7 @@ ResultsFile ResultsFile::open_read_only(const std::filesystem::path& path) {
 
 void ResultsFile::append(std::vector<StoredRun>& batch) {
   Impl& self = impl();
-  guarded(self.path, "appending " + std::to_string(batch.size()) + " runs", [&] {
+  writing(self, "appending " + std::to_string(batch.size()) + " runs", [&] {
     self.require_writable("append runs");
     self.reserve.ensure(kReserveBytes + 4 * batch_bytes(batch));
     std::vector<double> samples;
@@ -796,7 +839,7 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
 
 void ResultsFile::put_environment(const std::string& digest, const std::string& json_text) {
   Impl& self = impl();
-  guarded(self.path, "storing environment " + digest, [&] {
+  writing(self, "storing environment " + digest, [&] {
     self.require_writable("store an environment");
     self.put_document(*self.environments, self.environment_digests, digest, json_text);
   });
@@ -804,7 +847,7 @@ void ResultsFile::put_environment(const std::string& digest, const std::string& 
 
 void ResultsFile::put_protocol(const std::string& digest, const std::string& json_text) {
   Impl& self = impl();
-  guarded(self.path, "storing protocol " + digest, [&] {
+  writing(self, "storing protocol " + digest, [&] {
     self.require_writable("store a protocol");
     self.put_document(*self.protocols, self.protocol_digests, digest, json_text);
   });
@@ -812,7 +855,7 @@ void ResultsFile::put_protocol(const std::string& digest, const std::string& jso
 
 void ResultsFile::put_rank(const RankInfo& rank) {
   Impl& self = impl();
-  guarded(self.path, "storing rank " + std::to_string(rank.rank), [&] {
+  writing(self, "storing rank " + std::to_string(rank.rank), [&] {
     self.require_writable("store a rank");
     if (std::find(self.stored_ranks.begin(), self.stored_ranks.end(), rank) != self.stored_ranks.end()) return;
     self.reserve.ensure(kReserveBytes);
@@ -825,9 +868,10 @@ void ResultsFile::put_rank(const RankInfo& rank) {
 
 void ResultsFile::add_session(const SessionInfo& session) {
   Impl& self = impl();
-  guarded(self.path, "recording a session", [&] {
+  writing(self, "recording a session", [&] {
     self.require_writable("record a session");
     self.reserve.ensure(kReserveBytes);
+    write_ended_at(self.id(), "");
     SessionInfo row = session;
     put_checks(std::span(&row, 1), self.sessions_layout, self.layout_version);
     self.sessions->append(std::span(&row, 1), self.sessions_layout);
@@ -836,7 +880,7 @@ void ResultsFile::add_session(const SessionInfo& session) {
 
 void ResultsFile::flush() {
   Impl& self = impl();
-  guarded(self.path, "flushing", [&] {
+  writing(self, "flushing", [&] {
     self.require_writable("flush");
     self.reserve.ensure(kReserveBytes);
     h5::check_status(H5Fflush(self.id(), H5F_SCOPE_GLOBAL), "H5Fflush");
@@ -857,20 +901,25 @@ std::size_t ResultsFile::metadata_cache_bytes() const {
 void ResultsFile::reopen() {
   const std::filesystem::path path = impl_->path;
   const std::int64_t version = impl_->layout_version;
+  const bool write_failed = impl_->write_failed;
   impl_->close();
   impl_.reset();
   H5garbage_collect();  // HDF5 keeps the blocks it freed in lists of its own, for reuse
   impl_ = std::make_unique<Impl>(path, open_to_write(path), Impl::Mode::Append, version);
+  impl_->write_failed = write_failed;
 }
 
 void ResultsFile::finish(const std::string& ended_at) {
   Impl& self = impl();
-  guarded(self.path, "finishing", [&] {
+  writing(self, "finishing", [&] {
     self.require_writable("finish");
     write_ended_at(self.id(), ended_at);
     self.close();
   });
-  impl_.reset();
+  const std::filesystem::path path = self.path;
+  const bool sound = !self.write_failed;
+  impl_.reset();  // the space reserve gives its blocks back: the file's last change
+  if (sound) mark_written(path);
 }
 
 RunInfo ResultsFile::read_info() const {
@@ -951,7 +1000,9 @@ std::vector<PointStatus> ResultsFile::point_statuses() const {
       throw ResultsFileError(fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, status));
     rows.push_back({point_key(point_id), row, static_cast<std::uint8_t>(known - std::begin(kStatuses))});
   });
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return PointKeyLess()(a.key, b.key); });
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return a.key != b.key ? PointKeyLess()(a.key, b.key) : a.row < b.row;
+  });
   std::vector<PointStatus> points;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (i == 0 || rows[i].key != rows[i - 1].key) points.push_back({rows[i].key, "", rows[i].row, 0, false});
@@ -960,8 +1011,6 @@ std::vector<PointStatus> ResultsFile::point_statuses() const {
     point.latest_row = rows[i].row;
     point.ever_passed = point.ever_passed || point.status == "passed";
   }
-  rows = {};
-  std::sort(points.begin(), points.end(), [](const PointStatus& a, const PointStatus& b) { return a.first_row < b.first_row; });
   return points;
 }
 

@@ -78,9 +78,7 @@ struct RankInfo {
   }
 };
 
-// One row of /environments or /protocols: a document's canonical JSON, keyed by its content digest.
-// One point of a results file, from its rows in /runs.
-// A point of the file, from its rows: 64 bytes, not its rows' strings.
+// A point of the file, from its rows in /runs: 64 bytes, not its rows' strings.
 struct PointStatus {
   PointKey key;                  // point_key() of its id
   std::string_view status;       // of its latest row (rows are in arrival order: a rerun wins); one of kStatuses
@@ -89,6 +87,7 @@ struct PointStatus {
   bool ever_passed = false;      // some row of it passed: --resume skips it
 };
 
+// One row of /environments or /protocols: a document's canonical JSON, keyed by its content digest.
 struct DigestedDocument {
   std::string digest;  // "sha256:…"
   std::string json;
@@ -110,7 +109,7 @@ class ResultsFile {
   // file lists the sessions of the files it was made from.
   static ResultsFile create(const std::filesystem::path& path, const RunInfo& info,
                             const std::vector<SessionInfo>& sessions);
-  // Reopens an existing file to append to its tables (--resume). Clears ended_at until finish().
+  // Reopens an existing file to append to its tables (--resume).
   // Both opens have the whole file read by a child process first, and throw DamagedResultsFile
   // when that crashes, hangs or finds rows that contradict the file (see results_file.cpp).
   static ResultsFile open_for_append(const std::filesystem::path& path);
@@ -132,7 +131,8 @@ class ResultsFile {
   void put_protocol(const std::string& digest, const std::string& json_text);
   // Appends the rank's row unless an identical row is already stored.
   void put_rank(const RankInfo& rank);
-  // Records a resumed session (create() records the first one from its RunInfo).
+  // Records a resumed session (create() records the first one from its RunInfo), and clears ended_at
+  // until finish().
   void add_session(const SessionInfo& session);
   // Writes everything appended so far to the file: a crash after this loses none of it. Then, when
   // HDF5's metadata cache has grown past kMetadataCacheBytes, closes the file and opens it again, which
@@ -155,7 +155,7 @@ class ResultsFile {
   std::vector<DigestedDocument> read_protocols() const;
   std::vector<RankInfo> read_ranks() const;
   std::vector<SessionInfo> read_sessions() const;
-  // Every point with rows, once, in the order the points first appear. Reads two columns of /runs
+  // Every point with rows, once, sorted by key (PointKeyLess). Reads two columns of /runs
   // (point_id and status), a block of rows at a time: what status needs, without the rest of the
   // table, in about 50 bytes a row.
   std::vector<PointStatus> point_statuses() const;

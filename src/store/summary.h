@@ -20,10 +20,11 @@ struct ResultsSummary {
   std::vector<std::string> unplanned_point_ids;  // with rows, but not in the plan given (sorted)
 };
 
-// `points` are the file's (ResultsFile::point_statuses), `planned` the keys of the plan re-made from
-// info.sweep_text by the caller (the store knows no plans), in plan order. Sorted arrays of keys, not
-// sets of strings: a file of a million points is summarised in a fraction of a second.
+// `points` are the file's (ResultsFile::point_statuses, sorted by key), `plan` the keys of the plan
+// re-made from info.sweep_text by the caller (the store knows no plans), with their positions in it
+// (sort_with_positions). Both sides sorted and walked together: a file of a million points is
+// summarised in a fraction of a second.
 ResultsSummary summarise_results(const ResultsFile& file, const std::vector<PointStatus>& points,
-                                 const std::vector<PointKey>& planned);
+                                 const PositionedKeys& plan);
 
 }  // namespace ks

@@ -288,8 +288,9 @@ TEST_F(StoreTest, ReopenForAppendExtendsWithoutTouchingOldRows) {
 
   {
     ResultsFile file = ResultsFile::open_for_append(file_path());
-    EXPECT_EQ(file.read_info().ended_at, "") << "a resumed file is unfinished until finish()";
+    EXPECT_EQ(file.read_info().ended_at, "2026-11-30T13:00:00.000Z") << "opened, nothing measured yet";
     file.add_session({"2026-12-01T08:00:00.000Z", 2, "node7", "kernelsweep run --resume", "0.1.0", "0123456789ab"});
+    EXPECT_EQ(file.read_info().ended_at, "") << "a resumed session is unfinished until finish()";
     std::vector<StoredRun> more = make_batch(6, 4, 2);
     file.append(more);
     file.put_environment("sha256:environment0", "{\"different\":\"text, same digest\"}");
@@ -498,13 +499,34 @@ TEST_F(StoreTest, AFileFoundSoundIsReadAgainOnlyOnceChanged) {
   std::ofstream(probe) << "x";
   if (::setxattr(probe.c_str(), "user.kernelsweep.probe", "1", 1, 0) != 0)
     GTEST_SKIP() << "this filesystem keeps no user attributes: every open reads the file";
-  const auto marked = [&] {
+  const auto marked = [&](const char* way) {
     char mark[256];
-    return ::getxattr(file_path().c_str(), "user.kernelsweep.checked-to-read", mark, sizeof mark) > 0;
+    return ::getxattr(file_path().c_str(), way, mark, sizeof mark) > 0;
   };
+  constexpr const char* kToRead = "user.kernelsweep.checked-to-read";
+  constexpr const char* kToAppend = "user.kernelsweep.checked-to-append";
+
+  // A writer that finished with every write done marks its file both ways.
   write_file({make_batch(0, 50, 3)});
+  EXPECT_TRUE(marked(kToRead));
+  EXPECT_TRUE(marked(kToAppend));
   EXPECT_EQ(ResultsFile::open_read_only(file_path()).run_count(), 50u);
-  EXPECT_FALSE(marked()) << "modified a moment ago: a write within the same second could keep its time";
+
+  // A writer takes the marks off before its first write; one that stops without finishing (killed)
+  // leaves none.
+  {
+    ResultsFile appending = ResultsFile::open_for_append(file_path());
+    EXPECT_FALSE(marked(kToRead));
+    EXPECT_FALSE(marked(kToAppend));
+    std::vector<StoredRun> more = make_batch(50, 10, 4);
+    appending.append(more);
+    appending.flush();
+  }
+  EXPECT_FALSE(marked(kToRead));
+  // Read at once, a file modified a moment ago is checked but not marked: a write within the same
+  // second could keep its time.
+  EXPECT_EQ(ResultsFile::open_read_only(file_path()).run_count(), 60u);
+  EXPECT_FALSE(marked(kToRead)) << "modified a moment ago";
 
   // As if written a minute ago: the check reads it, and marks it.
   struct stat written{};
@@ -512,8 +534,8 @@ TEST_F(StoreTest, AFileFoundSoundIsReadAgainOnlyOnceChanged) {
   timespec a_minute_ago[2] = {written.st_atim, written.st_mtim};
   a_minute_ago[1].tv_sec -= 60;
   ASSERT_EQ(::utimensat(AT_FDCWD, file_path().c_str(), a_minute_ago, 0), 0);
-  EXPECT_EQ(ResultsFile::open_read_only(file_path()).run_count(), 50u);
-  EXPECT_TRUE(marked());
+  EXPECT_EQ(ResultsFile::open_read_only(file_path()).run_count(), 60u);
+  EXPECT_TRUE(marked(kToRead));
 
   // The signature overwritten in place: the same size, a new time. The check reads it again, and
   // refuses it as damaged.
@@ -537,6 +559,21 @@ TEST_F(StoreTest, AFileFoundSoundIsReadAgainOnlyOnceChanged) {
     ADD_FAILURE() << "read again, though its mark matched: " << error.what();
   } catch (const ResultsFileError&) {
   }
+}
+
+TEST_F(StoreTest, AFileChangedRightAfterItsWriterMarkedItIsReadAgain) {
+  const fs::path probe = dir_ / "probe";
+  std::ofstream(probe) << "x";
+  if (::setxattr(probe.c_str(), "user.kernelsweep.probe", "1", 1, 0) != 0)
+    GTEST_SKIP() << "this filesystem keeps no user attributes: every open reads the file";
+  // The writer waits out a tick of the filesystem's clock before it marks: a change made the moment
+  // finish() returns has a later time than the mark holds.
+  write_file({make_batch(0, 20, 3)});
+  {
+    std::fstream file(file_path(), std::ios::binary | std::ios::in | std::ios::out);
+    file.write("NOTHDF5!", 8);
+  }
+  EXPECT_THROW(ResultsFile::open_read_only(file_path()), DamagedResultsFile);
 }
 
 TEST_F(StoreTest, DocumentsAreStoredOncePerDigest) {
@@ -590,11 +627,14 @@ TEST_F(StoreTest, PassedPointsAndLatestStatusFollowReruns) {
   rerun[0].status = "passed";
   file.append(rerun);
 
-  const std::vector<PointStatus> points = file.point_statuses();
+  std::vector<PointStatus> points = file.point_statuses();
   ASSERT_EQ(points.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(points.begin(), points.end(),
+                             [](const PointStatus& a, const PointStatus& b) { return PointKeyLess()(a.key, b.key); }))
+      << "sorted by key";
+  std::sort(points.begin(), points.end(), [](const PointStatus& a, const PointStatus& b) { return a.first_row < b.first_row; });
   const std::vector<PointKey> keys{points[0].key, points[1].key, points[2].key};
-  EXPECT_EQ(keys, (std::vector<PointKey>{point_key("point-0"), point_key("point-1"), point_key("point-2")}))
-      << "in order of first appearance";
+  EXPECT_EQ(keys, (std::vector<PointKey>{point_key("point-0"), point_key("point-1"), point_key("point-2")}));
   EXPECT_EQ(points[0].first_row, 0u);
   EXPECT_EQ(points[0].status, "passed") << "the rerun's row is the latest";
   EXPECT_EQ(points[0].latest_row, 3u);
@@ -616,7 +656,7 @@ TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {
   std::vector<PointKey> planned;
   for (const char* id : {"point-0", "point-1", "point-2", "point-3", "point-4", "point-5", "point-6"})
     planned.push_back(point_key(id));
-  const ResultsSummary summary = summarise_results(file, file.point_statuses(), planned);
+  const ResultsSummary summary = summarise_results(file, file.point_statuses(), sort_with_positions(planned));
   EXPECT_EQ(summary.rows, 5u);
   EXPECT_EQ(summary.sessions, 1u);
   EXPECT_EQ(summary.info.ended_at, "");
@@ -627,7 +667,8 @@ TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {
             (std::vector<std::string>{point_key_hex(point_key("point-5")), point_key_hex(point_key("point-6"))}));
   EXPECT_TRUE(summary.unplanned_point_ids.empty());
   // Points with rows that the plan lacks are named by the ids their rows hold.
-  const ResultsSummary without_three = summarise_results(file, file.point_statuses(), {planned[0], planned[1]});
+  const ResultsSummary without_three =
+      summarise_results(file, file.point_statuses(), sort_with_positions({planned[0], planned[1]}));
   EXPECT_EQ(without_three.unplanned_point_ids, (std::vector<std::string>{"point-2", "point-3", "point-4"}));
   EXPECT_EQ(without_three.missing_point_ids, std::vector<std::string>{});
   EXPECT_EQ(summary.samples, file.sample_count());

@@ -1,5 +1,6 @@
 // Rank 0's plan of a run: groups kept by their source, points made again when handed out, the points
 // measured before left out, and the sets of ids a resume reads from the results file.
+#include <cstring>
 #include <memory>
 #include <set>
 
@@ -35,15 +36,25 @@ struct Fixture {
   std::shared_ptr<PointEnumerator> points = std::make_shared<PointEnumerator>(spec, builtin_registry());
   WorkPlan work{builtin_registry(), [this](const PointSource& source) { return points->group_at(source); }};
 
-  // The plan added to `work` as rank 0 adds it, the points of `measured` and `skipped` marked.
+  // The plan added to `work` as rank 0 adds it, then the points of `measured` and `skipped` marked
+  // from sets of ids, as a resume reads them from a results file (with an id of no point of the plan).
   void add(const std::set<std::size_t>& measured, const std::set<std::size_t>& skipped) {
     std::size_t group = 0;
+    std::vector<PointKey> keys;
+    PointIdSet passed_ids, skipped_ids;
+    passed_ids.add("a point no longer planned");
     for (const Point& point : plan.points) {
       while (point.index >= plan.groups[group].last) ++group;
-      work.add(point, group, measured.contains(point.index), skipped.contains(point.index));
+      work.add(point, group);
+      keys.push_back(point_key(point.id));
+      if (measured.contains(point.index)) passed_ids.add(point.id);
+      if (skipped.contains(point.index)) skipped_ids.add(point.id);
     }
     points->count();
     work.seal();
+    passed_ids.seal();
+    skipped_ids.seal();
+    work.mark_before(keys, passed_ids, skipped_ids);
   }
 };
 
@@ -74,10 +85,10 @@ TEST(WorkPlan, MakesTheGroupsAgainWithoutThePointsMeasuredBefore) {
 
 TEST(WorkPlan, RefusesPointsOutOfPlanOrder) {
   Fixture f;
-  f.work.add(f.plan.points[0], 0, false, false);
-  EXPECT_THROW(f.work.add(f.plan.points[2], 1, false, false), std::logic_error);  // point 1 skipped
-  f.work.add(f.plan.points[1], 0, false, false);
-  EXPECT_THROW(f.work.add(f.plan.points[2], 2, false, false), std::logic_error);  // group 1 skipped
+  f.work.add(f.plan.points[0], 0);
+  EXPECT_THROW(f.work.add(f.plan.points[2], 1), std::logic_error);  // point 1 skipped
+  f.work.add(f.plan.points[1], 0);
+  EXPECT_THROW(f.work.add(f.plan.points[2], 2), std::logic_error);  // group 1 skipped
 }
 
 TEST(PointIdSet, HoldsDigestsAndOtherIdsAlike) {
@@ -108,6 +119,25 @@ TEST(PointIdSet, FindsEachOfManyIdsAndNoOther) {
   EXPECT_EQ(set.size(), 2500u);
   for (int i = 0; i < 5000; ++i) EXPECT_EQ(set.contains(sha256_hex(std::to_string(i))), i % 2 == 0) << i;
   EXPECT_EQ(point_key_hex(point_key(sha256_hex("7"))), sha256_hex("7"));
+}
+
+TEST(PointKeyLess, OrdersKeysAsTheirBytesDo) {
+  // Keys that differ in their first eight bytes (high bits and low bits alike), and keys that differ
+  // only after them.
+  std::vector<PointKey> keys;
+  for (int i = 0; i < 200; ++i) keys.push_back(point_key(sha256_hex(std::to_string(i))));
+  PointKey base = keys[0];
+  for (int byte : {0, 7, 8, 31}) {
+    for (unsigned char value : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
+      PointKey key = base;
+      key[byte] = value;
+      keys.push_back(key);
+    }
+  }
+  for (const PointKey& a : keys)
+    for (const PointKey& b : keys)
+      ASSERT_EQ(PointKeyLess()(a, b), std::memcmp(a.data(), b.data(), a.size()) < 0)
+          << point_key_hex(a) << " against " << point_key_hex(b);
 }
 
 }  // namespace

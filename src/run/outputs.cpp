@@ -22,9 +22,11 @@ constexpr std::size_t kBatchRecords = 64;
 constexpr auto kBatchInterval = std::chrono::seconds(2);
 
 // Free space the documents of a batch need, checked before its rows are stored: a pretty-printed
-// document is about 5 KB, and a margin keeps room for the folder itself.
+// document is about 5 KB, and a margin keeps room for the folder itself (a directory block per
+// hundred or so files). The space is allocated and given back at every batch, ten or more a second
+// in a fast sweep: the margin is what that costs most of.
 constexpr std::uint64_t kDocumentBytes = 8u << 10;
-constexpr std::uint64_t kDocumentsMarginBytes = 4u << 20;
+constexpr std::uint64_t kDocumentsMarginBytes = 1u << 20;
 
 // The registry's entry for a record's implementation (every record names a registered one).
 const ImplementationSpec& implementation_of(const Registry& registry, const RunRecord& r) {
@@ -70,6 +72,7 @@ const CitedDocument& RunOutputs::environment_of(const RankIdentity& rank) {
 }
 
 const CitedDocument& RunOutputs::protocol_for(const RunRecord& record, const nlohmann::json& protocol) {
+  if (last_protocol_cited_ && !protocol.is_null() && protocol == last_protocol_) return *last_protocol_cited_;
   // A point that was never timed (crashed, timeout, skipped) cites the protocol it would have used.
   const Json resolved = protocol.is_null() ? protocol_to_json(resolve_protocol(protocol_spec_, implementation_of(registry_, record).backend))
                                            : protocol;
@@ -78,6 +81,10 @@ const CitedDocument& RunOutputs::protocol_for(const RunRecord& record, const nlo
   if (it == protocols_.end()) {
     it = protocols_.emplace(key, cite(protocol_document(resolved))).first;
     file_.put_protocol(it->second.digest, canonical_json(it->second.document));
+  }
+  if (!protocol.is_null()) {
+    last_protocol_ = protocol;
+    last_protocol_cited_ = &it->second;
   }
   return it->second;
 }
@@ -226,10 +233,12 @@ std::size_t RunOutputs::complete_pending_documents() {
 }
 
 void RunOutputs::reserve_documents_space(std::uint64_t bytes) {
-  const auto placeholder = writer_.directory() / kDocumentsSpaceFile;
   try {
-    if (!std::filesystem::exists(placeholder)) std::ofstream(placeholder, std::ios::app);
-    documents_space_ = SpaceReserve(placeholder);
+    if (!documents_space_.holds_a_file()) {  // the placeholder is made once, and kept open
+      const auto placeholder = writer_.directory() / kDocumentsSpaceFile;
+      if (!std::filesystem::exists(placeholder)) std::ofstream(placeholder, std::ios::app);
+      documents_space_ = SpaceReserve(placeholder);
+    }
     documents_space_.ensure(bytes);
   } catch (const StorageFullError& e) {
     throw StorageFullError(fmt::format("documents folder {}: {}", writer_.directory().string(), e.what()));

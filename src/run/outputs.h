@@ -84,6 +84,9 @@ class RunOutputs final : public ResultSink {
   std::map<int, std::string> hardware_slugs_;  // by rank
   std::map<int, CitedDocument> environments_;
   std::map<std::string, CitedDocument> protocols_;        // by canonical JSON of the resolved protocol
+  // The protocol the last record cited, as it came: the next record almost always cites it again.
+  nlohmann::json last_protocol_;
+  const CitedDocument* last_protocol_cited_ = nullptr;
   std::map<std::string, CitedDocument> implementations_;  // by kernel/implementation/rank (and Python provenance)
   // A run's kernelindex object, held until its row is in the file. The cited documents live in the
   // maps above, which never drop an entry.

@@ -44,6 +44,7 @@ class SpaceReserve {
   void ensure(std::uint64_t bytes);
   // Gives the blocks past the file's end back to the filesystem now, for what is written next.
   void give_back();
+  bool holds_a_file() const { return fd_ >= 0; }
 
  private:
   void close();

@@ -36,10 +36,10 @@ void WorkPlan::seal() {
   skipped_before_.shrink_to_fit();
 }
 
-void WorkPlan::mark_before(const std::vector<PointKey>& keys, const PointIdSet& passed, const PointIdSet& skipped) {
-  if (keys.size() != size())
-    throw std::logic_error(fmt::format("WorkPlan: {} keys given for a plan of {} points", keys.size(), size()));
-  const PositionedKeys plan = sort_with_positions(keys);
+void WorkPlan::mark_before(PositionedKeys& plan, const PointIdSet& passed, const PointIdSet& skipped) {
+  if (plan.size() != size())
+    throw std::logic_error(fmt::format("WorkPlan: {} keys given for a plan of {} points", plan.size(), size()));
+  sort_by_key(plan);
   // Each set's keys found among the plan's, both sorted: calls mark(position) for each in both.
   const auto walk = [&plan](const std::vector<PointKey>& set, auto&& mark) {
     for (std::size_t i = 0, j = 0; i < plan.size() && j < set.size();) {

@@ -29,10 +29,10 @@ class WorkPlan {
   void add(const Point& point, std::size_t group);
   // Called once every point is added: gives back what growing the arrays left unused.
   void seal();
-  // A resume, once the plan is sealed: marks the points whose keys (`keys`, the plan's in plan order)
-  // `passed` holds as measured before, and those `skipped` holds as recorded `skipped` before. The
-  // plan's keys are sorted and walked beside the sets' in one pass.
-  void mark_before(const std::vector<PointKey>& keys, const PointIdSet& passed, const PointIdSet& skipped);
+  // A resume, once the plan is sealed: marks the points whose keys (`keys`, each point's with its
+  // index) `passed` holds as measured before, and those `skipped` holds as recorded `skipped` before.
+  // The plan's keys are sorted (in place) and walked beside the sets' in one pass.
+  void mark_before(PositionedKeys& keys, const PointIdSet& passed, const PointIdSet& skipped);
 
   std::uint64_t size() const { return measured_before_.size(); }  // points of the plan
   std::uint64_t measured_before() const { return measured_; }

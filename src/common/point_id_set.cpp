@@ -64,12 +64,8 @@ bool PointIdSet::contains(const PointKey& key) const {
   return std::binary_search(sorted().begin(), sorted().end(), key, PointKeyLess());
 }
 
-PositionedKeys sort_with_positions(const std::vector<PointKey>& keys) {
-  PositionedKeys out;
-  out.reserve(keys.size());
-  for (std::uint64_t position = 0; position < keys.size(); ++position) out.emplace_back(keys[position], position);
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return PointKeyLess()(a.first, b.first); });
-  return out;
+void sort_by_key(PositionedKeys& keys) {
+  std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return PointKeyLess()(a.first, b.first); });
 }
 
 }  // namespace ks

@@ -58,10 +58,10 @@ class PointIdSet {
   bool sealed_ = true;
 };
 
-// Keys each with its position in a sequence (a plan), sorted by key. Walked beside another sorted
-// side (a results file's points), what one has and the other lacks comes out of one linear pass: a
-// lookup per key in a million would miss the cache once or twice each.
+// Keys each with its position in a sequence (a plan), 40 bytes a key. Sorted by key and walked beside
+// another sorted side (a results file's points), what one has and the other lacks comes out of one
+// linear pass: a lookup per key in a million would miss the cache once or twice each.
 using PositionedKeys = std::vector<std::pair<PointKey, std::uint64_t>>;
-PositionedKeys sort_with_positions(const std::vector<PointKey>& keys);
+void sort_by_key(PositionedKeys& keys);
 
 }  // namespace ks

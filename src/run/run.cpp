@@ -161,7 +161,7 @@ std::optional<ResultsFile> resume_with_plan(const LoadedSweep& sweep, const RunR
   ResultsFile file = ResultsFile::open_for_append(paths.results_file);
   problem = why_not_resumable(file, sweep, args, shard);
   if (!problem.empty()) return std::nullopt;
-  std::vector<PointKey> keys;
+  PositionedKeys keys;
   std::exception_ptr plan_failure;
   std::jthread planner([&] {
     try {

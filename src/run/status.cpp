@@ -95,8 +95,8 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   std::jthread planner;
   if (!imported)
     planner = std::jthread([&] {
-      if (auto keys = plan_keys_of_text(info.sweep_text, info.sweep_path, registry, shard_text(info), info.where))
-        plan = sort_with_positions(*keys);
+      plan = plan_keys_of_text(info.sweep_text, info.sweep_path, registry, shard_text(info), info.where);
+      if (plan) sort_by_key(*plan);
     });
   const std::vector<PointStatus> points = file.point_statuses();
   if (planner.joinable()) planner.join();

@@ -241,7 +241,7 @@ std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequ
 }
 
 std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
-                                  std::vector<PointKey>* keys) {
+                                  PositionedKeys* keys) {
   std::optional<WorkPlan> plan;
   const bool planned = or_say_why(request.sweep_file, true, [&] {
     // The enumerator that walks the plan now makes a group's points again when rank 0 hands them out.
@@ -255,7 +255,7 @@ std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& r
     });
     for_each_point_where(*points, sweep.spec, registry, request, [&](Point& point, std::size_t group) {
       plan->add(point, group);
-      if (keys) keys->push_back(point_key(point.id));
+      if (keys) keys->emplace_back(point_key(point.id), point.index);
       return true;
     });
     plan->seal();
@@ -264,16 +264,16 @@ std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& r
   return plan;
 }
 
-std::optional<std::vector<PointKey>> plan_keys_of_text(const std::string& text, const std::string& path,
-                                                       Registry& registry, const std::string& shard,
-                                                       const std::string& where) {
+std::optional<PositionedKeys> plan_keys_of_text(const std::string& text, const std::string& path,
+                                                Registry& registry, const std::string& shard,
+                                                const std::string& where) {
   const PlanRequest request = stored_sweep_request(path, shard, where);
   const auto sweep = load_text(text, request, registry, {}, true);
   if (!sweep) return std::nullopt;
-  std::vector<PointKey> keys;
+  PositionedKeys keys;
   const bool planned = or_say_why(path, true, [&] {
     for_each_point_where(sweep->spec, registry, request, [&keys](Point& point, std::size_t) {
-      keys.push_back(point_key(point.id));
+      keys.emplace_back(point_key(point.id), keys.size());
       return true;
     });
   });

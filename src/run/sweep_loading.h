@@ -37,10 +37,10 @@ bool stream_plan(const LoadedSweep& sweep, const PlanRequest& request, const Reg
 // printed) when the sweep is refused.
 std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry);
 // Rank 0 of a run: the plan as a WorkPlan, made in one pass in bounded memory; `keys`, when given,
-// receives each point's key in plan order (a resume marks with them what the results file holds:
+// receives each point's key with its index (a resume marks with them what the results file holds:
 // WorkPlan::mark_before). Nothing (the problem printed) when the sweep is refused.
 std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
-                                  std::vector<PointKey>* keys = nullptr);
+                                  PositionedKeys* keys = nullptr);
 // The same from text already read (status re-plans the text stored in a results file); its plugins
 // are found relative to the folder of `path`. `shard` ("i/N") keeps that shard of the plan, `where`
 // (a --where expression) the points it selects.
@@ -52,11 +52,11 @@ std::optional<LoadedSweep> plan_text(const std::string& text, const std::string&
 // directory).
 PythonSetup command_line_python(const PlanRequest& request);
 
-// The keys of the ids of the points plan_text makes (common/point_id_set.h), in plan order, without
-// holding the points (status); nothing (the problem printed) when the text does not plan here.
-std::optional<std::vector<PointKey>> plan_keys_of_text(const std::string& text, const std::string& path,
-                                                       Registry& registry, const std::string& shard,
-                                                       const std::string& where);
+// The keys of the ids of the points plan_text makes (common/point_id_set.h) with their positions, in
+// plan order, without holding the points (status); nothing (the problem printed) when the text does not plan here.
+std::optional<PositionedKeys> plan_keys_of_text(const std::string& text, const std::string& path,
+                                                Registry& registry, const std::string& shard,
+                                                const std::string& where);
 
 // Loads the Python modules of `setup`; prints the problem and returns false when one fails.
 bool load_python_or_say_why(const PythonSetup& setup, Registry& registry);

@@ -22,7 +22,7 @@ struct ResultsSummary {
 
 // `points` are the file's (ResultsFile::point_statuses, sorted by key), `plan` the keys of the plan
 // re-made from info.sweep_text by the caller (the store knows no plans), with their positions in it
-// (sort_with_positions). Both sides sorted and walked together: a file of a million points is
+// (sorted by sort_by_key). Both sides sorted and walked together: a file of a million points is
 // summarised in a fraction of a second.
 ResultsSummary summarise_results(const ResultsFile& file, const std::vector<PointStatus>& points,
                                  const PositionedKeys& plan);

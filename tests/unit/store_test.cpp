@@ -656,7 +656,10 @@ TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {
   std::vector<PointKey> planned;
   for (const char* id : {"point-0", "point-1", "point-2", "point-3", "point-4", "point-5", "point-6"})
     planned.push_back(point_key(id));
-  const ResultsSummary summary = summarise_results(file, file.point_statuses(), sort_with_positions(planned));
+  PositionedKeys plan;
+  for (const PointKey& key : planned) plan.emplace_back(key, plan.size());
+  sort_by_key(plan);
+  const ResultsSummary summary = summarise_results(file, file.point_statuses(), plan);
   EXPECT_EQ(summary.rows, 5u);
   EXPECT_EQ(summary.sessions, 1u);
   EXPECT_EQ(summary.info.ended_at, "");
@@ -667,8 +670,9 @@ TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {
             (std::vector<std::string>{point_key_hex(point_key("point-5")), point_key_hex(point_key("point-6"))}));
   EXPECT_TRUE(summary.unplanned_point_ids.empty());
   // Points with rows that the plan lacks are named by the ids their rows hold.
-  const ResultsSummary without_three =
-      summarise_results(file, file.point_statuses(), sort_with_positions({planned[0], planned[1]}));
+  plan = {{planned[0], 0}, {planned[1], 1}};
+  sort_by_key(plan);
+  const ResultsSummary without_three = summarise_results(file, file.point_statuses(), plan);
   EXPECT_EQ(without_three.unplanned_point_ids, (std::vector<std::string>{"point-2", "point-3", "point-4"}));
   EXPECT_EQ(without_three.missing_point_ids, std::vector<std::string>{});
   EXPECT_EQ(summary.samples, file.sample_count());

@@ -40,13 +40,13 @@ struct Fixture {
   // from sets of ids, as a resume reads them from a results file (with an id of no point of the plan).
   void add(const std::set<std::size_t>& measured, const std::set<std::size_t>& skipped) {
     std::size_t group = 0;
-    std::vector<PointKey> keys;
+    PositionedKeys keys;
     PointIdSet passed_ids, skipped_ids;
     passed_ids.add("a point no longer planned");
     for (const Point& point : plan.points) {
       while (point.index >= plan.groups[group].last) ++group;
       work.add(point, group);
-      keys.push_back(point_key(point.id));
+      keys.emplace_back(point_key(point.id), point.index);
       if (measured.contains(point.index)) passed_ids.add(point.id);
       if (skipped.contains(point.index)) skipped_ids.add(point.id);
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,10 @@ namespace ks {
 // timeout: the point ran past its timeout_s; the worker was killed.
 // skipped: not run here (a cuda implementation on a rank without a GPU), with the reason.
 inline constexpr const char* kStatuses[] = {"passed", "failed", "error", "crashed", "timeout", "skipped"};
+
+// Failed, error, crashed or timeout: a point that ran here and did not pass (what a run's summary and
+// status list).
+inline bool did_not_pass(std::string_view status) { return status != "passed" && status != "skipped"; }
 
 // A figure that was not measured (a point that crashed, timed out, was skipped or failed before it
 // was timed): NaN, never 0, so that an average or a plot cannot take it for a measurement.

@@ -137,7 +137,7 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
                         &implementation_doc});
   progress_.add(record);
   ++received_;
-  if (record.status != "passed" && record.status != "skipped") {
+  if (did_not_pass(record.status)) {
     progress_.note(not_passed_line(record));
     ++not_passed_;
   }

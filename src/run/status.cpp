@@ -34,7 +34,7 @@ std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::vecto
                                        const std::string& label) {
   std::vector<const PointStatus*> listed;
   for (const PointStatus& point : points)
-    if (point.status != "passed" && point.status != "skipped") listed.push_back(&point);
+    if (did_not_pass(point.status)) listed.push_back(&point);
   std::sort(listed.begin(), listed.end(),
             [](const PointStatus* a, const PointStatus* b) { return a->first_row < b->first_row; });
   std::vector<ViewRow> rows;

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Liger-Kernel's distill_cosine_loss full pass on this host's first GPU, kernelsweep against Liger's
+# own benchmark code, in alternating rounds compared by their medians across rounds. One run of each
+# (liger_benchmark.sh) is not enough at 1024 and 2048 tokens: there the pass is bound by the host CPU,
+# which enqueues it about as fast as the GPU runs it, and one process's median lands on one of two
+# levels (7.5-7.9 ms or 8.7-9.5 ms at 1024 tokens) whoever times it.
+# Each of ROUNDS rounds (default 4, 80-135 s each on an H200 host), in a fresh process each:
+#   1. kernelsweep run configs/liger-distill-cosine.yaml --where 'implementation=liger,inputs=torch_rand'
+#      (the `liger` implementation on the draw of Liger's benchmark, full pass, 1024-8192 tokens);
+#   2. Liger's bench_speed_cosine_similarity_loss (benchmark/scripts/benchmark_distill_cosine_loss.py
+#      at 08906d3d), called for provider liger, mode full, at the same sizes, as its run_benchmarks
+#      calls it (triton.testing.do_bench, rep 100 ms).
+# The order alternates (kernelsweep first in odd rounds, Liger first in even ones), so that neither
+# always runs on a GPU the other warmed.
+#   bench/gpu/liger_rounds.sh [BUILD_DIR] [OUT_DIR]
+# Liger-Kernel at 08906d3d in external/liger (or $LIGER_SRC), never committed: see liger_benchmark.sh.
+export NCCL_NVLS_ENABLE=0  # NVLink multicast off, as everywhere in bench/gpu
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+print_header
+require_gpus
+
+rounds=${ROUNDS:-4}
+liger=${LIGER_SRC:-$ks_root/external/liger}
+export KERNELSWEEP_PYTHON=${KERNELSWEEP_PYTHON:-python3} PYTHONUNBUFFERED=1
+export PYTHONPATH=$liger/src:$liger${PYTHONPATH:+:$PYTHONPATH}
+python=$KERNELSWEEP_PYTHON
+"$python" -c 'import sys, torch, triton, liger_kernel; from importlib.metadata import version
+print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__, "liger-kernel", version("liger-kernel"))' \
+  || exit 2
+
+# One round of kernelsweep: "tokens median_ms" lines into $1.
+kernelsweep_round() {
+  local dir=$out/round-$2/kernelsweep
+  "$build/kernelsweep" run configs/liger-distill-cosine.yaml --where 'implementation=liger,inputs=torch_rand' \
+    --overwrite --output-dir "$dir" > "$dir.run.txt" 2>&1 || { tail -5 "$dir.run.txt"; return 1; }
+  "$build/kernelsweep" show "$dir/liger-distill-cosine.h5" --columns tokens,median_ms,status --format csv > "$dir.csv" \
+    || return 1
+  # show's CSV ends its lines with CRLF (RFC 4180): read by a CSV reader.
+  "$python" -c 'import csv, sys
+for row in csv.DictReader(open(sys.argv[1], newline="")):
+    if row["status"] == "passed": print(row["tokens"], row["median_ms"])' "$dir.csv" > "$1"
+  [[ -s $1 ]] || { echo "no passed point in $dir.csv:"; cat "$dir.csv"; return 1; }
+}
+
+# One round of Liger's own benchmark function: "tokens median_ms" lines into $1.
+liger_round() {
+  (cd "$liger/benchmark/scripts" && "$python" - > "$1" 2> "$out/round-$2/liger.stderr.txt") <<'PY'
+import torch
+import benchmark_distill_cosine_loss as liger_benchmark
+from utils import SingleBenchmarkRunInput
+
+# extra_benchmark_configs[0] of the script's __main__ (its "mode" key is not read).
+config = {"H": 4096, "V": 128256, "mode": "forward", "dtype": torch.bfloat16, "bias": False,
+          "weight_hard_loss": 0.5, "weight_soft_loss": 0.5, "ignore_index": -100}
+for tokens in [2**i for i in range(10, 14)]:
+    result = liger_benchmark.bench_speed_cosine_similarity_loss(SingleBenchmarkRunInput(
+        x=tokens, kernel_provider="liger", kernel_operation_mode="full", extra_benchmark_config=config))
+    print(tokens, result.y_50, flush=True)
+PY
+}
+
+for ((round = 1; round <= rounds; ++round)); do
+  mkdir -p "$out/round-$round/kernelsweep"
+  start=$(date +%s)
+  if ((round % 2)); then
+    kernelsweep_round "$out/round-$round/kernelsweep.txt" "$round" && liger_round "$out/round-$round/liger.txt" "$round"
+  else
+    liger_round "$out/round-$round/liger.txt" "$round" && kernelsweep_round "$out/round-$round/kernelsweep.txt" "$round"
+  fi || { echo "round $round failed"; exit 1; }
+  echo "round $round ($(($(date +%s) - start)) s): kernelsweep $(tr '\n' ' ' < "$out/round-$round/kernelsweep.txt")| Liger $(tr '\n' ' ' < "$out/round-$round/liger.txt")"
+done
+
+echo "== full pass, median ms: each round, then the median across rounds"
+"$python" - "$out" "$rounds" <<'PY' || exit 1
+import statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+def read(path):
+    return {int(t): float(ms) for t, ms in (line.split() for line in open(path) if line.strip())}
+ours = [read(f"{out}/round-{r}/kernelsweep.txt") for r in range(1, rounds + 1)]
+theirs = [read(f"{out}/round-{r}/liger.txt") for r in range(1, rounds + 1)]
+worst = 0.0
+print(f"{'tokens':>6}  {'kernelsweep by round':<40} {'Liger by round':<40} {'ks median':>9} {'Liger median':>12} {'difference':>10}")
+for tokens in sorted(theirs[0]):
+    a = [r[tokens] for r in ours]
+    b = [r[tokens] for r in theirs]
+    difference = (statistics.median(a) - statistics.median(b)) / statistics.median(b) * 100
+    worst = max(worst, abs(difference))
+    print(f"{tokens:>6}  {' '.join(f'{x:.3f}' for x in a):<40} {' '.join(f'{x:.3f}' for x in b):<40} "
+          f"{statistics.median(a):>9.3f} {statistics.median(b):>12.3f} {difference:>+9.2f}%")
+print(f"largest difference of the medians across {rounds} rounds: {worst:.2f}% (goal: within 2% at every size)")
+PY
+gpu_state

@@ -1,7 +1,6 @@
 #include "common/point_id_set.h"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 #include "common/digest.h"

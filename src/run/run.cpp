@@ -300,7 +300,6 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   std::optional<RunOutputs> outputs;
   std::optional<WorkPlan> plan;
   std::string problem;
-  bool planned = true;  // false: the plan was refused, and the reason printed
   if (root) {
     try {
       // The writer lock before anything that reads, replaces or makes the file: one run at a time.
@@ -312,10 +311,8 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       std::optional<ResultsFile> file;
       if (resuming) {
         file = resume_with_plan(*sweep, args, registry, paths, shard, plan, problem);
-        planned = plan.has_value();
       } else {
         plan = plan_work(*sweep, args.plan, registry);
-        planned = plan.has_value();
         if (plan) file = new_results(*sweep, args, paths, world.size(), command_line, shard, plan->size(), problem);
       }
       if (plan && file) {
@@ -341,7 +338,8 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
     }
     if (!problem.empty()) std::cerr << "kernelsweep: " << printable(problem) << "\n";
   }
-  if (!world.all(planned && problem.empty())) return kExitBadInput;
+  // Rank 0 goes on with its outputs open and no problem; a refused plan has said why already.
+  if (!world.all(!root || (outputs.has_value() && problem.empty()))) return kExitBadInput;
 
   PlanOutcome outcome;
   try {

@@ -694,9 +694,10 @@ bool collect_until_closed(std::vector<SliceReader>& readers, std::chrono::steady
 // three are the same, the file holds the bytes found sound, and opening it again skips the reading.
 // Whatever writes to the file (a writer, killed or not; a disk that filled; a program that flips a
 // byte) changes its modification time, and a copy is another inode without the mark: those are read
-// again. A file modified within the last few seconds is not marked: some filesystems (Lustre) keep
-// times in whole seconds, and a write in the same second would leave the time as it was. Where the
-// filesystem keeps no user attributes, every open reads the file.
+// again. A file a reader found sound is not marked when modified within the last few seconds: some
+// filesystems (Lustre) keep times in whole seconds, and a write in the same second would leave the
+// time as it was (a writer marks the file it finished itself: mark_written). Where the filesystem
+// keeps no user attributes, every open reads the file.
 
 const char* checked_attribute(bool as_writer) {
   return as_writer ? "user.kernelsweep.checked-to-append" : "user.kernelsweep.checked-to-read";
@@ -716,6 +717,10 @@ std::string checked_mark(const std::filesystem::path& path) {
   return mark_of(status);
 }
 
+void set_mark(const std::filesystem::path& path, bool as_writer, const std::string& mark) {
+  (void)::setxattr(path.c_str(), checked_attribute(as_writer), mark.data(), mark.size(), 0);
+}
+
 bool marked_checked(const std::filesystem::path& path, bool as_writer) {
   const std::string mark = checked_mark(path);
   char stored[256];
@@ -729,11 +734,11 @@ bool marked_checked(const std::filesystem::path& path, bool as_writer) {
 void mark_checked(const std::filesystem::path& path, bool as_writer, const std::string& read) {
   constexpr auto kSettled = std::chrono::seconds(3);  // past any filesystem's time granularity
   struct stat status{};
-  if (read.empty() || checked_mark(path) != read || ::stat(path.c_str(), &status) != 0) return;
+  if (read.empty() || ::stat(path.c_str(), &status) != 0 || mark_of(status) != read) return;
   const auto modified = std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(status.st_mtim.tv_sec)));
   if (std::chrono::system_clock::now() - modified < kSettled) return;
-  (void)::setxattr(path.c_str(), checked_attribute(as_writer), read.data(), read.size(), 0);
+  set_mark(path, as_writer, read);
 }
 
 // A writer that closes the file after every one of its writes succeeded leaves it as sound as it
@@ -751,8 +756,7 @@ void mark_written(const std::filesystem::path& path) {
   std::this_thread::sleep_for(whole_seconds ? std::chrono::milliseconds(1050) : std::chrono::milliseconds(20));
   const std::string mark = checked_mark(path);
   if (mark != mark_of(closed)) return;
-  for (bool as_writer : {false, true})
-    (void)::setxattr(path.c_str(), checked_attribute(as_writer), mark.data(), mark.size(), 0);
+  for (bool as_writer : {false, true}) set_mark(path, as_writer, mark);
 }
 
 // Takes the marks off before a writer's first write: a writer killed within the second of its

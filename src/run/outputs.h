@@ -1,6 +1,6 @@
 #pragma once
 // Rank 0's end of the result stream: every record gets its digests, goes into the HDF5 file in
-// batches (flushed at least every 2 seconds or 64 records, so a crash loses at most the points in
+// batches (flushed at least every 2 seconds or 256 records, so a crash loses at most the points in
 // flight), becomes a kernelindex document, and counts towards the progress line. A batch's
 // documents are written once its rows are flushed: a document never describes a row the file does
 // not hold, whatever stops the run (a kill, a full disk). They are written ahead to a journal

@@ -2,7 +2,8 @@
   1. one call, synchronise;
   2. estimate one call from 5 calls, each preceded by the flush, timed together (flush included);
   3. n_warmup = max(1, floor(warmup_ms / estimate)), n_repeat = max(1, floor(rep_ms / estimate)),
-     n_repeat capped at max_repeat, the estimate raised to 1e-3 ms when the timer read less;
+     n_repeat raised to min_repeat and capped at max_repeat, the estimate raised to 1e-3 ms when the
+     timer read less;
   4. n_warmup calls without flushing;
   5. for each repetition: flush, start mark, call, end mark; synchronise once at the end.
 The loop is written once; a timer says how to mark time, flush and wait: CUDA events on the current
@@ -16,12 +17,13 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 GPU_FLUSH_BYTES = 256 << 20  # Triton's 256 MB L2 flush buffer
 ESTIMATE_CALLS = 5
 MIN_ESTIMATE_MS = 1e-3
 UNKNOWN_CACHE_BYTES = 32 << 20
+CPU_MIN_REPEAT = 10  # min_repeat's default on the CPU (1 on a GPU, as Triton)
 
 
 @dataclass
@@ -31,6 +33,7 @@ class Protocol:
     timer: str = "steady_clock"
     warmup_ms: float = 25.0
     rep_ms: float = 100.0
+    min_repeat: int = 1
     max_repeat: int = 10000
     flush_bytes: int = 0
     quantiles: List[float] = field(default_factory=lambda: [0.5, 0.2, 0.8])
@@ -39,7 +42,7 @@ class Protocol:
 
     def to_json(self) -> dict:
         return {"name": self.name, "timer": self.timer, "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms,
-                "max_repeat": self.max_repeat, "flush_bytes": self.flush_bytes, "quantiles": list(self.quantiles),
+                "min_repeat": self.min_repeat, "max_repeat": self.max_repeat, "flush_bytes": self.flush_bytes, "quantiles": list(self.quantiles),
                 "quantile_method": self.quantile_method, "primaryStatistic": self.primary_statistic}
 
 
@@ -50,8 +53,11 @@ def resolve_protocol(spec: dict, on_gpu: bool) -> Protocol:
     flush = spec.get("flush_bytes")
     if flush is None:
         flush = GPU_FLUSH_BYTES if on_gpu else cpu_last_level_cache_bytes()
+    min_repeat = spec.get("min_repeat")
+    if min_repeat is None:
+        min_repeat = 1 if on_gpu else CPU_MIN_REPEAT
     return Protocol(name=spec["name"], timer="cuda_events" if on_gpu else "steady_clock",
-                    warmup_ms=float(spec["warmup_ms"]), rep_ms=float(spec["rep_ms"]),
+                    warmup_ms=float(spec["warmup_ms"]), rep_ms=float(spec["rep_ms"]), min_repeat=int(min_repeat),
                     max_repeat=int(spec["max_repeat"]), flush_bytes=int(flush), quantiles=list(spec["quantiles"]))
 
 
@@ -72,8 +78,10 @@ def _calls_within(budget_ms: float, estimate_ms: float, cap: int) -> int:
 
 def repetition_counts(estimate_ms: float, protocol: Protocol) -> Timing:
     guarded = max(estimate_ms, MIN_ESTIMATE_MS)
-    return Timing(n_warmup=_calls_within(protocol.warmup_ms, guarded, 2**63 - 1),
-                  n_repeat=_calls_within(protocol.rep_ms, guarded, protocol.max_repeat), estimate_ms=estimate_ms)
+    n_repeat = min(max(_calls_within(protocol.rep_ms, guarded, protocol.max_repeat), protocol.min_repeat),
+                   protocol.max_repeat)
+    return Timing(n_warmup=_calls_within(protocol.warmup_ms, guarded, 2**63 - 1), n_repeat=n_repeat,
+                  estimate_ms=estimate_ms)
 
 
 def _estimate_call_ms(run: Callable[[], object], timer) -> float:
@@ -98,14 +106,21 @@ def _timed_repetitions(run: Callable[[], object], timer, n_repeat: int) -> List[
     return [timer.elapsed_ns(2 * i, 2 * i + 1) for i in range(n_repeat)]
 
 
-def do_bench(run: Callable[[], object], timer, protocol: Protocol) -> Timing:
-    """Times run() under `protocol` with `timer`: 1 + 5 + n_warmup + n_repeat calls in all."""
+def do_bench(run: Callable[[], object], timer, protocol: Protocol, before_timed: Optional[Callable[[], None]] = None,
+             after_timed: Optional[Callable[[], None]] = None) -> Timing:
+    """Times run() under `protocol` with `timer`: 1 + 5 + n_warmup + n_repeat calls in all. before_timed
+    runs once the warm-up calls are submitted, after_timed once the timed repetitions have completed
+    (how the GPU's state is read around them)."""
     run()  # step 1: the first call (lazy initialisation, autotuning) stays out of the estimate
     timer.synchronize()
     timing = repetition_counts(_estimate_call_ms(run, timer), protocol)
     for _ in range(timing.n_warmup):
         run()  # no flush, as in Triton
+    if before_timed:
+        before_timed()
     timing.samples_ns = _timed_repetitions(run, timer, timing.n_repeat)
+    if after_timed:
+        after_timed()
     return timing
 
 

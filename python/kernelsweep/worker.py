@@ -21,7 +21,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Optional
 
-from . import api
+from . import api, gpu_state
 from .channel import PipeChannel
 from .do_bench import CudaEventTimer, do_bench, make_timer, resolve_protocol, summarize
 
@@ -129,6 +129,7 @@ class Worker:
         self.local_rank = local_rank
         self.torch = _torch()
         self.gpu_count = 0
+        self.gpu_uuid, self.gpu_state_opened, self.gpu_state = "", False, None
         self.module_errors = {}  # module -> why it could not be imported
         self.instance = None
         self.instance_key = None
@@ -151,6 +152,7 @@ class Worker:
             try:
                 torch.cuda.set_device(ordinal)
                 gpu = gpu_facts(torch, ordinal)
+                self.gpu_uuid = gpu["uuid"]
             except Exception as error:  # noqa: BLE001
                 problem, self.gpu_count = last_line(error), 0
         return {"type": "hello", "gpu_count": self.gpu_count, "gpu": gpu, "host": host_facts(), "problem": problem,
@@ -227,6 +229,14 @@ class Worker:
             self.instance_key = key
         return self.instance
 
+    def gpu_state_reader(self):
+        """NVML's reader of this worker's GPU, opened at its first GPU point; None where NVML is missing
+        (the point is measured all the same, its GPU state not recorded)."""
+        if not self.gpu_state_opened:
+            self.gpu_state_opened = True
+            self.gpu_state = gpu_state.open_reader(self.gpu_uuid)
+        return self.gpu_state
+
     def drop_instance(self, free_device: bool = False) -> None:
         """Lets go of the last shape's instance. With free_device (the rank's other worker is about to
         measure, or a point failed), tensors held in reference cycles are collected and torch's cached
@@ -247,7 +257,11 @@ class Worker:
             memory = DeviceMemory(self.torch if on_gpu else None)
             instance = self.instance_for(declared, point, device)
             bound = instance.bind(point["mode"])
-            timing = do_bench(bound.run, timer, protocol)
+            reader, states = self.gpu_state_reader() if on_gpu else None, []
+            read = (lambda: states.append(reader.read())) if reader else None
+            timing = do_bench(bound.run, timer, protocol, before_timed=read, after_timed=read)
+            if len(states) == 2:
+                record.update(gpu_state.record_fields(*states))
             record["n_warmup"], record["n_repeat"] = timing.n_warmup, timing.n_repeat
             record.update(zip(STATISTICS, summarize(timing.samples_ns)))
             record["samples_ns"] = timing.samples_ns

@@ -8,11 +8,22 @@ const std::vector<Field<RunRecord>>& fields() {
   return list;
 }
 
+const std::vector<Field<RunRecord>>& gpu_fields() {
+  static const std::vector<Field<RunRecord>> list = gpu_state_fields();
+  return list;
+}
+
+
 }  // namespace
 
 nlohmann::json to_json(const RunRecord& record) {
   nlohmann::json out = fields_to_json(record, fields());
   out["samples_ns"] = record.samples_ns;
+  if (gpu_state_was_read(record)) out.update(fields_to_json(record, gpu_fields()));
+  if (!record.quantiles.empty()) {
+    nlohmann::json& quantiles = out["quantiles"] = nlohmann::json::array();
+    for (const Quantile& q : record.quantiles) quantiles.push_back({q.quantile, q.value_ns});
+  }
   return out;
 }
 
@@ -20,6 +31,9 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
   RunRecord record;
   fields_from_json(json, record, fields());
   record.samples_ns = json.at("samples_ns").get<std::vector<double>>();
+  if (json.contains(gpu_fields().front().name)) fields_from_json(json, record, gpu_fields());
+  if (const auto it = json.find("quantiles"); it != json.end())
+    for (const auto& pair : *it) record.quantiles.push_back({pair.at(0).get<double>(), pair.at(1).get<double>()});
   return record;
 }
 

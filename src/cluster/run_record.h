@@ -4,6 +4,7 @@
 // result and the point), and nothing changes it afterwards: rank 0's store, documents and progress
 // line only read it. Its fields are declared once, in run_record_fields(): the results file's /runs
 // columns, the worker's and the ranks' messages and the documents' metrics are made from that list.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fields.h"
+#include "measure/gpu_state.h"
 #include "measure/measurement.h"
 
 namespace ks {
@@ -50,6 +52,10 @@ struct RunRecord {
   double tflops = kNotMeasured, gbps = kNotMeasured;  // from the median
   std::uint64_t device_peak_bytes = 0;
   std::vector<double> samples_ns;  // the raw samples (in /samples, not a /runs column)
+  std::vector<Quantile> quantiles;  // the protocol's quantiles of the samples (in /quantiles)
+  // The GPU's state just before the first timed repetition and just after the last (NVML); not
+  // read on the CPU, nor where NVML is missing.
+  GpuState gpu_start, gpu_end;
 };
 
 // The fields of a RunRecord, in /runs column order. R is RunRecord, or a type derived from it whose
@@ -86,7 +92,32 @@ std::vector<Field<R>> run_record_fields() {
   };
 }
 
-// Every field, and the samples as "samples_ns": how records travel from a worker to its rank and
+// The GPU-state fields, in /runs column order after the others (layout 3 on); a figure not read is
+// NaN, and its throttle reasons 0.
+template <class R = RunRecord>
+std::vector<Field<R>> gpu_state_fields() {
+  return {
+      KS_METRIC(R, "sm_clock_mhz_start", gpu_start.sm_clock_mhz),
+      KS_METRIC(R, "sm_clock_mhz_end", gpu_end.sm_clock_mhz),
+      KS_METRIC(R, "memory_clock_mhz_start", gpu_start.memory_clock_mhz),
+      KS_METRIC(R, "memory_clock_mhz_end", gpu_end.memory_clock_mhz),
+      KS_METRIC(R, "power_w_start", gpu_start.power_w),
+      KS_METRIC(R, "power_w_end", gpu_end.power_w),
+      KS_METRIC(R, "temperature_c_start", gpu_start.temperature_c),
+      KS_METRIC(R, "temperature_c_end", gpu_end.temperature_c),
+      KS_METRIC(R, "throttle_reasons_start", gpu_start.throttle_reasons),
+      KS_METRIC(R, "throttle_reasons_end", gpu_end.throttle_reasons),
+  };
+}
+
+// Whether the worker read the GPU's state around the point's measurement.
+inline bool gpu_state_was_read(const RunRecord& record) {
+  return !std::isnan(record.gpu_start.sm_clock_mhz) || !std::isnan(record.gpu_end.sm_clock_mhz);
+}
+
+// Every field, the samples as "samples_ns" and the quantiles as "quantiles" ([[q, ns], ...]; absent
+// reads as none, as a worker sends it: the measuring rank adds them); the GPU-state fields where
+// they were read (absent: not read): how records travel from a worker to its rank and
 // from a rank to rank 0 (a figure not measured as null). run_record_from_json throws
 // std::runtime_error naming a missing field.
 nlohmann::json to_json(const RunRecord& record);

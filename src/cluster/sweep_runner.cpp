@@ -17,6 +17,7 @@
 #include "common/canonical_json.h"
 #include "common/clock.h"
 #include "common/digest.h"
+#include "measure/do_bench.h"
 
 namespace ks {
 namespace {
@@ -60,6 +61,10 @@ RunRecord make_record(const Point& point, const MeasureResult& r, const RankIden
   rec.rank = me.rank;
   rec.host = me.host.hostname;
   if (on_gpu) rec.gpu_uuid = me.gpu.uuid;
+  // The quantiles the protocol asks for, from the raw samples: made here, for workers of every
+  // language alike.
+  if (r.protocol.is_object() && r.protocol.contains("quantiles"))
+    rec.quantiles = quantiles_of(rec.samples_ns, r.protocol["quantiles"].get<std::vector<double>>());
   if (rec.stats.median_ns > 0) {
     rec.tflops = rec.flops / rec.stats.median_ns / 1e3;  // FLOP per ns = GFLOP/s
     rec.gbps = rec.bytes / rec.stats.median_ns;          // bytes per ns = GB/s

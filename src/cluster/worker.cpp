@@ -14,6 +14,7 @@
 #include "env/environment.h"
 #include "measure/device_memory.h"
 #include "measure/do_bench.h"
+#include "measure/gpu_state.h"
 #include "plugins/plugins.h"
 #include "plugins/requested.h"
 
@@ -79,6 +80,7 @@ class Worker {
       try {
         bind_gpu(ordinal);
         gpu = read_gpu_info(ordinal);
+        gpu_uuid_ = gpu.uuid;
       } catch (const std::exception& e) {
         problem = e.what();
         gpu_count_ = 0;
@@ -123,7 +125,11 @@ class Worker {
       memory.sample();
       const BoundMode mode = kernel.bind(instance, point.mode);
       memory.sample();
-      Timing timing = do_bench(mode, instance.stream(), protocol);
+      const GpuStateReader* gpu_state = on_gpu ? gpu_state_reader() : nullptr;
+      const TimedPhase phase = gpu_state ? TimedPhase{[&] { record.gpu_start = gpu_state->read(); },
+                                                      [&] { record.gpu_end = gpu_state->read(); }}
+                                         : TimedPhase{};
+      Timing timing = do_bench(mode, instance.stream(), protocol, phase);
       memory.sample();
       record.n_warmup = timing.n_warmup;
       record.n_repeat = timing.n_repeat;
@@ -149,8 +155,23 @@ class Worker {
     }
   }
 
+  // NVML's reader of this worker's GPU, opened at its first GPU point; none where NVML is missing
+  // (the point is measured all the same, its GPU state not recorded).
+  const GpuStateReader* gpu_state_reader() {
+    if (!gpu_state_opened_) {
+      gpu_state_opened_ = true;
+      std::string why_not;
+      gpu_state_ = GpuStateReader::open(gpu_uuid_, why_not);
+      if (!gpu_state_) std::fprintf(stderr, "kernelsweep worker: the GPU's clocks and power are not recorded: %s\n", why_not.c_str());
+    }
+    return gpu_state_.get();
+  }
+
   PipeChannel channel_;
   const Registry& registry_;
+  std::string gpu_uuid_;
+  bool gpu_state_opened_ = false;
+  std::unique_ptr<GpuStateReader> gpu_state_;
   int local_rank_;
   int gpu_count_ = 0;
   InstanceCache cache_;

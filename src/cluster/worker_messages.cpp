@@ -19,6 +19,7 @@ Json to_json(const ProtocolSpec& s) {
   Json j = {{"name", s.name}, {"warmup_ms", s.warmup_ms}, {"rep_ms", s.rep_ms},
             {"max_repeat", s.max_repeat}, {"quantiles", s.quantiles}};
   if (s.flush_bytes) j["flush_bytes"] = *s.flush_bytes;
+  if (s.min_repeat) j["min_repeat"] = *s.min_repeat;
   return j;
 }
 
@@ -30,6 +31,7 @@ ProtocolSpec protocol_spec_from_json(const Json& j) {
   s.max_repeat = j.at("max_repeat").get<std::int64_t>();
   s.quantiles = j.at("quantiles").get<std::vector<double>>();
   if (j.contains("flush_bytes")) s.flush_bytes = j["flush_bytes"].get<std::int64_t>();
+  if (j.contains("min_repeat")) s.min_repeat = j["min_repeat"].get<std::int64_t>();
   return s;
 }
 

@@ -25,7 +25,7 @@ using config::MapFields;
 
 const std::vector<std::string> kTopKeys{"name", "plugins", "python", "protocol", "kernels", "output"};
 const std::vector<std::string> kPythonKeys{"modules", "path", "interpreter"};
-const std::vector<std::string> kProtocolKeys{"name", "warmup_ms", "rep_ms", "max_repeat", "flush_bytes", "quantiles"};
+const std::vector<std::string> kProtocolKeys{"name", "warmup_ms", "rep_ms", "min_repeat", "max_repeat", "flush_bytes", "quantiles"};
 const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes", "timeout_s", "grid",
                                            "fixed",  "zip",             "include", "exclude"};
 const std::vector<std::string> kOutputKeys{"directory", "results_file", "kernelindex_format", "kernelindex_compression",
@@ -103,6 +103,7 @@ std::vector<double> quantiles(const Field& field) {
     if (q < 0 || q > 1) element.fail(fmt::format("a quantile lies in [0, 1], got {}", q));
     out.push_back(q);
   }
+  if (out.empty()) field.fail("lists no quantile: give at least one, e.g. [0.5, 0.2, 0.8]");
   return out;
 }
 
@@ -112,9 +113,14 @@ ProtocolSpec read_protocol(const Field& field) {
   if (const MapEntry* e = map.find("name")) protocol.name = one_of(e->value, kProtocolNames, "protocol");
   if (const MapEntry* e = map.find("warmup_ms"))
     protocol.warmup_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
-  if (const MapEntry* e = map.find("rep_ms"))  // 0: one timed call
+  if (const MapEntry* e = map.find("rep_ms"))  // 0: min_repeat timed calls
     protocol.rep_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
   if (const MapEntry* e = map.find("max_repeat")) protocol.max_repeat = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
+  if (const MapEntry* e = map.find("min_repeat")) {
+    protocol.min_repeat = integer_at_least(e->value, 1);
+    if (*protocol.min_repeat > protocol.max_repeat)
+      e->value.fail(fmt::format("must be <= max_repeat ({}), got {}", protocol.max_repeat, *protocol.min_repeat));
+  }
   if (const MapEntry* e = map.find("flush_bytes"))
     protocol.flush_bytes = at_most(e->value, integer_at_least(e->value, 0), kMaxFlushBytes);
   if (const MapEntry* e = map.find("quantiles")) protocol.quantiles = quantiles(e->value);

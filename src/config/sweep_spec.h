@@ -38,6 +38,9 @@ struct ProtocolSpec {
   std::string name = "do_bench";
   double warmup_ms = 25;
   double rep_ms = 100;
+  // Timed repetitions at least, whatever rep_ms allows (max_repeat still caps them). Unset: 1 on a
+  // GPU (Triton's do_bench), 10 on the CPU.
+  std::optional<std::int64_t> min_repeat;
   std::int64_t max_repeat = 10000;
   // Bytes zeroed before each timed call to flush caches. Unset: 256 MiB on a GPU (Triton's
   // do_bench), the last-level cache size on the CPU. 0 turns the flush off.

@@ -96,14 +96,35 @@ Json latency_measurement(const char* statistic, double ns) {
   return {{"metric", "latency"}, {"statistic", statistic}, {"unit", "ns"}, {"value", whole_ns(ns)}};
 }
 
+// The GPU's state at the start and the end of the timed repetitions, each figure where it was read.
+void add_gpu_state(Json& measurements, const RunRecord& record) {
+  const auto add = [&](const char* metric, const char* unit, double start, double end) {
+    if (!std::isnan(start)) measurements.push_back({{"metric", metric}, {"statistic", "start"}, {"unit", unit}, {"value", start}});
+    if (!std::isnan(end)) measurements.push_back({{"metric", metric}, {"statistic", "end"}, {"unit", unit}, {"value", end}});
+  };
+  add("sm_clock", "MHz", record.gpu_start.sm_clock_mhz, record.gpu_end.sm_clock_mhz);
+  add("memory_clock", "MHz", record.gpu_start.memory_clock_mhz, record.gpu_end.memory_clock_mhz);
+  add("power", "W", record.gpu_start.power_w, record.gpu_end.power_w);
+  add("temperature", "C", record.gpu_start.temperature_c, record.gpu_end.temperature_c);
+}
+
+// A quantile's name: p20 for 0.2, p2.5 for 0.025, p99.9 for 0.999.
+std::string quantile_name(double q) { return fmt::format("p{:g}", q * 100); }
+
+// The latencies beside the median (which timing.latencyNs holds): the quantiles the protocol asked
+// for, or where a record has none (a row from before they were stored, an import), p20 and p80.
 Json measurements(const RunRecord& record) {
   Json out = Json::array();
-  if (has_timing(record)) {
+  if (has_timing(record) && record.quantiles.empty()) {
     out.push_back(latency_measurement("p20", record.stats.p20_ns));
     out.push_back(latency_measurement("p80", record.stats.p80_ns));
+  } else if (has_timing(record)) {
+    for (const Quantile& q : record.quantiles)
+      if (q.quantile != 0.5) out.push_back(latency_measurement(quantile_name(q.quantile).c_str(), q.value_ns));
   }
   if (record.device_peak_bytes > 0)
     out.push_back({{"metric", "device_memory"}, {"statistic", "peak"}, {"unit", "bytes"}, {"value", record.device_peak_bytes}});
+  add_gpu_state(out, record);
   return out;
 }
 
@@ -127,6 +148,14 @@ Json native_metrics(const RunRecord& record) {
       if ((timed || value != 0) && std::isfinite(static_cast<double>(value))) metrics[field.name] = value;
     }
   });
+  if (gpu_state_was_read(record)) {
+    static const std::vector<Field<RunRecord>> gpu_fields = gpu_state_fields();
+    for_each_field(record, gpu_fields, [&](const Field<RunRecord>& field, const auto& value) {
+      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
+        if (std::isfinite(static_cast<double>(value))) metrics[field.name] = value;
+      }
+    });
+  }
   return metrics;
 }
 
@@ -146,6 +175,9 @@ Json source_native(const RunRecord& record, const RunContext& context, const std
                  {"rank", record.rank},
                  {"host", record.host}};
   if (!record.gpu_uuid.empty()) native["gpuUuid"] = record.gpu_uuid;
+  if (gpu_state_was_read(record))
+    native["throttleReasons"] = {{"start", throttle_reason_names(record.gpu_start.throttle_reasons)},
+                                 {"end", throttle_reason_names(record.gpu_end.throttle_reasons)}};
   if (!record.started_at.empty()) native["startedAt"] = record.started_at;
   return native;
 }

@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::int64_t kGpuFlushBytes = 256LL << 20;  // Triton's 256 MB L2 flush buffer
 constexpr int kEstimateCalls = 5;
+constexpr std::int64_t kCpuMinRepeat = 10;
 
 std::unique_ptr<BenchTimer> make_timer(void* stream, const Protocol& protocol) {
   if (protocol.timer == "steady_clock") return make_steady_clock_timer(protocol.flush_bytes);
@@ -77,6 +78,9 @@ Protocol resolve_protocol(const ProtocolSpec& spec, Backend backend) {
   protocol.timer = backend == Backend::cuda ? "cuda_events" : "steady_clock";
   protocol.warmup_ms = spec.warmup_ms;
   protocol.rep_ms = spec.rep_ms;
+  // Triton takes what rep_ms allows, down to one repetition; the CPU path keeps a few more, so that a
+  // point whose flush fills most of rep_ms still has a spread worth its quantiles.
+  protocol.min_repeat = spec.min_repeat.value_or(backend == Backend::cuda ? 1 : kCpuMinRepeat);
   protocol.max_repeat = spec.max_repeat;
   protocol.flush_bytes =
       spec.flush_bytes.value_or(backend == Backend::cuda ? kGpuFlushBytes : cpu_last_level_cache_bytes());
@@ -89,6 +93,7 @@ Json protocol_to_json(const Protocol& protocol) {
               {"timer", protocol.timer},
               {"warmup_ms", protocol.warmup_ms},
               {"rep_ms", protocol.rep_ms},
+              {"min_repeat", protocol.min_repeat},
               {"max_repeat", protocol.max_repeat},
               {"flush_bytes", protocol.flush_bytes},
               {"quantiles", protocol.quantiles},
@@ -102,22 +107,25 @@ Timing repetition_counts(double estimate_ms, const Protocol& protocol) {
   timing.estimate_ms = estimate_ms;
   // Triton leaves the warm-up uncapped; the cap below only keeps the integer conversion defined.
   timing.n_warmup = calls_within(protocol.warmup_ms, guarded_ms, std::numeric_limits<std::int64_t>::max());
-  timing.n_repeat = calls_within(protocol.rep_ms, guarded_ms, protocol.max_repeat);
+  timing.n_repeat = std::min(std::max(calls_within(protocol.rep_ms, guarded_ms, protocol.max_repeat), protocol.min_repeat),
+                             protocol.max_repeat);
   return timing;
 }
 
-Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol) {
+Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol, const TimedPhase& phase) {
   const auto timer = make_timer(stream, protocol);
-  return do_bench(mode, *timer, protocol);
+  return do_bench(mode, *timer, protocol, phase);
 }
 
-Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol) {
+Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol, const TimedPhase& phase) {
   mode.run();  // step 1: first call (lazy initialisation, autotuning) stays out of the estimate
   timer.synchronize();
 
   Timing timing = repetition_counts(estimate_call_ms(mode, timer), protocol);
   for (std::int64_t i = 0; i < timing.n_warmup; ++i) mode.run();  // no flush, as in Triton
+  if (phase.before) phase.before();
   timing.samples_ns = timed_repetitions(mode, timer, timing.n_repeat);
+  if (phase.after) phase.after();
   return timing;
 }
 

@@ -9,6 +9,7 @@
 // On a GPU the marks are CUDA events on the instance's stream and the flush a cudaMemsetAsync of a
 // flush_bytes buffer; on the CPU the marks are steady_clock reads and the flush a memset of a buffer
 // the size of the last-level cache.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,23 +25,31 @@ Protocol resolve_protocol(const ProtocolSpec& spec, Backend backend);
 // The BenchmarkProtocol spec content of a resolved protocol (what its digest covers).
 Json protocol_to_json(const Protocol& protocol);
 
+// What the caller does around step 5: `before` once the warm-up calls are submitted (while they
+// run), `after` once the timed repetitions have completed. How the GPU's state is read at the start
+// and the end of the timed repetitions.
+struct TimedPhase {
+  std::function<void()> before, after;
+};
+
 // Times mode.run() under `protocol`, the steps above: 1 + 5 + n_warmup + n_repeat calls in all.
 // protocol.timer picks the backend ("steady_clock", or "cuda_events" on `stream`, a cudaStream_t,
 // which needs a build with CUDA). Throws what the kernel throws, and std::runtime_error naming the
 // CUDA call that failed.
-Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol);
+Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol, const TimedPhase& phase = {});
 
 // The same loop on a timer of the caller's: how a test drives it with a synthetic clock (and how the
 // Python worker's loop, python/kernelsweep/do_bench.py, is shown to be the same).
 class BenchTimer;
-Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol);
+Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol, const TimedPhase& phase = {});
 
 // Makes what the protocol's timer keeps for the whole process (the GPU's flush buffer) now, so that
 // device memory measured around a point does not count it.
 void reserve_timer(const Protocol& protocol);
 
 // Step 3 alone: n_warmup and n_repeat from one call's estimated time (the estimate raised to
-// kMinEstimateMs when the timer read less, so a call too short to see never divides by zero).
+// kMinEstimateMs when the timer read less, so a call too short to see never divides by zero);
+// n_repeat is raised to min_repeat, then capped at max_repeat.
 // Returns a Timing with estimate_ms as measured and no samples.
 inline constexpr double kMinEstimateMs = 1e-3;
 Timing repetition_counts(double estimate_ms, const Protocol& protocol);
@@ -54,6 +63,10 @@ double quantile_linear(const std::vector<double>& sorted, double q);
 // middle value of torch.median), mean, min, max, and the SAMPLE standard deviation (divisor n - 1,
 // as torch.std by default and numpy.std(ddof=1); 0 for one sample). Throws on no samples.
 Statistics summarize(const std::vector<double>& samples_ns);
+
+// The quantiles `levels` of the samples (any order), by quantile_linear, in the order of `levels`:
+// what a protocol's `quantiles` asks for. No samples give none.
+std::vector<Quantile> quantiles_of(const std::vector<double>& samples_ns, const std::vector<double>& levels);
 
 // Size in bytes of the last-level CPU cache (sysfs), or 32 MiB when unknown.
 std::int64_t cpu_last_level_cache_bytes();

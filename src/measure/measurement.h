@@ -19,9 +19,10 @@ struct Protocol {
   std::string timer;             // "cuda_events" or "steady_clock"
   double warmup_ms = 25;
   double rep_ms = 100;
+  std::int64_t min_repeat = 1;  // timed repetitions at least (capped by max_repeat)
   std::int64_t max_repeat = 10000;
   std::int64_t flush_bytes = 0;  // zeroed before each estimate call and each timed call
-  std::vector<double> quantiles{0.5, 0.2, 0.8};
+  std::vector<double> quantiles{0.5, 0.2, 0.8};  // reported for every timed point, in this order
   std::string quantile_method = "linear";  // numpy/torch "linear" interpolation
   std::string primary_statistic = "median";
 };
@@ -31,6 +32,12 @@ struct Protocol {
 struct Statistics {
   double median_ns = 0, p20_ns = 0, p80_ns = 0;
   double mean_ns = 0, min_ns = 0, max_ns = 0, stddev_ns = 0;
+};
+
+// One of the quantiles a protocol asks for, and its value over a point's samples.
+struct Quantile {
+  double quantile = 0;
+  double value_ns = 0;
 };
 
 struct Timing {

@@ -49,4 +49,14 @@ Statistics summarize(const std::vector<double>& samples_ns) {
   return stats;
 }
 
+std::vector<Quantile> quantiles_of(const std::vector<double>& samples_ns, const std::vector<double>& levels) {
+  if (samples_ns.empty()) return {};
+  std::vector<double> sorted = samples_ns;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<Quantile> out;
+  out.reserve(levels.size());
+  for (double q : levels) out.push_back({q, quantile_linear(sorted, q)});
+  return out;
+}
+
 }  // namespace ks

@@ -177,39 +177,59 @@ std::vector<SessionInfo> merged_sessions(const std::vector<Input>& inputs) {
   return sessions;
 }
 
-// Fills each row's samples_ns from the input's /samples. The rows of a batch lie together in
-// /samples, so one read serves the batch; rows scattered further apart are read one by one.
-void attach_samples(const Input& input, std::vector<StoredRun>& rows) {
+// Where a row's values of one kind lie in the input (/samples or /quantiles), where they go in the
+// row, and how the input reads a range of them.
+template <class Value>
+struct RowValues {
+  std::uint64_t StoredRun::*offset;
+  std::uint64_t StoredRun::*count;
+  std::vector<Value> RunRecord::*values;
+  std::vector<Value> (ResultsFile::*read)(std::uint64_t, std::uint64_t) const;
+};
+
+// Fills each row's values of one kind from the input. The rows of a batch lie together in the
+// dataset, so one read serves the batch; rows scattered further apart are read one by one.
+template <class Value>
+void attach(const Input& input, std::vector<StoredRun>& rows, const RowValues<Value>& kind) {
   std::uint64_t first = UINT64_MAX, end = 0, total = 0;
   for (const StoredRun& row : rows) {
-    if (row.samples_count == 0) continue;
-    first = std::min(first, row.samples_offset);
-    end = std::max(end, row.samples_offset + row.samples_count);
-    total += row.samples_count;
+    if (row.*kind.count == 0) continue;
+    first = std::min(first, row.*kind.offset);
+    end = std::max(end, row.*kind.offset + row.*kind.count);
+    total += row.*kind.count;
   }
   if (total == 0) return;
+  const auto read = [&](std::uint64_t from, std::uint64_t count) {
+    return reading(input, [&] { return (input.file.*kind.read)(from, count); });
+  };
   const bool one_read = end - first <= 2 * total + kRowsPerBatch;
-  const std::vector<double> span =
-      one_read ? reading(input, [&] { return input.file.read_samples(first, end - first); }) : std::vector<double>{};
+  const std::vector<Value> span = one_read ? read(first, end - first) : std::vector<Value>{};
   for (StoredRun& row : rows) {
-    if (row.samples_count == 0) continue;
+    if (row.*kind.count == 0) continue;
     if (one_read) {
-      const auto from = span.begin() + static_cast<std::ptrdiff_t>(row.samples_offset - first);
-      row.samples_ns.assign(from, from + static_cast<std::ptrdiff_t>(row.samples_count));
+      const auto from = span.begin() + static_cast<std::ptrdiff_t>(row.*kind.offset - first);
+      (row.*kind.values).assign(from, from + static_cast<std::ptrdiff_t>(row.*kind.count));
     } else {
-      row.samples_ns = reading(input, [&] { return input.file.read_samples(row.samples_offset, row.samples_count); });
+      row.*kind.values = read(row.*kind.offset, row.*kind.count);
     }
   }
 }
 
-// The input's rows in their order, each with its citations and its samples (append gives them their
-// place in the merged /samples: samples_offset rebased, samples_count unchanged).
+void attach_samples_and_quantiles(const Input& input, std::vector<StoredRun>& rows) {
+  attach(input, rows, RowValues<double>{&StoredRun::samples_offset, &StoredRun::samples_count, &RunRecord::samples_ns,
+                                        &ResultsFile::read_samples});
+  attach(input, rows, RowValues<Quantile>{&StoredRun::quantiles_offset, &StoredRun::quantiles_count,
+                                          &RunRecord::quantiles, &ResultsFile::read_quantiles});
+}
+
+// The input's rows in their order, each with its citations, its samples and its quantiles (append
+// gives them their place in the merged /samples and /quantiles: offsets rebased, counts unchanged).
 std::uint64_t copy_runs(const Input& input, ResultsFile& out) {
   const std::uint64_t rows = input.file.run_count();
   for (std::uint64_t first = 0; first < rows; first += kRowsPerBatch) {
     std::vector<StoredRun> batch =
         reading(input, [&] { return input.file.read_runs(first, std::min(kRowsPerBatch, rows - first)); });
-    attach_samples(input, batch);
+    attach_samples_and_quantiles(input, batch);
     out.append(batch);
   }
   return rows;

@@ -120,6 +120,22 @@ Column count_column(std::string name, std::int64_t RunRecord::*count) {
   return {std::move(name), value, {}};
 }
 
+// A figure of the GPU's state at the end of the timed repetitions, where it was read.
+Column gpu_state_column(std::string name, double GpuState::*figure) {
+  const auto value = [figure](const ViewRow& row) {
+    const double x = row.run.gpu_end.*figure;
+    return std::isnan(x) ? Json() : Json(x);
+  };
+  return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
+}
+
+// The reasons that slowed the GPU at the start or the end of the timed repetitions (power cap,
+// thermal slowdown, ...): empty where none did, or where the state was not read.
+std::string slowed_by(const RunRecord& run) {
+  if (!gpu_state_was_read(run)) return "";
+  return throttle_reason_names((run.gpu_start.throttle_reasons | run.gpu_end.throttle_reasons) & throttle::kSlowing);
+}
+
 // The columns that are not parameters, in the order --columns lists them in its error.
 std::vector<Column> fixed_columns() {
   return {
@@ -165,6 +181,11 @@ std::vector<Column> fixed_columns() {
       text_column("started_at", [](const ViewRow& row) { return row.run.started_at; }),
       text_column("ended_at", [](const ViewRow& row) { return row.run.ended_at; }),
       {"rows", [](const ViewRow& row) { return Json(row.rows_of_point); }, {}},
+      text_column("slowed_by", [](const ViewRow& row) { return slowed_by(row.run); }),
+      gpu_state_column("sm_clock_mhz", &GpuState::sm_clock_mhz),
+      gpu_state_column("memory_clock_mhz", &GpuState::memory_clock_mhz),
+      gpu_state_column("power_w", &GpuState::power_w),
+      gpu_state_column("temperature_c", &GpuState::temperature_c),
   };
 }
 

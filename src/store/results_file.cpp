@@ -39,13 +39,14 @@ namespace {
 constexpr hsize_t kRunsChunkRows = 1024;
 constexpr hsize_t kSamplesChunk = 64 * 1024;
 constexpr hsize_t kSmallTableChunkRows = 16;
+constexpr hsize_t kQuantilesChunk = 16 * 1024;
 constexpr h5::Extendable1D::Options kRunsOptions{.chunk_cache_bytes = 4u << 20, .conversion_buffer_bytes = 256u << 10};
 constexpr h5::Extendable1D::Options kSamplesOptions{.chunk_cache_bytes = 4u << 20, .conversion_buffer_bytes = 0};
 constexpr h5::Extendable1D::Options kSmallTableOptions{.chunk_cache_bytes = 1u << 20,
                                                        .conversion_buffer_bytes = 16u << 10};
 
 // How many chunks past the flushed end a killed writer may have written into: rank 0 flushes every
-// 64 results or 2 seconds, far less than 64 chunks of any table.
+// 256 results or 2 seconds, far less than 64 chunks of any table.
 constexpr std::uint64_t kCrashMarginChunks = 64;
 
 constexpr const char* kFormatName = "kernelsweep-results";
@@ -59,7 +60,7 @@ constexpr std::uint64_t kReserveBytes = 32u << 20;
 std::uint64_t batch_bytes(const std::vector<StoredRun>& batch) {
   std::uint64_t bytes = 0;
   for (const StoredRun& run : batch)
-    bytes += 1024 + run.params_json.size() + run.message.size() + 8 * run.samples_ns.size();
+    bytes += 1024 + run.params_json.size() + run.message.size() + 8 * run.samples_ns.size() + 16 * run.quantiles.size();
   return bytes;
 }
 
@@ -80,7 +81,19 @@ h5::CompoundLayout<StoredRun> run_layout(std::int64_t layout_version) {
                       KS_FIELD(R, "implementation_digest", cited.implementation_digest),
                       KS_FIELD(R, "samples_offset", samples_offset), KS_FIELD(R, "samples_count", samples_count)})
     columns.push_back(std::move(column));
+  if (layout_version >= 3) {
+    columns.push_back(KS_FIELD(R, "quantiles_offset", quantiles_offset));
+    columns.push_back(KS_FIELD(R, "quantiles_count", quantiles_count));
+    for (auto column : gpu_state_fields<R>()) columns.push_back(std::move(column));
+  }
   return with_check(std::move(columns), layout_version);
+}
+
+// /quantiles: numbers only, which the chunks' checksums cover.
+const h5::CompoundLayout<Quantile>& quantile_layout() {
+  static const h5::CompoundLayout<Quantile> layout(
+      {KS_FIELD(Quantile, "quantile", quantile), KS_FIELD(Quantile, "value_ns", value_ns)});
+  return layout;
 }
 
 h5::CompoundLayout<DigestedDocument> document_layout(std::int64_t layout_version) {
@@ -346,6 +359,7 @@ struct ResultsFile::Impl {
     protocols.emplace(table(documents_layout, "/protocols", fresh));
     ranks.emplace(table(ranks_layout, "/ranks", fresh));
     sessions.emplace(table(sessions_layout, "/sessions", fresh));
+    if (version >= 3) quantiles.emplace(table(quantile_layout(), "/quantiles", fresh, kQuantilesChunk, kSamplesOptions));
     if (fresh) h5::write_string_attribute(samples->id(), "units", "ns");
     if (writable) postpone_metadata_writes(id());
     if (mode == Mode::Append) clear_past_ends();
@@ -356,6 +370,7 @@ struct ResultsFile::Impl {
   void clear_past_ends() {
     runs->clear_past_end(kCrashMarginChunks);
     samples->clear_past_end(kCrashMarginChunks);
+    if (quantiles) quantiles->clear_past_end(kCrashMarginChunks);
     environments->clear_past_end(kCrashMarginChunks);
     protocols->clear_past_end(kCrashMarginChunks);
     ranks->clear_past_end(kCrashMarginChunks);
@@ -400,6 +415,7 @@ struct ResultsFile::Impl {
   void close() {
     runs.reset();
     samples.reset();
+    quantiles.reset();
     environments.reset();
     protocols.reset();
     ranks.reset();
@@ -421,6 +437,7 @@ struct ResultsFile::Impl {
   h5::CompoundLayout<SessionInfo> sessions_layout;
   std::optional<h5::Table<StoredRun>> runs;
   std::optional<h5::Extendable1D> samples;
+  std::optional<h5::Table<Quantile>> quantiles;  // layout 3 on
   std::optional<h5::Table<DigestedDocument>> environments, protocols;
   std::optional<h5::Table<RankInfo>> ranks;
   std::optional<h5::Table<SessionInfo>> sessions;
@@ -523,6 +540,7 @@ std::string first_retyped_table(const ResultsFile::Impl& impl) {
   };
   if (!impl.runs->stored_as(impl.runs_layout)) return retyped("/runs");
   if (!impl.samples->stored_as(H5T_IEEE_F64LE)) return retyped("/samples");
+  if (impl.quantiles && !impl.quantiles->stored_as(quantile_layout())) return retyped("/quantiles");
   if (!impl.environments->stored_as(impl.documents_layout)) return retyped("/environments");
   if (!impl.protocols->stored_as(impl.documents_layout)) return retyped("/protocols");
   if (!impl.ranks->stored_as(impl.ranks_layout)) return retyped("/ranks");
@@ -543,6 +561,7 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
     ResultsFile::Impl impl(path, std::move(file), ResultsFile::Impl::Mode::ReadOnly, version);
     if (auto what = first_retyped_table(impl); !what.empty()) return what;
     const std::uint64_t samples = impl.samples->size();
+    const std::uint64_t quantiles = impl.quantiles ? impl.quantiles->size() : 0;
     const auto part = [&](std::uint64_t total) {  // [first, end) of this slice
       return std::make_pair(total / slices * slice + std::min(slice, total % slices),
                             total / slices * (slice + 1) + std::min(slice + 1, total % slices));
@@ -561,6 +580,9 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       } else if (run.samples_offset > samples || run.samples_count > samples - run.samples_offset) {
         problem = fmt::format("row {} of /runs points at samples {} to {}, and /samples holds {}", row,
                               run.samples_offset, run.samples_offset + run.samples_count, samples);
+      } else if (run.quantiles_offset > quantiles || run.quantiles_count > quantiles - run.quantiles_offset) {
+        problem = fmt::format("row {} of /runs points at quantiles {} to {}, and /quantiles holds {}", row,
+                              run.quantiles_offset, run.quantiles_offset + run.quantiles_count, quantiles);
       }
     });
     if (!problem.empty()) return problem;
@@ -572,6 +594,7 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       impl.samples->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
     }
     if (slice != 0) return "";
+    if (impl.quantiles) impl.quantiles->scan(quantile_layout(), [](std::uint64_t, const Quantile&) {});
     for (const char* name : {"/environments", "/protocols"}) {
       const auto& table = std::string_view(name) == "/environments" ? impl.environments : impl.protocols;
       if (auto what = first_unchecked_row(table->read_all(impl.documents_layout), impl.documents_layout, version, name);
@@ -825,6 +848,7 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
     self.require_writable("append runs");
     self.reserve.ensure(kReserveBytes + 4 * batch_bytes(batch));
     std::vector<double> samples;
+    std::vector<Quantile> quantiles;
     for (StoredRun& record : batch) {
       if (!is_known_status(record.status)) {
         throw ResultsFileError("point " + record.point_id + " has unknown status \"" + record.status + "\"");
@@ -832,10 +856,16 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
       record.samples_offset = self.samples->size() + samples.size();
       record.samples_count = record.samples_ns.size();
       samples.insert(samples.end(), record.samples_ns.begin(), record.samples_ns.end());
+      if (self.quantiles) {
+        record.quantiles_offset = self.quantiles->size() + quantiles.size();
+        record.quantiles_count = record.quantiles.size();
+        quantiles.insert(quantiles.end(), record.quantiles.begin(), record.quantiles.end());
+      }
     }
-    // Samples before rows: a crash between the two leaves unreferenced samples, never a row
-    // pointing past the end of /samples.
+    // Samples and quantiles before rows: a crash between them leaves unreferenced values, never a
+    // row pointing past the end of /samples or /quantiles.
     self.samples->append(H5T_NATIVE_DOUBLE, samples.size(), samples.data());
+    if (!quantiles.empty()) self.quantiles->append(std::span(quantiles), quantile_layout());
     put_checks(std::span(batch), self.runs_layout, self.layout_version);
     self.runs->append(std::span(batch), self.runs_layout);
   });
@@ -954,6 +984,12 @@ std::vector<double> ResultsFile::read_samples(std::uint64_t offset, std::uint64_
     self.samples->read(H5T_NATIVE_DOUBLE, offset, count, values.data());
     return values;
   });
+}
+
+std::vector<Quantile> ResultsFile::read_quantiles(std::uint64_t offset, std::uint64_t count) const {
+  Impl& self = impl();
+  if (!self.quantiles) return {};
+  return guarded(self.path, "reading /quantiles", [&] { return self.quantiles->read(quantile_layout(), offset, count); });
 }
 
 std::vector<DigestedDocument> ResultsFile::read_environments() const {

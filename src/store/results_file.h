@@ -28,7 +28,10 @@ namespace ks {
 // Bumped when the layout changes in a way a reader must know; stored as the root attribute layout_version.
 // 2: every table and the root attributes carry strings_check, a checksum of their strings. Files of
 // layout 1 are read (and resumed) without it.
-inline constexpr std::int64_t kResultsLayoutVersion = 2;
+// 3: /quantiles holds each timed run's quantiles (those its protocol asks for), which /runs points at
+// with quantiles_offset and quantiles_count; /runs holds the GPU's state around each measurement.
+// Files of layout 2 are read (and resumed) without them.
+inline constexpr std::int64_t kResultsLayoutVersion = 3;
 
 // The root group's attributes: what was swept, and the session that created the file.
 struct RunInfo {
@@ -123,8 +126,9 @@ class ResultsFile {
 
   const std::filesystem::path& path() const;
 
-  // Appends the rows to /runs and their samples_ns to /samples, setting each row's samples_offset
-  // and samples_count. A row's status must be one of kStatuses.
+  // Appends the rows to /runs, their samples_ns to /samples and their quantiles to /quantiles,
+  // setting each row's offsets and counts. A row's status must be one of kStatuses. A file of
+  // layout 2 stores no quantiles.
   void append(std::vector<StoredRun>& batch);
   // Store the document once per digest; a digest already stored (this session or an earlier one) is skipped.
   void put_environment(const std::string& digest, const std::string& json_text);
@@ -151,6 +155,8 @@ class ResultsFile {
   // Rows [first, first + count) of /runs, without samples_ns: a large file read a batch at a time.
   std::vector<StoredRun> read_runs(std::uint64_t first, std::uint64_t count) const;
   std::vector<double> read_samples(std::uint64_t offset, std::uint64_t count) const;
+  // A row's quantiles (its quantiles_offset and quantiles_count); none in a file of layout 2.
+  std::vector<Quantile> read_quantiles(std::uint64_t offset, std::uint64_t count) const;
   std::vector<DigestedDocument> read_environments() const;
   std::vector<DigestedDocument> read_protocols() const;
   std::vector<RankInfo> read_ranks() const;

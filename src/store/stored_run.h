@@ -1,6 +1,6 @@
 #pragma once
 // A row of /runs: a RunRecord as the cluster stage made it, the documents it cites (by digest), and
-// where its raw samples lie in /samples.
+// where its raw samples lie in /samples and its quantiles in /quantiles.
 #include <cstdint>
 #include <string>
 
@@ -18,6 +18,7 @@ struct StoredRun : RunRecord {
   StoredRun(RunRecord record, Citations citations) : RunRecord(std::move(record)), cited(std::move(citations)) {}
   Citations cited;
   std::uint64_t samples_offset = 0, samples_count = 0;  // set by ResultsFile::append
+  std::uint64_t quantiles_offset = 0, quantiles_count = 0;  // the same for /quantiles (layout 3 on)
   std::uint64_t strings_check = 0;  // set by ResultsFile::append, checked when the file is read
 };
 

@@ -19,6 +19,7 @@
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
 #include "kernelindex/pending_documents.h"
+#include "measure/do_bench.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"
 
@@ -109,6 +110,57 @@ TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, RunOnRanks, ::testing::Values(1, 2, 4));
+
+// The protocol's quantiles, not Triton's three, reach /quantiles and the documents; min_repeat
+// raises the repetitions that rep_ms 0 would leave at one.
+TEST(ProtocolQuantiles, TheQuantilesAskedForAreStoredAndDocumentedAndMinRepeatHolds) {
+  const fs::path dir = fresh_directory("protocol_quantiles");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, R"(name: quantiles
+protocol: {warmup_ms: 0, rep_ms: 0, min_repeat: 12, flush_bytes: 0, quantiles: [0.5, 0.1, 0.9]}
+kernels:
+  - kernel: gemm
+    implementations: [cpu]
+    grid: {M: [16, 32], N: [8], K: [24], dtype: [fp32, bf16]}
+  - kernel: test_sleep
+    implementations: [cpu]
+    grid: {id: {from: 1, to: 4, step: 1}}
+)");
+  const auto run = run_shell(mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const ResultsFile file = ResultsFile::open_read_only(dir / "quantiles.h5");
+  const auto rows = file.read_runs();
+  ASSERT_EQ(rows.size(), 4u + 4u * 2);
+  for (const StoredRun& r : rows) {
+    ASSERT_EQ(r.status, "passed") << r.message;
+    EXPECT_EQ(r.n_repeat, 12) << r.point_id;
+    std::vector<double> samples = file.read_samples(r.samples_offset, r.samples_count);
+    std::sort(samples.begin(), samples.end());
+    const auto quantiles = file.read_quantiles(r.quantiles_offset, r.quantiles_count);
+    ASSERT_EQ(quantiles.size(), 3u);
+    const double levels[] = {0.5, 0.1, 0.9};
+    for (std::size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(quantiles[i].quantile, levels[i]);
+      EXPECT_DOUBLE_EQ(quantiles[i].value_ns, quantile_linear(samples, levels[i]));
+    }
+    EXPECT_DOUBLE_EQ(quantiles[0].value_ns, r.stats.median_ns);
+  }
+
+  std::size_t documents = 0;
+  for (const auto& entry : fs::directory_iterator(dir / "kernelindex")) {
+    const Json object = read_json(entry.path());
+    std::set<std::string> latencies;
+    for (const Json& m : object.at("run").at("spec").at("measurements"))
+      if (m.at("metric") == "latency") latencies.insert(m.at("statistic").get<std::string>());
+    EXPECT_EQ(latencies, (std::set<std::string>{"p10", "p90"})) << entry.path();
+    const Json& measurement = object.at("protocol").at("spec").at("measurement");
+    EXPECT_EQ(measurement.at("quantiles"), Json::array({0.5, 0.1, 0.9}));
+    EXPECT_EQ(measurement.at("min_repeat"), 12);
+    ++documents;
+  }
+  EXPECT_EQ(documents, rows.size());
+}
 
 std::size_t files_in(const fs::path& folder) {
   return static_cast<std::size_t>(std::distance(fs::directory_iterator(folder), fs::directory_iterator()));

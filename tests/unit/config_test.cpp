@@ -211,7 +211,20 @@ TEST(ConfigParse, ErrorIsOneLineWithFileLineColumnAndKey) {
   EXPECT_EQ(error.problem(), "must be >= 1, got 0");
 }
 
-// rep_ms 0 asks for a single timed call (tests use it to keep measurements short).
+TEST(ConfigParse, MinRepeatAboveMaxRepeatIsRefusedWithItsKey) {
+  const SweepFileError error = parse_error("name: x\nprotocol:\n  max_repeat: 5\n  min_repeat: 6\nkernels: []\n");
+  EXPECT_EQ(error.key(), "protocol.min_repeat");
+  EXPECT_EQ(error.where().line, 4);
+  EXPECT_EQ(error.problem(), "must be <= max_repeat (5), got 6");
+}
+
+TEST(ConfigParse, AnEmptyListOfQuantilesIsRefused) {
+  const SweepFileError error = parse_error("name: x\nprotocol:\n  quantiles: []\nkernels: []\n");
+  EXPECT_EQ(error.key(), "protocol.quantiles");
+  EXPECT_NE(error.problem().find("no quantile"), std::string::npos) << error.what();
+}
+
+// rep_ms 0 asks for the fewest timed calls min_repeat allows (tests use it to keep measurements short).
 TEST(ConfigParse, ZeroRepetitionTimeIsAccepted) {
   const SweepSpec spec = parse("name: x\nprotocol: {warmup_ms: 0, rep_ms: 0}\nkernels:\n  - kernel: gemm\n    grid: {M: [8]}\n");
   EXPECT_EQ(spec.protocol.warmup_ms, 0);

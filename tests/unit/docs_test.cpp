@@ -445,18 +445,23 @@ void expect_h5py_output(const std::string& output, const ResultsRun& run) {
     rows[record.at(0).substr(1, 64)] = {record.at(5).substr(1, record.at(5).size() - 2), params};
   }
   const auto lines = lines_of(output);
-  ASSERT_EQ(lines.size(), rows.size() + 2) << output;
+  ASSERT_EQ(lines.size(), 2 * rows.size() + 2) << output;  // a run's line, then its quantiles'
   std::smatch m;
   ASSERT_TRUE(std::regex_match(lines.front(), m, std::regex(R"re((\S+) (\d+) (\d{4}-\d\d-\d\dT[0-9:.]+Z))re"))) << lines.front();
   EXPECT_EQ(m[1], attribute("sweep_name"));
   EXPECT_EQ(m[2], attribute("plan_size"));
-  for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
+  for (std::size_t i = 1; i + 1 < lines.size(); i += 2) {
     ASSERT_TRUE(std::regex_match(lines[i], m, std::regex(R"re(([0-9a-f]{64}) (\w+) (\{.*\}) ([0-9.e+]+) ([0-9.e+]+))re")))
         << lines[i];
     const auto row = rows.find(m[1]);
     ASSERT_NE(row, rows.end()) << "no point " << m[1] << " in the file";
     EXPECT_EQ(m[2], row->second.first);
     EXPECT_EQ(m[3], python_repr(Json::parse(row->second.second)));
+    const std::string median = m[4];
+    // The protocol's quantiles, in its order: the median first, as /runs holds it.
+    ASSERT_TRUE(std::regex_match(lines[i + 1], m, std::regex(R"re(   \{0\.5: ([0-9.e+]+), 0\.2: [0-9.e+]+, 0\.8: [0-9.e+]+\})re")))
+        << lines[i + 1];
+    EXPECT_EQ(m[1], median);
   }
   EXPECT_EQ(lines.back(), "1 protocol(s)");
 }

@@ -282,6 +282,30 @@ TEST(Kernelindex, ErrorBecomesFailedAndKeepsItsMessage) {
   EXPECT_TRUE(run["spec"]["measurements"].empty());
 }
 
+// The GPU's state around the timed repetitions, as NVML read it (here: injected readings), is in the
+// measurements and the native metrics, with the throttle reasons by name; a record without it
+// (a CPU point, no NVML) has none of it.
+TEST(Kernelindex, TheGpuStateReadIsMeasuredAndItsThrottleReasonsNamed) {
+  Fixture f = make_fixture();
+  const Json without = ks::benchmark_run_document(f.record, f.digests, f.context);
+  EXPECT_FALSE(without["spec"]["sourceNative"].contains("throttleReasons"));
+  EXPECT_FALSE(without["spec"]["sourceNative"]["metrics"].contains("sm_clock_mhz_start"));
+  f.record.gpu_start = {1980, 3201, 402.5, 39, ks::throttle::kGpuIdle};
+  f.record.gpu_end = {1635, 3201, 699.75, 52, ks::throttle::kSwPowerCap};
+  const Json run = ks::benchmark_run_document(f.record, f.digests, f.context);
+  std::map<std::string, double> measured;
+  for (const Json& m : run["spec"]["measurements"]) measured[m["metric"].get<std::string>() + "/" + m["statistic"].get<std::string>()] = m["value"];
+  EXPECT_EQ(measured.at("sm_clock/start"), 1980);
+  EXPECT_EQ(measured.at("sm_clock/end"), 1635);
+  EXPECT_EQ(measured.at("memory_clock/end"), 3201);
+  EXPECT_EQ(measured.at("power/end"), 699.75);
+  EXPECT_EQ(measured.at("temperature/start"), 39);
+  const Json& native = run["spec"]["sourceNative"];
+  EXPECT_EQ(native["throttleReasons"], (Json{{"start", "gpu_idle"}, {"end", "sw_power_cap"}}));
+  EXPECT_EQ(native["metrics"]["sm_clock_mhz_end"], 1635);
+  EXPECT_EQ(native["metrics"]["throttle_reasons_end"], ks::throttle::kSwPowerCap);
+}
+
 TEST(Kernelindex, EveryStatusMapsToAKernelindexStatus) {
   const std::set<std::string> kernelindex{"passed", "failed", "crashed", "timeout", "skipped"};
   Fixture f = make_fixture();

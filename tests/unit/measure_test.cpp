@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "measure/do_bench.h"
+#include "measure/gpu_state.h"
 
 namespace ks {
 namespace {
@@ -136,7 +137,9 @@ TEST(RepetitionCounts, FloorOfBudgetOverEstimate) {
 }
 
 TEST(RepetitionCounts, AtLeastOneOfEachForSlowCalls) {
-  const Timing timing = repetition_counts(250, cpu_protocol(25, 100));
+  Protocol protocol = cpu_protocol(25, 100);
+  protocol.min_repeat = 1;  // as on a GPU (Triton's floor)
+  const Timing timing = repetition_counts(250, protocol);
   EXPECT_EQ(timing.n_warmup, 1);
   EXPECT_EQ(timing.n_repeat, 1);
 }
@@ -148,6 +151,15 @@ TEST(RepetitionCounts, ZeroEstimateIsGuardedAndRepeatCapped) {
   EXPECT_EQ(timing.n_repeat, 10000);
   EXPECT_EQ(repetition_counts(1e-300, protocol).n_repeat, 10000);
   EXPECT_EQ(repetition_counts(0.02, cpu_protocol(25, 100, 50)).n_repeat, 50);  // 5000 capped at 50
+}
+
+TEST(RepetitionCounts, MinRepeatRaisesTheCountAndMaxRepeatStillCapsIt) {
+  Protocol protocol = cpu_protocol(25, 100);
+  protocol.min_repeat = 10;
+  EXPECT_EQ(repetition_counts(250, protocol).n_repeat, 10);   // rep_ms allows one
+  EXPECT_EQ(repetition_counts(0.3, protocol).n_repeat, 333);  // rep_ms allows more
+  protocol.max_repeat = 4;
+  EXPECT_EQ(repetition_counts(250, protocol).n_repeat, 4);
 }
 
 // Reference values from numpy 1.24 (Debian's python3-numpy), for example:
@@ -190,6 +202,17 @@ TEST(Quantile, RefusesNoValuesAndQOutsideZeroOne) {
   EXPECT_THROW(quantile_linear({1.0, 2.0}, -0.1), std::invalid_argument);
   EXPECT_THROW(quantile_linear({1.0, 2.0}, 1.5), std::invalid_argument);
   EXPECT_THROW(quantile_linear({1.0, 2.0}, std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
+}
+
+TEST(Quantile, QuantilesOfUnsortedSamplesComeInTheOrderAsked) {
+  const auto quantiles = quantiles_of(kEven, {0.33, 0.8, 0.0});  // numpy's values, as above
+  ASSERT_EQ(quantiles.size(), 3u);
+  EXPECT_EQ(quantiles[0].quantile, 0.33);
+  EXPECT_EQ(quantiles[0].value_ns, 3.97);
+  EXPECT_EQ(quantiles[1].quantile, 0.8);
+  EXPECT_EQ(quantiles[1].value_ns, 13.900000000000002);
+  EXPECT_EQ(quantiles[2].value_ns, 1.5);
+  EXPECT_TRUE(quantiles_of({}, {0.5}).empty());  // a point never timed has none
 }
 
 TEST(Summarize, MatchesNumpyOnUnsortedSamples) {
@@ -250,6 +273,41 @@ TEST(Protocol, AnExplicitFlushSizeWinsAndZeroTurnsItOff) {
   EXPECT_EQ(resolve_protocol(spec, Backend::cpu).flush_bytes, 4096);
 }
 
+TEST(Protocol, MinRepeatIsOneOnAGpuAsTritonTenOnTheCpuUnlessGiven) {
+  ProtocolSpec spec;
+  EXPECT_EQ(resolve_protocol(spec, Backend::cuda).min_repeat, 1);
+  EXPECT_EQ(resolve_protocol(spec, Backend::cpu).min_repeat, 10);
+  spec.min_repeat = 3;
+  EXPECT_EQ(resolve_protocol(spec, Backend::cuda).min_repeat, 3);
+  EXPECT_EQ(resolve_protocol(spec, Backend::cpu).min_repeat, 3);
+}
+
+TEST(GpuState, ThrottleReasonsAreNamedAndUnknownBitsShownInHex) {
+  EXPECT_EQ(throttle_reason_names(0), "");
+  EXPECT_EQ(throttle_reason_names(throttle::kSwPowerCap | throttle::kHwThermalSlowdown), "sw_power_cap,hw_thermal_slowdown");
+  EXPECT_EQ(throttle_reason_names(throttle::kGpuIdle | 0x10000), "gpu_idle,0x10000");
+}
+
+// Injected readings: a power cap or a slowdown at either end slows a measurement; an idle GPU before
+// it, sync boost or the application clocks do not.
+TEST(GpuState, OnlyPowerAndSlowdownReasonsCountAsSlowed) {
+  EXPECT_FALSE(measured_while_slowed(0, 0));
+  EXPECT_FALSE(measured_while_slowed(throttle::kGpuIdle, throttle::kApplicationsClocksSetting | throttle::kSyncBoost));
+  EXPECT_TRUE(measured_while_slowed(throttle::kSwPowerCap, 0));
+  EXPECT_TRUE(measured_while_slowed(0, throttle::kSwThermalSlowdown));
+  EXPECT_TRUE(measured_while_slowed(throttle::kGpuIdle, throttle::kHwPowerBrakeSlowdown));
+  EXPECT_TRUE(measured_while_slowed(throttle::kHwSlowdown | throttle::kGpuIdle, 0));
+}
+
+// Each test runs in a process of its own (gtest_discover_tests), so NVML is loaded here first.
+TEST(GpuState, WithoutNvmlThereIsNoReaderAndTheReasonNamesTheLibrary) {
+  ::setenv("KERNELSWEEP_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  std::string why_not;
+  EXPECT_EQ(GpuStateReader::open("GPU-3b1f9c2e-8d4a-4f6b-9e21-7c5d0a8b6f13", why_not), nullptr);
+  EXPECT_NE(why_not.find("NVML is not available"), std::string::npos) << why_not;
+  EXPECT_NE(why_not.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos) << why_not;
+}
+
 TEST(Protocol, OnlyDoBenchIsKnown) {
   ProtocolSpec spec;
   spec.name = "cold";
@@ -263,7 +321,7 @@ TEST(Protocol, JsonHoldsEveryParameterOfTheMethod) {
   const Json json = protocol_to_json(resolve_protocol(spec, Backend::cuda));
   std::set<std::string> keys;
   for (const auto& [key, value] : json.items()) keys.insert(key);
-  EXPECT_EQ(keys, (std::set<std::string>{"name", "timer", "warmup_ms", "rep_ms", "max_repeat", "flush_bytes", "quantiles",
+  EXPECT_EQ(keys, (std::set<std::string>{"name", "timer", "warmup_ms", "rep_ms", "min_repeat", "max_repeat", "flush_bytes", "quantiles",
                                           "quantile_method", "primaryStatistic"}));
   EXPECT_EQ(json.at("name"), "do_bench");
   EXPECT_EQ(json.at("timer"), "cuda_events");

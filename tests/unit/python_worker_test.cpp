@@ -4,6 +4,7 @@
 // python3 cannot import torch.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cluster/run_record.h"
 #include "cluster/worker_process.h"
 #include "common/canonical_json.h"
 #include "measure/do_bench.h"
@@ -129,6 +131,34 @@ TEST(PythonWorker, ResolvesTheProtocolAsTheCppWorkerDoes) {
     ASSERT_EQ(out.exit_code, 0) << out.err;
     EXPECT_EQ(canonical_json(Json::parse(out.out)), canonical_json(cpp)) << "gpu " << gpu;
   }
+}
+
+// The GPU's state as the Python worker puts it in a record (what it read through NVML; here given)
+// is what the rank reads from a C++ worker's record: the same fields, a figure not read as null.
+TEST(PythonWorker, ItsGpuStateFieldsAreTheOnesTheRankReads) {
+  const auto out = run_command(fmt::format(
+      "PYTHONPATH={}/python {} -c 'import json; from kernelsweep.gpu_state import record_fields; "
+      "start = dict(sm_clock_mhz=1980.0, memory_clock_mhz=3201.0, power_w=402.5, temperature_c=39.0, throttle_reasons=1); "
+      "end = dict(sm_clock_mhz=1635.0, memory_clock_mhz=3201.0, power_w=None, temperature_c=52.0, throttle_reasons=4); "
+      "print(json.dumps(record_fields(start, end)))'",
+      KS_SOURCE_DIR, kPython));
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const Json fields = Json::parse(out.out);
+  std::set<std::string> names, expected;
+  for (const auto& item : fields.items()) names.insert(item.key());
+  for (const auto& field : gpu_state_fields()) expected.insert(field.name);
+  EXPECT_EQ(names, expected);
+
+  Json message = to_json(RunRecord{});
+  message.update(fields);
+  const RunRecord record = run_record_from_json(message);
+  EXPECT_EQ(record.gpu_start.sm_clock_mhz, 1980);
+  EXPECT_EQ(record.gpu_end.sm_clock_mhz, 1635);
+  EXPECT_EQ(record.gpu_start.power_w, 402.5);
+  EXPECT_TRUE(std::isnan(record.gpu_end.power_w));
+  EXPECT_EQ(record.gpu_start.throttle_reasons, throttle::kGpuIdle);
+  EXPECT_EQ(record.gpu_end.throttle_reasons, throttle::kSwPowerCap);
+  EXPECT_TRUE(std::isnan(run_record_from_json(to_json(RunRecord{})).gpu_start.sm_clock_mhz));  // a worker that read none
 }
 
 // The rank's side of the pipe, unchanged, driving the Python worker.

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -57,6 +58,11 @@ StoredRun make_record(int i, int n_samples) {
   r.cited.workload_digest = "sha256:workload" + std::to_string(i);
   r.cited.implementation_digest = "sha256:implementation" + std::to_string(i % 4);
   for (int k = 0; k < n_samples; ++k) r.samples_ns.push_back(1000.0 * i + k + 0.5);
+  if (n_samples > 0) r.quantiles = {{0.5, 1000.0 * i + 0.25}, {0.1, 1000.0 * i - 3.5}, {0.9, 1000.0 * i + 7.75}};
+  if (!r.gpu_uuid.empty()) {  // the GPU's state as NVML gives it, a power cap on every fourth
+    r.gpu_start = {1980.0 - i, 2619.0, 350.5 + i, 41.0 + i % 7, i % 4 == 0 ? throttle::kSwPowerCap : throttle::kGpuIdle};
+    r.gpu_end = {1755.0 - i, 2619.0, 699.25 + i, 48.0 + i % 7, i % 4 == 0 ? throttle::kSwPowerCap | throttle::kSwThermalSlowdown : 0};
+  }
   return r;
 }
 
@@ -115,6 +121,18 @@ void expect_same_row(const StoredRun& got, const StoredRun& want) {
   EXPECT_EQ(got.cited.implementation_digest, want.cited.implementation_digest);
   EXPECT_EQ(got.samples_offset, want.samples_offset);
   EXPECT_EQ(got.samples_count, want.samples_count);
+  EXPECT_EQ(got.quantiles_offset, want.quantiles_offset);
+  EXPECT_EQ(got.quantiles_count, want.quantiles_count);
+  for (const auto& [name, pair] : {std::pair("start", std::pair(&got.gpu_start, &want.gpu_start)),
+                                   std::pair("end", std::pair(&got.gpu_end, &want.gpu_end))}) {
+    SCOPED_TRACE(std::string("GPU state at the ") + name);
+    const auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+    EXPECT_TRUE(same(pair.first->sm_clock_mhz, pair.second->sm_clock_mhz));
+    EXPECT_TRUE(same(pair.first->memory_clock_mhz, pair.second->memory_clock_mhz));
+    EXPECT_TRUE(same(pair.first->power_w, pair.second->power_w));
+    EXPECT_TRUE(same(pair.first->temperature_c, pair.second->temperature_c));
+    EXPECT_EQ(pair.first->throttle_reasons, pair.second->throttle_reasons);
+  }
 }
 
 // Every row equals the record appended, and its samples are where the row says.
@@ -124,6 +142,12 @@ void expect_rows_and_samples(const ResultsFile& file, const std::vector<StoredRu
   for (std::size_t i = 0; i < rows.size(); ++i) {
     expect_same_row(rows[i], appended[i]);
     EXPECT_EQ(file.read_samples(rows[i].samples_offset, rows[i].samples_count), appended[i].samples_ns);
+    const auto quantiles = file.read_quantiles(rows[i].quantiles_offset, rows[i].quantiles_count);
+    ASSERT_EQ(quantiles.size(), appended[i].quantiles.size());
+    for (std::size_t q = 0; q < quantiles.size(); ++q) {
+      EXPECT_EQ(quantiles[q].quantile, appended[i].quantiles[q].quantile);
+      EXPECT_EQ(quantiles[q].value_ns, appended[i].quantiles[q].value_ns);
+    }
   }
 }
 
@@ -361,11 +385,14 @@ TEST_F(StoreTest, CrashAfterFlushKeepsFlushedRows) {
   ASSERT_EQ(WEXITSTATUS(status), 9) << "the child failed before its crash";
 
   // The rows are those of the flushed batch, whatever part of the unflushed one reached the disk.
-  std::uint64_t offset = 0;
+  std::uint64_t offset = 0, quantiles_offset = 0;
   for (StoredRun& record : flushed) {
     record.samples_offset = offset;
     record.samples_count = record.samples_ns.size();
     offset += record.samples_count;
+    record.quantiles_offset = quantiles_offset;
+    record.quantiles_count = record.quantiles.size();
+    quantiles_offset += record.quantiles_count;
   }
   {
     ResultsFile file = ResultsFile::open_read_only(file_path());

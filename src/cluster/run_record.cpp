@@ -16,6 +16,11 @@ const std::vector<Field<RunRecord>>& gpu_fields() {
 
 }  // namespace
 
+std::string slowed_by(const RunRecord& record) {
+  if (!gpu_state_was_read(record)) return "";
+  return throttle_reason_names((record.gpu_start.throttle_reasons | record.gpu_end.throttle_reasons) & throttle::kSlowing);
+}
+
 nlohmann::json to_json(const RunRecord& record) {
   nlohmann::json out = fields_to_json(record, fields());
   out["samples_ns"] = record.samples_ns;

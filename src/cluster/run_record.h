@@ -115,6 +115,11 @@ inline bool gpu_state_was_read(const RunRecord& record) {
   return !std::isnan(record.gpu_start.sm_clock_mhz) || !std::isnan(record.gpu_end.sm_clock_mhz);
 }
 
+// What slowed the GPU while the point was timed: the slowing reasons (throttle::kSlowing: the power
+// cap, the slowdowns) at the start or the end of its timed repetitions, by name; empty where none
+// did, and where the GPU's state was not read.
+std::string slowed_by(const RunRecord& record);
+
 // Every field, the samples as "samples_ns" and the quantiles as "quantiles" ([[q, ns], ...]; absent
 // reads as none, as a worker sends it: the measuring rank adds them); the GPU-state fields where
 // they were read (absent: not read): how records travel from a worker to its rank and

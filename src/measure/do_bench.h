@@ -3,7 +3,8 @@
 //   1. one call, synchronise;
 //   2. estimate one call from 5 calls, each preceded by the flush, timed together (flush included);
 //   3. n_warmup = max(1, floor(warmup_ms / estimate)), n_repeat = max(1, floor(rep_ms / estimate)),
-//      n_repeat capped at max_repeat, the estimate guarded against zero;
+//      n_repeat raised to min_repeat (1 on a GPU, as in Triton) and capped at max_repeat, the
+//      estimate guarded against zero;
 //   4. n_warmup calls without flushing;
 //   5. for each repetition: flush, start mark, call, end mark; synchronise once at the end.
 // On a GPU the marks are CUDA events on the instance's stream and the flush a cudaMemsetAsync of a

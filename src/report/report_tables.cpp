@@ -45,6 +45,10 @@ Table points_table(const KernelSection& section, bool several_files) {
   if (section.has_bytes) add_column(table, "GB/s", true);
   add_column(table, "peak memory", true);
   add_column(table, "status", false);
+  // Where any point was timed while its GPU was held down (power cap, thermal slowdown), what did.
+  const bool any_slowed = std::any_of(section.rows.begin(), section.rows.end(),
+                                      [](const PointRow& point) { return !slowed_by(point.row->run).empty(); });
+  if (any_slowed) add_column(table, "GPU slowed by", false);
   if (!section.baseline.empty()) add_column(table, "speed-up over " + section.baseline, true);
   if (!section.reference.empty()) add_column(table, "fraction of " + section.reference, true);
   if (several_files) add_column(table, "file", false);
@@ -63,6 +67,7 @@ Table points_table(const KernelSection& section, bool several_files) {
     if (section.has_bytes) cells.push_back(rate(run.gbps));
     cells.push_back(memory(run.device_peak_bytes));
     cells.push_back(run.status);
+    if (any_slowed) cells.push_back(slowed_by(run));
     if (!section.baseline.empty()) cells.push_back(ratio(point.speedup));
     if (!section.reference.empty()) cells.push_back(ratio(point.fraction));
     if (several_files) cells.push_back(point.row->file);

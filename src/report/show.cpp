@@ -129,13 +129,6 @@ Column gpu_state_column(std::string name, double GpuState::*figure) {
   return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
 }
 
-// The reasons that slowed the GPU at the start or the end of the timed repetitions (power cap,
-// thermal slowdown, ...): empty where none did, or where the state was not read.
-std::string slowed_by(const RunRecord& run) {
-  if (!gpu_state_was_read(run)) return "";
-  return throttle_reason_names((run.gpu_start.throttle_reasons | run.gpu_end.throttle_reasons) & throttle::kSlowing);
-}
-
 // The columns that are not parameters, in the order --columns lists them in its error.
 std::vector<Column> fixed_columns() {
   return {

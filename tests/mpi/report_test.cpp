@@ -244,7 +244,8 @@ print(len(colours))
 // --- the file of another machine ------------------------------------------------------------------------
 
 // A copy of the measured file's passed test_sleep cpu points, twice as fast, as if measured on an H200
-// (an imported file, say): same kernel, mode and parameters, another environment.
+// (an imported file, say): same kernel, mode and parameters, another environment. The GPU's state is
+// recorded with each, its power cap reached at the end of the backward points.
 fs::path twice_as_fast_elsewhere(const fs::path& measured) {
   const fs::path path = measured.parent_path() / "imported.h5";
   fs::remove(path);
@@ -268,6 +269,9 @@ fs::path twice_as_fast_elsewhere(const fs::path& measured) {
     run.samples_ns = source.read_samples(run.samples_offset, run.samples_count);
     for (double& s : run.samples_ns) s /= 2;
     run.cited.environment_digest = environment;
+    const bool capped = run.mode == "backward";
+    run.gpu_start = {1980, 3201, 310.5, 41, throttle::kGpuIdle};
+    run.gpu_end = {capped ? 1590.0 : 1980.0, 3201, capped ? 699.0 : 520.0, 55, capped ? throttle::kSwPowerCap : 0};
     batch.push_back(run);
   }
   file.append(batch);
@@ -397,10 +401,12 @@ TEST(Report, SeveralFilesStateTheirHardwareSpeedUpsAndFractions) {
     if (row.at("implementation") == "cpu (imported)") {
       EXPECT_EQ(row.at("speed-up over cpu (measured)"), "2.000×") << describe(row);
       EXPECT_EQ(row.at("fraction of cpu (imported)"), "1.000×") << describe(row);
+      EXPECT_EQ(row.at("GPU slowed by"), row.at("mode") == "backward" ? "sw_power_cap" : "") << describe(row);
       ++compared;
     } else if (row.at("implementation") == "cpu (measured)") {
       EXPECT_EQ(row.at("speed-up over cpu (measured)"), "1.000×") << describe(row);
       EXPECT_EQ(row.at("fraction of cpu (imported)"), "0.5000×") << describe(row);
+      EXPECT_EQ(row.at("GPU slowed by"), "") << describe(row);  // a CPU point: no GPU state
       ++compared;
     }
   }
@@ -412,6 +418,24 @@ TEST(Report, SeveralFilesStateTheirHardwareSpeedUpsAndFractions) {
   const std::string lines = read_text(out / "plots" / "test_sleep-forward.svg");
   EXPECT_NE(lines.find(">cpu (imported) · NVIDIA H200</text>"), std::string::npos) << lines;
   EXPECT_NE(lines.find(">cpu (measured) · "), std::string::npos) << lines;
+
+  // show prints the GPU's state at the end of each point, and what slowed it.
+  const auto shown = run_shell(fmt::format("{} show {} --columns mode,slowed_by,sm_clock_mhz,power_w,temperature_c --format csv",
+                                           KS_CLI, imported.string()));
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  std::istringstream csv(shown.output);
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line.substr(0, line.find_last_not_of("\r") + 1), "mode,slowed_by,sm_clock_mhz,power_w,temperature_c");
+  std::size_t shown_rows = 0;
+  while (std::getline(csv, line)) {
+    if (line.empty() || line == "\r") continue;
+    const bool capped = line.substr(0, line.find(',')) == "backward";
+    const std::string rest = line.substr(line.find(',') + 1);
+    EXPECT_EQ(rest.substr(0, rest.find_last_not_of("\r") + 1), capped ? "sw_power_cap,1590,699,55" : ",1980,520,55") << line;
+    ++shown_rows;
+  }
+  EXPECT_EQ(shown_rows, 4u * 2);
 }
 
 TEST(Report, WithoutGnuplotTheTablesAreWrittenAndThePageSaysWhy) {

@@ -42,8 +42,9 @@ class Protocol:
 
     def to_json(self) -> dict:
         return {"name": self.name, "timer": self.timer, "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms,
-                "min_repeat": self.min_repeat, "max_repeat": self.max_repeat, "flush_bytes": self.flush_bytes, "quantiles": list(self.quantiles),
-                "quantile_method": self.quantile_method, "primaryStatistic": self.primary_statistic}
+                "min_repeat": self.min_repeat, "max_repeat": self.max_repeat, "flush_bytes": self.flush_bytes,
+                "quantiles": list(self.quantiles), "quantile_method": self.quantile_method,
+                "primaryStatistic": self.primary_statistic}
 
 
 def resolve_protocol(spec: dict, on_gpu: bool) -> Protocol:

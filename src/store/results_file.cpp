@@ -594,6 +594,7 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       impl.samples->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
     }
     if (slice != 0) return "";
+    // Every chunk of /quantiles read once: a damaged one fails its checksum here.
     if (impl.quantiles) impl.quantiles->scan(quantile_layout(), [](std::uint64_t, const Quantile&) {});
     for (const char* name : {"/environments", "/protocols"}) {
       const auto& table = std::string_view(name) == "/environments" ? impl.environments : impl.protocols;

@@ -56,7 +56,7 @@ def resolve_protocol(spec: dict, on_gpu: bool) -> Protocol:
         flush = GPU_FLUSH_BYTES if on_gpu else cpu_last_level_cache_bytes()
     min_repeat = spec.get("min_repeat")
     if min_repeat is None:
-        min_repeat = 1 if on_gpu else CPU_MIN_REPEAT
+        min_repeat = 1 if on_gpu else min(CPU_MIN_REPEAT, int(spec["max_repeat"]))
     return Protocol(name=spec["name"], timer="cuda_events" if on_gpu else "steady_clock",
                     warmup_ms=float(spec["warmup_ms"]), rep_ms=float(spec["rep_ms"]), min_repeat=int(min_repeat),
                     max_repeat=int(spec["max_repeat"]), flush_bytes=int(flush), quantiles=list(spec["quantiles"]))

@@ -277,6 +277,8 @@ TEST(Protocol, MinRepeatIsOneOnAGpuAsTritonTenOnTheCpuUnlessGiven) {
   ProtocolSpec spec;
   EXPECT_EQ(resolve_protocol(spec, Backend::cuda).min_repeat, 1);
   EXPECT_EQ(resolve_protocol(spec, Backend::cpu).min_repeat, 10);
+  spec.max_repeat = 4;  // the default never exceeds the cap
+  EXPECT_EQ(resolve_protocol(spec, Backend::cpu).min_repeat, 4);
   spec.min_repeat = 3;
   EXPECT_EQ(resolve_protocol(spec, Backend::cuda).min_repeat, 3);
   EXPECT_EQ(resolve_protocol(spec, Backend::cpu).min_repeat, 3);

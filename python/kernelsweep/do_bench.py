@@ -39,18 +39,24 @@ class Protocol:
     quantiles: List[float] = field(default_factory=lambda: [0.5, 0.2, 0.8])
     quantile_method: str = "linear"
     primary_statistic: str = "median"
+    repetitions: int = 1
+    # The C++ worker reads the SM clock over each sample on a GPU; this worker does not, and its
+    # protocol document says so.
+    sm_clock_per_sample: bool = False
 
     def to_json(self) -> dict:
         return {"name": self.name, "timer": self.timer, "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms,
                 "min_repeat": self.min_repeat, "max_repeat": self.max_repeat, "flush_bytes": self.flush_bytes,
                 "quantiles": list(self.quantiles), "quantile_method": self.quantile_method,
-                "primaryStatistic": self.primary_statistic}
+                "primaryStatistic": self.primary_statistic, "repetitions": self.repetitions,
+                "sm_clock_per_sample": self.sm_clock_per_sample}
 
 
 def resolve_protocol(spec: dict, on_gpu: bool) -> Protocol:
     """The rank's protocol spec with the backend's defaults filled in (do_bench.cpp resolve_protocol)."""
     if spec["name"] != "do_bench":
-        raise ValueError(f"protocol '{spec['name']}' is not known (only do_bench)")
+        raise ValueError(f"protocol '{spec['name']}' is timed by the C++ worker only: the Python worker "
+                         "times do_bench")
     flush = spec.get("flush_bytes")
     if flush is None:
         flush = GPU_FLUSH_BYTES if on_gpu else cpu_last_level_cache_bytes()
@@ -59,7 +65,8 @@ def resolve_protocol(spec: dict, on_gpu: bool) -> Protocol:
         min_repeat = 1 if on_gpu else min(CPU_MIN_REPEAT, int(spec["max_repeat"]))
     return Protocol(name=spec["name"], timer="cuda_events" if on_gpu else "steady_clock",
                     warmup_ms=float(spec["warmup_ms"]), rep_ms=float(spec["rep_ms"]), min_repeat=int(min_repeat),
-                    max_repeat=int(spec["max_repeat"]), flush_bytes=int(flush), quantiles=list(spec["quantiles"]))
+                    max_repeat=int(spec["max_repeat"]), flush_bytes=int(flush), quantiles=list(spec["quantiles"]),
+                    repetitions=int(spec.get("repetitions", 1)))
 
 
 @dataclass

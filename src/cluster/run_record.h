@@ -56,6 +56,13 @@ struct RunRecord {
   // The GPU's state just before the first timed repetition and just after the last (NVML); not
   // read on the CPU, nor where NVML is missing.
   GpuState gpu_start, gpu_end;
+  std::int32_t repetition = 0;  // which measurement of the point (protocol `repetitions`), from 0
+  // How a cold measurement ended (noise, goal met, samples dropped); goal_met -1 for the others.
+  NoiseRecord noise;
+  // The SM clock over each sample, where it was read (on a GPU), else empty: in /sample_clocks, and
+  // in /runs and the documents as its lowest and median value.
+  std::vector<double> sample_sm_clock_mhz;
+  double sample_sm_clock_min_mhz = kNotMeasured, sample_sm_clock_median_mhz = kNotMeasured;
 };
 
 // The fields of a RunRecord, in /runs column order. R is RunRecord, or a type derived from it whose
@@ -109,6 +116,33 @@ std::vector<Field<R>> gpu_state_fields() {
       KS_METRIC(R, "throttle_reasons_end", gpu_end.throttle_reasons),
   };
 }
+
+// The columns layout 4 added after the GPU-state fields: which repetition of its point a run is,
+// then what a cold measurement records: noise NaN, noise_goal_met -1 and samples_dropped 0 for the
+// other protocols, the SM clock figures NaN where no sample's clock was read.
+template <class R = RunRecord>
+std::vector<Field<R>> repetition_fields() {
+  return {KS_METRIC(R, "repetition", repetition)};
+}
+
+// What a cold measurement records, in /runs column order after the repetition (layout 4 on):
+// noise NaN, noise_goal_met -1 and samples_dropped 0 for the other protocols; the SM clock figures
+// NaN where no sample's clock was read.
+template <class R = RunRecord>
+std::vector<Field<R>> noise_fields() {
+  return {
+      KS_METRIC(R, "noise", noise.noise),
+      KS_METRIC(R, "noise_goal_met", noise.goal_met),
+      KS_METRIC(R, "samples_dropped", noise.samples_dropped),
+      KS_METRIC(R, "sample_sm_clock_min_mhz", sample_sm_clock_min_mhz),
+      KS_METRIC(R, "sample_sm_clock_median_mhz", sample_sm_clock_median_mhz),
+  };
+}
+
+// Whether the point was measured under the cold protocol (its noise record is filled).
+inline bool noise_was_recorded(const RunRecord& record) { return record.noise.goal_met >= 0; }
+// Whether the SM clock was read over its samples (on a GPU, by the C++ worker).
+inline bool sample_clocks_were_read(const RunRecord& record) { return !std::isnan(record.sample_sm_clock_min_mhz); }
 
 // Whether the worker read the GPU's state around the point's measurement.
 inline bool gpu_state_was_read(const RunRecord& record) {

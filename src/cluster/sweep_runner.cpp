@@ -51,12 +51,24 @@ Clock::duration heartbeat_interval() { return silence_limit() / 4; }
 constexpr auto kWindDownLimit = std::chrono::seconds(30);
 
 // The worker's measurement completed with the point and where it ran: the record as it stays.
+// The lowest and the median SM clock over the samples whose clock was read.
+void summarize_sample_clocks(RunRecord& rec) {
+  std::vector<double> read;
+  for (const double mhz : rec.sample_sm_clock_mhz)
+    if (!std::isnan(mhz)) read.push_back(mhz);
+  if (read.empty()) return;
+  std::sort(read.begin(), read.end());
+  rec.sample_sm_clock_min_mhz = read.front();
+  rec.sample_sm_clock_median_mhz = quantile_linear(read, 0.5);
+}
+
 RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu) {
   RunRecord rec = r.record;
   rec.point_id = point.id;
   rec.kernel = point.kernel;
   rec.implementation = point.implementation;
   rec.mode = point.mode;
+  rec.repetition = point.repetition;
   rec.params_json = canonical_json(point.params);
   rec.rank = me.rank;
   rec.host = me.host.hostname;
@@ -65,6 +77,7 @@ RunRecord make_record(const Point& point, const MeasureResult& r, const RankIden
   // language alike.
   if (r.protocol.is_object() && r.protocol.contains("quantiles"))
     rec.quantiles = quantiles_of(rec.samples_ns, r.protocol["quantiles"].get<std::vector<double>>());
+  summarize_sample_clocks(rec);
   if (rec.stats.median_ns > 0) {
     rec.tflops = rec.flops / rec.stats.median_ns / 1e3;  // FLOP per ns = GFLOP/s
     rec.gbps = rec.bytes / rec.stats.median_ns;          // bytes per ns = GB/s
@@ -93,7 +106,7 @@ std::string encode_assignment(const std::vector<Assigned>& points) {
   for (const Assigned& a : points)
     out.push_back({{"index", a.point.index}, {"kernel", a.point.kernel}, {"implementation", a.point.implementation},
                    {"mode", a.point.mode}, {"params", a.point.params}, {"timeout_s", a.point.timeout_s},
-                   {"id", a.point.id}, {"check", a.check}});
+                   {"id", a.point.id}, {"repetition", a.point.repetition}, {"check", a.check}});
   return out.dump();
 }
 
@@ -108,6 +121,7 @@ std::vector<Assigned> decode_assignment(const std::string& bytes) {
     a.point.params = j.at("params");
     a.point.timeout_s = j.at("timeout_s").get<double>();
     a.point.id = j.at("id").get<std::string>();
+    a.point.repetition = j.at("repetition").get<std::int32_t>();
     a.check = j.at("check").get<bool>();
   }
   return out;

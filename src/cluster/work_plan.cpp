@@ -8,12 +8,14 @@
 
 namespace ks {
 
-WorkPlan::WorkPlan(const Registry& registry, GroupMaker make_group)
-    : registry_(&registry), make_group_(std::move(make_group)) {}
+WorkPlan::WorkPlan(const Registry& registry, GroupMaker make_group, std::int64_t repetitions)
+    : registry_(&registry), make_group_(std::move(make_group)), repetitions_(repetitions) {
+  if (repetitions < 1) throw std::invalid_argument(fmt::format("WorkPlan: {} repetitions", repetitions));
+}
 
 void WorkPlan::add(const Point& point, std::size_t group) {
-  if (point.index != size())
-    throw std::logic_error(fmt::format("WorkPlan: point {} added as the plan's point {}", point.index, size()));
+  if (point.index != points())
+    throw std::logic_error(fmt::format("WorkPlan: point {} added as the plan's point {}", point.index, points()));
   if (group == groups_.size()) {
     groups_.push_back({point.source, point.index});
     // Groups come in long runs of one implementation: it is looked up when it changes.
@@ -30,6 +32,7 @@ void WorkPlan::add(const Point& point, std::size_t group) {
 }
 
 void WorkPlan::seal() {
+  measured_before_.resize(points() * static_cast<std::uint64_t>(repetitions_), false);
   groups_.shrink_to_fit();
   needs_gpu_.shrink_to_fit();
   measured_before_.shrink_to_fit();
@@ -52,33 +55,42 @@ void WorkPlan::mark_before(PositionedKeys& plan, const PointIdSet& passed, const
     if (!measured_before_[position]) ++measured_;
     measured_before_[position] = true;
   });
-  walk(skipped.sorted(), [this](std::uint64_t position) { skipped_before_[position] = true; });
+  walk(skipped.sorted(), [this](std::uint64_t position) {
+    if (position < points()) skipped_before_[position] = true;  // a point's, from its first repetition's key
+  });
 }
 
 std::vector<std::size_t> WorkPlan::groups_to_measure() const {
   std::vector<std::size_t> out;
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    const std::uint64_t last = g + 1 < groups_.size() ? groups_[g + 1].first_index : size();
-    for (std::uint64_t i = groups_[g].first_index; i < last; ++i)
-      if (!measured_before_[i]) {
-        out.push_back(g);
-        break;
-      }
+  for (std::int64_t r = 0; r < repetitions_; ++r) {
+    const std::uint64_t round = static_cast<std::uint64_t>(r) * points();
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      const std::uint64_t last = g + 1 < groups_.size() ? groups_[g + 1].first_index : points();
+      for (std::uint64_t i = groups_[g].first_index; i < last; ++i)
+        if (!measured_before_[round + i]) {
+          out.push_back(static_cast<std::size_t>(r) * groups_.size() + g);
+          break;
+        }
+    }
   }
   return out;
 }
 
 std::vector<Point> WorkPlan::points_to_measure(std::size_t group) const {
-  const std::uint64_t first = groups_.at(group).first_index;
-  const std::uint64_t last = group + 1 < groups_.size() ? groups_[group + 1].first_index : size();
-  std::vector<Point> points = make_group_(groups_[group].source);
+  const std::size_t g = group % groups_.size();
+  const auto repetition = static_cast<std::int32_t>(group / groups_.size());
+  const std::uint64_t first = groups_.at(g).first_index;
+  const std::uint64_t last = g + 1 < groups_.size() ? groups_[g + 1].first_index : points();
+  const std::uint64_t round = static_cast<std::uint64_t>(repetition) * points();
+  std::vector<Point> points = make_group_(groups_[g].source);
   if (points.size() != last - first)
-    throw std::logic_error(fmt::format("group {} of the plan was made again with {} points, not {}", group,
+    throw std::logic_error(fmt::format("group {} of the plan was made again with {} points, not {}", g,
                                        points.size(), last - first));
   std::vector<Point> out;
   for (std::size_t k = 0; k < points.size(); ++k) {
-    if (measured_before_[first + k]) continue;
-    points[k].index = first + k;
+    if (measured_before_[round + first + k]) continue;
+    points[k].index = round + first + k;
+    points[k].repetition = repetition;
     out.push_back(std::move(points[k]));
   }
   return out;

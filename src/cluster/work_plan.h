@@ -5,6 +5,11 @@
 // `skipped` before. A group's points are made again when rank 0 hands them out. That is about 25
 // bytes a group, where the points themselves took 400 bytes or more: a plan of ten million points
 // fits in rank 0's memory beside everything else.
+//
+// A protocol's `repetitions` measures every point several times, round after round: the plan's
+// measurements are its points once per repetition, measurement r * points + i being repetition r of
+// point i, and its groups likewise (group r * groups + g). Handed out in that order, a point's
+// repetitions lie a whole round apart, never back to back.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,31 +28,36 @@ class WorkPlan {
   // points the plan leaves out (--where), their index not set.
   using GroupMaker = std::function<std::vector<Point>(const PointSource&)>;
 
-  WorkPlan(const Registry& registry, GroupMaker make_group);
+  WorkPlan(const Registry& registry, GroupMaker make_group, std::int64_t repetitions = 1);
 
   // The plan's points, in plan order, each once; `group` numbers groups from 0 as the plan does.
   void add(const Point& point, std::size_t group);
-  // Called once every point is added: gives back what growing the arrays left unused.
+  // Called once every point is added: makes the measurements of the further repetitions and gives
+  // back what growing the arrays left unused.
   void seal();
-  // A resume, once the plan is sealed: marks the points whose keys (`keys`, each point's with its
-  // index) `passed` holds as measured before, and those `skipped` holds as recorded `skipped` before.
-  // The plan's keys are sorted (in place) and walked beside the sets' in one pass.
+  // A resume, once the plan is sealed: marks the measurements whose keys (`keys`, each with its
+  // measurement's index: add_repetition_keys) `passed` holds as measured before, and the points whose
+  // keys `skipped` holds as recorded `skipped` before. The plan's keys are sorted (in place) and
+  // walked beside the sets' in one pass.
   void mark_before(PositionedKeys& keys, const PointIdSet& passed, const PointIdSet& skipped);
 
-  std::uint64_t size() const { return measured_before_.size(); }  // points of the plan
+  std::uint64_t size() const { return measured_before_.size(); }  // measurements: points x repetitions
+  std::uint64_t points() const { return skipped_before_.size(); }
+  std::int64_t repetitions() const { return repetitions_; }
   std::uint64_t measured_before() const { return measured_; }
   std::uint64_t to_measure() const { return size() - measured_; }
-  std::size_t group_count() const { return groups_.size(); }
+  std::size_t group_count() const { return groups_.size() * static_cast<std::size_t>(repetitions_); }
   bool any_in_python() const { return any_in_python_; }
 
-  // The groups that hold a point to measure, in plan order.
+  // The groups (of every repetition) that hold a measurement to make, in order: round after round.
   std::vector<std::size_t> groups_to_measure() const;
   // Whether the group's implementation runs on a GPU (a cuda implementation).
-  bool needs_gpu(std::size_t group) const { return needs_gpu_[group]; }
-  // The group's points not measured before, made again, in plan order, index set.
+  bool needs_gpu(std::size_t group) const { return needs_gpu_[group % groups_.size()]; }
+  // The group's points not measured before in its repetition, made again, in plan order, their
+  // index (the measurement's) and repetition set.
   std::vector<Point> points_to_measure(std::size_t group) const;
   // Whether the point's latest row in the results file is `skipped` (point.index says which point).
-  bool skipped_before(const Point& point) const { return skipped_before_[point.index]; }
+  bool skipped_before(const Point& point) const { return skipped_before_[point.index % points()]; }
 
  private:
   struct Group {
@@ -58,8 +68,9 @@ class WorkPlan {
   GroupMaker make_group_;
   std::vector<Group> groups_;
   std::vector<bool> needs_gpu_;        // by group
-  std::vector<bool> measured_before_;  // by plan index
+  std::vector<bool> measured_before_;  // by measurement index
   std::vector<bool> skipped_before_;   // by plan index
+  std::int64_t repetitions_ = 1;
   std::uint64_t measured_ = 0;
   bool any_in_python_ = false;
   struct {

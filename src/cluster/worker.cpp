@@ -14,6 +14,8 @@
 #include "env/environment.h"
 #include "measure/device_memory.h"
 #include "measure/do_bench.h"
+#include "measure/protocol.h"
+#include "measure/timer.h"
 #include "measure/gpu_state.h"
 #include "plugins/plugins.h"
 #include "plugins/requested.h"
@@ -116,7 +118,7 @@ class Worker {
     RunRecord& record = result.record;
     const bool on_gpu = implementation.backend == Backend::cuda;
     try {
-      const Protocol protocol = resolve_protocol(request.protocol, implementation.backend);
+      const Protocol protocol = resolve_protocol(request.protocol, implementation.backend, on_gpu ? l2_cache_bytes() : 0);
       result.protocol = protocol_to_json(protocol);
       if (on_gpu) reserve_timer(protocol);  // before the memory baseline: the flush buffer is not the point's
       Instance& instance = cache_.get(kernel, point, on_gpu);
@@ -129,12 +131,14 @@ class Worker {
       const TimedPhase phase = gpu_state ? TimedPhase{[&] { record.gpu_start = gpu_state->read(); },
                                                       [&] { record.gpu_end = gpu_state->read(); }}
                                          : TimedPhase{};
-      Timing timing = do_bench(mode, instance.stream(), protocol, phase);
+      Timing timing = time_point(mode, instance.stream(), protocol, phase);
       memory.sample();
       record.n_warmup = timing.n_warmup;
       record.n_repeat = timing.n_repeat;
       record.stats = summarize(timing.samples_ns);
       record.samples_ns = std::move(timing.samples_ns);
+      record.sample_sm_clock_mhz = std::move(timing.sample_sm_clock_mhz);
+      record.noise = timing.noise;
       const Work work = kernel.work_of(point.params, point.mode);
       record.flops = work.flops;
       record.bytes = work.bytes;
@@ -155,6 +159,14 @@ class Worker {
     }
   }
 
+  // The L2 cache of this worker's GPU: the cold protocol's default flush.
+  std::int64_t l2_cache_bytes() {
+#ifdef KERNELSWEEP_HAVE_CUDA
+    if (l2_bytes_ == 0) l2_bytes_ = gpu_l2_cache_bytes();
+#endif
+    return l2_bytes_;
+  }
+
   // NVML's reader of this worker's GPU, opened at its first GPU point; none where NVML is missing
   // (the point is measured all the same, its GPU state not recorded).
   const GpuStateReader* gpu_state_reader() {
@@ -170,6 +182,7 @@ class Worker {
   PipeChannel channel_;
   const Registry& registry_;
   std::string gpu_uuid_;
+  std::int64_t l2_bytes_ = 0;
   bool gpu_state_opened_ = false;
   std::unique_ptr<GpuStateReader> gpu_state_;
   int local_rank_;

@@ -20,6 +20,14 @@ Json to_json(const ProtocolSpec& s) {
             {"max_repeat", s.max_repeat}, {"quantiles", s.quantiles}};
   if (s.flush_bytes) j["flush_bytes"] = *s.flush_bytes;
   if (s.min_repeat) j["min_repeat"] = *s.min_repeat;
+  if (s.repetitions != 1) j["repetitions"] = s.repetitions;
+  if (s.name == "cold") {
+    j.update({{"max_noise", s.cold.max_noise}, {"min_samples", s.cold.min_samples}, {"min_time_s", s.cold.min_time_s},
+              {"timeout_s", s.cold.timeout_s}, {"throttle_threshold", s.cold.throttle_threshold},
+              {"throttle_pause_s", s.cold.throttle_pause_s}});
+  }
+  if (s.name == "graph") j["replays"] = s.replays;
+  if (!s.sm_clock_per_sample) j["sm_clock_per_sample"] = false;
   return j;
 }
 
@@ -32,6 +40,15 @@ ProtocolSpec protocol_spec_from_json(const Json& j) {
   s.quantiles = j.at("quantiles").get<std::vector<double>>();
   if (j.contains("flush_bytes")) s.flush_bytes = j["flush_bytes"].get<std::int64_t>();
   if (j.contains("min_repeat")) s.min_repeat = j["min_repeat"].get<std::int64_t>();
+  s.cold.max_noise = j.value("max_noise", s.cold.max_noise);
+  s.cold.min_samples = j.value("min_samples", s.cold.min_samples);
+  s.cold.min_time_s = j.value("min_time_s", s.cold.min_time_s);
+  s.cold.timeout_s = j.value("timeout_s", s.cold.timeout_s);
+  s.cold.throttle_threshold = j.value("throttle_threshold", s.cold.throttle_threshold);
+  s.cold.throttle_pause_s = j.value("throttle_pause_s", s.cold.throttle_pause_s);
+  s.replays = j.value("replays", s.replays);
+  s.repetitions = j.value("repetitions", s.repetitions);
+  s.sm_clock_per_sample = j.value("sm_clock_per_sample", s.sm_clock_per_sample);
   return s;
 }
 

@@ -41,6 +41,14 @@ PointKey point_key(std::string_view id) {
   return hash.finish();
 }
 
+PointKey repetition_key(const PointKey& point, std::int64_t repetition) {
+  if (repetition == 0) return point;
+  Sha256 hash;
+  hash.update(std::string_view(reinterpret_cast<const char*>(point.data()), point.size()));
+  hash.update("repetition " + std::to_string(repetition));
+  return hash.finish();
+}
+
 std::string point_key_hex(const PointKey& key) { return hex_of(key); }
 
 void PointIdSet::add(const PointKey& key) {
@@ -61,6 +69,14 @@ const std::vector<PointKey>& PointIdSet::sorted() const {
 
 bool PointIdSet::contains(const PointKey& key) const {
   return std::binary_search(sorted().begin(), sorted().end(), key, PointKeyLess());
+}
+
+void add_repetition_keys(PositionedKeys& keys, std::int64_t repetitions) {
+  const std::size_t points = keys.size();
+  keys.reserve(points * static_cast<std::size_t>(repetitions));
+  for (std::int64_t r = 1; r < repetitions; ++r)
+    for (std::size_t i = 0; i < points; ++i)
+      keys.emplace_back(repetition_key(keys[i].first, r), static_cast<std::uint64_t>(r) * points + keys[i].second);
 }
 
 void sort_by_key(PositionedKeys& keys) {

@@ -36,6 +36,11 @@ struct PointKeyLess {
 // The key of an id: its bytes when it is a lowercase hex SHA-256 (every id kernelsweep makes), the
 // SHA-256 of the text otherwise (an id of a file imported from another tool).
 PointKey point_key(std::string_view id);
+// The key of one measurement of a point: the point's own key for its first (repetition 0), the
+// SHA-256 of the key and the repetition's number for the others (a protocol's `repetitions`), so that
+// a resume and status tell a point's measurements apart as they tell points apart.
+PointKey repetition_key(const PointKey& point, std::int64_t repetition);
+
 // Lowercase hex: the id again, for a key of an id kernelsweep made.
 std::string point_key_hex(const PointKey& key);
 
@@ -63,5 +68,9 @@ class PointIdSet {
 // linear pass: a lookup per key in a million would miss the cache once or twice each.
 using PositionedKeys = std::vector<std::pair<PointKey, std::uint64_t>>;
 void sort_by_key(PositionedKeys& keys);
+
+// A plan's keys (`keys`, each at its position 0 .. n-1, n points) followed by the keys of their
+// further repetitions: repetition r of the point at position i at position r * n + i.
+void add_repetition_keys(PositionedKeys& keys, std::int64_t repetitions);
 
 }  // namespace ks

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -25,12 +26,22 @@ using config::MapFields;
 
 const std::vector<std::string> kTopKeys{"name", "plugins", "python", "protocol", "kernels", "output"};
 const std::vector<std::string> kPythonKeys{"modules", "path", "interpreter"};
-const std::vector<std::string> kProtocolKeys{"name", "warmup_ms", "rep_ms", "min_repeat", "max_repeat", "flush_bytes", "quantiles"};
+const std::vector<std::string> kProtocolKeys{"name",      "warmup_ms",   "rep_ms",     "min_repeat",         "max_repeat",
+                                             "flush_bytes", "quantiles", "max_noise", "min_samples", "min_time_s",
+                                             "timeout_s",   "throttle_threshold",    "throttle_pause_s", "replays",
+                                             "repetitions", "sm_clock_per_sample"};
 const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes", "timeout_s", "grid",
                                            "fixed",  "zip",             "include", "exclude"};
 const std::vector<std::string> kOutputKeys{"directory", "results_file", "kernelindex_format", "kernelindex_compression",
                                            "kernelindex_json_max_points", "kernelindex_shard_mb"};
-const std::vector<std::string> kProtocolNames{"do_bench"};
+const std::vector<std::string> kProtocolNames{"do_bench", "cold", "graph"};
+// The keys of each protocol besides those every protocol takes.
+const std::vector<std::string> kKeysOfEveryProtocol{"name", "flush_bytes", "quantiles", "repetitions"};
+const std::map<std::string, std::vector<std::string>> kKeysOfProtocol{
+    {"do_bench", {"warmup_ms", "rep_ms", "min_repeat", "max_repeat", "sm_clock_per_sample"}},
+    {"cold", {"max_noise", "min_samples", "min_time_s", "timeout_s", "throttle_threshold", "throttle_pause_s"}},
+    {"graph", {"rep_ms", "max_repeat", "replays", "sm_clock_per_sample"}},
+};
 const std::vector<std::string> kKernelindexFormats{"auto", "json", "jsonl"};
 const std::vector<std::string> kKernelindexCompressions{"none", "gzip", "zstd"};
 
@@ -62,6 +73,7 @@ std::int64_t integer_at_least(const Field& field, std::int64_t least) {
 // integer nanoseconds, sample buffers) would overflow or run a point into its timeout at once.
 constexpr double kMaxProtocolMs = 3'600'000;           // an hour of warm-up or of repetitions
 constexpr std::int64_t kMaxRepeat = 10'000'000;         // 80 MB of samples for one point
+constexpr std::int64_t kMaxRepetitions = 1000;          // measurements of each point
 constexpr std::int64_t kMaxFlushBytes = 64LL << 30;     // 64 GiB
 constexpr double kMaxTimeoutS = 7 * 24 * 3600;          // a week
 constexpr std::int64_t kMaxShardMb = 1 << 20;            // a TiB
@@ -106,10 +118,23 @@ std::vector<double> quantiles(const Field& field) {
   return out;
 }
 
+// A key that another protocol takes is an error, not a value silently unused.
+void refuse_keys_of_other_protocols(const MapFields& map, const std::string& name) {
+  const std::vector<std::string>& own = kKeysOfProtocol.at(name);
+  for (const MapEntry& entry : map.entries()) {
+    if (contains(kKeysOfEveryProtocol, entry.name) || contains(own, entry.name)) continue;
+    std::string takers;
+    for (const auto& [protocol, keys] : kKeysOfProtocol)
+      if (contains(keys, entry.name)) takers += (takers.empty() ? "" : " and ") + protocol;
+    entry.key.fail(fmt::format("'{}' is a key of protocol {}, not of {}", entry.name, takers, name));
+  }
+}
+
 ProtocolSpec read_protocol(const Field& field) {
   const MapFields map(field, kProtocolKeys);
   ProtocolSpec protocol;
   if (const MapEntry* e = map.find("name")) protocol.name = one_of(e->value, kProtocolNames, "protocol");
+  refuse_keys_of_other_protocols(map, protocol.name);
   if (const MapEntry* e = map.find("warmup_ms"))
     protocol.warmup_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
   if (const MapEntry* e = map.find("rep_ms"))  // 0: min_repeat timed calls
@@ -123,6 +148,20 @@ ProtocolSpec read_protocol(const Field& field) {
   if (const MapEntry* e = map.find("flush_bytes"))
     protocol.flush_bytes = at_most(e->value, integer_at_least(e->value, 0), kMaxFlushBytes);
   if (const MapEntry* e = map.find("quantiles")) protocol.quantiles = quantiles(e->value);
+  if (const MapEntry* e = map.find("max_noise")) protocol.cold.max_noise = at_most(e->value, positive_number(e->value), 1.0);
+  if (const MapEntry* e = map.find("min_samples")) protocol.cold.min_samples = at_most(e->value, integer_at_least(e->value, 2), kMaxRepeat);
+  if (const MapEntry* e = map.find("min_time_s"))
+    protocol.cold.min_time_s = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs / 1e3);
+  if (const MapEntry* e = map.find("timeout_s"))
+    protocol.cold.timeout_s = at_most(e->value, positive_number(e->value), kMaxProtocolMs / 1e3);
+  if (const MapEntry* e = map.find("throttle_threshold"))
+    protocol.cold.throttle_threshold = at_most(e->value, non_negative_number(e->value), 1.0);
+  if (const MapEntry* e = map.find("throttle_pause_s"))
+    protocol.cold.throttle_pause_s = at_most(e->value, non_negative_number(e->value), 60.0);
+  if (const MapEntry* e = map.find("repetitions"))
+    protocol.repetitions = at_most(e->value, integer_at_least(e->value, 1), kMaxRepetitions);
+  if (const MapEntry* e = map.find("sm_clock_per_sample")) protocol.sm_clock_per_sample = e->value.boolean();
+  if (const MapEntry* e = map.find("replays")) protocol.replays = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
   return protocol;
 }
 

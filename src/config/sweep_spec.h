@@ -34,8 +34,21 @@ class SweepFileError : public std::runtime_error {
 };
 
 // Every parameter of the timing method: two figures are comparable exactly when these match.
+// The cold protocol's stopping rule and throttle handling (docs/measurement.md): sampling stops once
+// the samples' relative standard deviation is at most max_noise, with at least min_samples samples
+// and min_time_s of measured time, or at timeout_s of wall time; a sample whose SM clock ran under
+// throttle_threshold of the device's peak is dropped, and the next one taken throttle_pause_s later.
+struct ColdRule {
+  double max_noise = 0.005;
+  std::int64_t min_samples = 10;
+  double min_time_s = 0.5;
+  double timeout_s = 15;
+  double throttle_threshold = 0.75;
+  double throttle_pause_s = 0.05;
+};
+
 struct ProtocolSpec {
-  std::string name = "do_bench";
+  std::string name = "do_bench";  // do_bench, cold or graph
   double warmup_ms = 25;
   double rep_ms = 100;
   // Timed repetitions at least, whatever rep_ms allows (max_repeat still caps them). Unset: 1 on a
@@ -46,6 +59,14 @@ struct ProtocolSpec {
   // do_bench), the last-level cache size on the CPU. 0 turns the flush off.
   std::optional<std::int64_t> flush_bytes;
   std::vector<double> quantiles{0.5, 0.2, 0.8};
+  // Each point measured this many times, the repetitions interleaved across the plan (round after
+  // round), each recorded as its own run.
+  std::int64_t repetitions = 1;
+  ColdRule cold;
+  // graph: how many times the captured calls are replayed and timed (Triton's n_retries).
+  std::int64_t replays = 10;
+  // do_bench and graph: read the SM clock over each sample on a GPU (cold always does).
+  bool sm_clock_per_sample = true;
 };
 
 struct Axis {

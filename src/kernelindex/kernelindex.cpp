@@ -108,6 +108,20 @@ void add_gpu_state(Json& measurements, const RunRecord& record) {
   add("temperature", "C", record.gpu_start.temperature_c, record.gpu_end.temperature_c);
 }
 
+// How a cold measurement ended: its noise (the samples' relative standard deviation) and the samples
+// dropped because the GPU was slowed; and the SM clock the samples ran at, where it was read.
+void add_noise(Json& measurements, const RunRecord& record) {
+  if (noise_was_recorded(record)) {
+    if (!std::isnan(record.noise.noise))
+      measurements.push_back({{"metric", "noise"}, {"statistic", "relative_stddev"}, {"unit", "ratio"}, {"value", record.noise.noise}});
+    measurements.push_back({{"metric", "samples_dropped"}, {"statistic", "count"}, {"unit", "samples"}, {"value", record.noise.samples_dropped}});
+  }
+  if (!std::isnan(record.sample_sm_clock_min_mhz))
+    measurements.push_back({{"metric", "sm_clock"}, {"statistic", "min_over_samples"}, {"unit", "MHz"}, {"value", record.sample_sm_clock_min_mhz}});
+  if (!std::isnan(record.sample_sm_clock_median_mhz))
+    measurements.push_back({{"metric", "sm_clock"}, {"statistic", "median_over_samples"}, {"unit", "MHz"}, {"value", record.sample_sm_clock_median_mhz}});
+}
+
 // A quantile's name: p20 for 0.2, p2.5 for 0.025, p99.9 for 0.999.
 std::string quantile_name(double q) { return fmt::format("p{:g}", q * 100); }
 
@@ -125,6 +139,7 @@ Json measurements(const RunRecord& record) {
   if (record.device_peak_bytes > 0)
     out.push_back({{"metric", "device_memory"}, {"statistic", "peak"}, {"unit", "bytes"}, {"value", record.device_peak_bytes}});
   add_gpu_state(out, record);
+  add_noise(out, record);
   return out;
 }
 
@@ -148,21 +163,27 @@ Json native_metrics(const RunRecord& record) {
       if ((timed || value != 0) && std::isfinite(static_cast<double>(value))) metrics[field.name] = value;
     }
   });
-  if (gpu_state_was_read(record)) {
-    static const std::vector<Field<RunRecord>> gpu_fields = gpu_state_fields();
-    for_each_field(record, gpu_fields, [&](const Field<RunRecord>& field, const auto& value) {
+  const auto add_finite = [&](const std::vector<Field<RunRecord>>& fields) {
+    for_each_field(record, fields, [&](const Field<RunRecord>& field, const auto& value) {
       if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
         if (std::isfinite(static_cast<double>(value))) metrics[field.name] = value;
       }
     });
-  }
+  };
+  static const std::vector<Field<RunRecord>> gpu_fields = gpu_state_fields();
+  static const std::vector<Field<RunRecord>> cold_fields = noise_fields();
+  if (gpu_state_was_read(record)) add_finite(gpu_fields);
+  if (noise_was_recorded(record) || sample_clocks_were_read(record)) add_finite(cold_fields);
   return metrics;
 }
 
+// The time is to the second: the repetitions of a point (a protocol's `repetitions`) measured within
+// one second are told apart by their number.
 std::string external_id(const RunRecord& record, const RunContext& context, const std::string& observed) {
-  return fmt::format("{}/{}/{}/{}/{}/{}", id_segment(record.kernel), id_segment(record.mode),
+  const std::string repetition = record.repetition > 0 ? fmt::format("-r{}", record.repetition) : "";
+  return fmt::format("{}/{}/{}/{}/{}/{}{}", id_segment(record.kernel), id_segment(record.mode),
                      id_segment(record.implementation), context.hardware_slug, context.workload_slug,
-                     slug_of_iso(observed));
+                     slug_of_iso(observed), repetition);
 }
 
 Json source_native(const RunRecord& record, const RunContext& context, const std::string& observed) {
@@ -172,6 +193,7 @@ Json source_native(const RunRecord& record, const RunContext& context, const std
                  {"metrics", native_metrics(record)},
                  {"status", record.status},
                  {"pointId", record.point_id},
+                 {"repetition", record.repetition},
                  {"rank", record.rank},
                  {"host", record.host}};
   if (!record.gpu_uuid.empty()) native["gpuUuid"] = record.gpu_uuid;
@@ -290,6 +312,25 @@ std::string iso_utc_milliseconds(const std::string& timestamp) {
 
 std::string timestamp_slug(const std::string& timestamp) { return slug_of_iso(iso_utc_milliseconds(timestamp)); }
 
+// What each protocol's figures are, in a sentence or two: the BenchmarkProtocol's comparability notes.
+std::string comparability_notes(const std::string& protocol) {
+  const char* what =
+      protocol == "cold"
+          ? "Timed as NVBench's cold measurement: per sample a cache flush, the stream held until the call is "
+            "queued, one start and end mark, the SM clock read; samples of a slowed GPU dropped; sampling stops "
+            "on a noise goal or a timeout, quantiles by linear interpolation (median primary)."
+      : protocol == "graph"
+          ? "Timed as triton.testing.do_bench_cudagraph times: the calls captured into a CUDA graph, each replay "
+            "timed and divided by its calls (with a flush: one call a replay, a flush before each), quantiles "
+            "by linear interpolation (median primary)."
+          : "Timed as triton.testing.do_bench times: warm-up and repetition counts from a 5-call estimate, "
+            "a cache flush before every timed call, one start and end mark around each call, quantiles by "
+            "linear interpolation (median primary, p20/p80 spread).";
+  return std::string(what) +
+         " Every parameter is in measurement. Comparable only within one kernel, workload, implementation and "
+         "environment.";
+}
+
 Json protocol_document(const Json& protocol) {
   Json measurement = protocol.is_object() ? protocol : Json::object();
   const std::string name = measurement.value("name", "do_bench");
@@ -299,16 +340,9 @@ Json protocol_document(const Json& protocol) {
   if (!measurement.contains("primaryStatistic"))
     measurement["primaryStatistic"] = measurement.value("primary_statistic", "median");
   measurement.erase("primary_statistic");
-  Json spec = {
-      {"harness", {{"name", "kernelsweep"}, {"version", build::version}}},
-      {"measurement", measurement},
-      {"comparability",
-       {{"family", "kernelsweep_do_bench"},
-        {"notes",
-         "Timed as triton.testing.do_bench times: warm-up and repetition counts from a 5-call estimate, "
-         "a cache flush before every timed call, one start and end mark around each call, quantiles by "
-         "linear interpolation (median primary, p20/p80 spread). Every parameter is in measurement. "
-         "Comparable only within one kernel, workload, implementation and environment."}}}};
+  Json spec = {{"harness", {{"name", "kernelsweep"}, {"version", build::version}}},
+               {"measurement", measurement},
+               {"comparability", {{"family", "kernelsweep_" + name}, {"notes", comparability_notes(name)}}}};
   Json doc = document("BenchmarkProtocol", Json::object(), std::move(spec));
   const std::string digest = document_digest(doc);
   doc["metadata"] = {{"name", metadata_name(fmt::format("kernelsweep-{}-{}-{}", name, timer, digest_head(digest, 8)))},

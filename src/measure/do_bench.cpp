@@ -12,39 +12,15 @@
 namespace ks {
 namespace {
 
-constexpr std::int64_t kGpuFlushBytes = 256LL << 20;  // Triton's 256 MB L2 flush buffer
 constexpr int kEstimateCalls = 5;
-constexpr std::int64_t kCpuMinRepeat = 10;
 
-std::unique_ptr<BenchTimer> make_timer(void* stream, const Protocol& protocol) {
-  if (protocol.timer == "steady_clock") return make_steady_clock_timer(protocol.flush_bytes);
-  if (protocol.timer == "cuda_events") {
-#ifdef KERNELSWEEP_HAVE_CUDA
-    return make_cuda_event_timer(stream, protocol.flush_bytes);
-#else
-    (void)stream;
-    throw std::runtime_error(
-        "do_bench: timer 'cuda_events' needs CUDA, and this kernelsweep was built without it "
-        "(configure with -DKERNELSWEEP_CUDA=ON)");
-#endif
-  }
-  throw std::invalid_argument(fmt::format("do_bench: unknown timer '{}' (steady_clock or cuda_events)", protocol.timer));
-}
+}  // namespace
 
-// floor(budget / estimate), at least 1, computed in double so that a huge ratio cannot overflow.
-std::int64_t calls_within(double budget_ms, double estimate_ms, std::int64_t cap) {
-  const double calls = std::floor(budget_ms / estimate_ms);
-  if (!(calls < static_cast<double>(cap))) return std::max<std::int64_t>(1, cap);
-  return std::max<std::int64_t>(1, static_cast<std::int64_t>(calls));
-}
-
-// Step 2: five calls, each after a flush, timed together; the flush is part of the estimate, as in
-// Triton's do_bench.
-double estimate_call_ms(const BoundMode& mode, BenchTimer& timer) {
+double estimate_call_ms(const BoundMode& mode, BenchTimer& timer, bool flush) {
   timer.reserve_marks(2);
   timer.record(0);
   for (int i = 0; i < kEstimateCalls; ++i) {
-    timer.flush();
+    if (flush) timer.flush();
     mode.run();
   }
   timer.record(1);
@@ -52,54 +28,34 @@ double estimate_call_ms(const BoundMode& mode, BenchTimer& timer) {
   return timer.elapsed_ns(0, 1) / 1e6 / kEstimateCalls;
 }
 
-// Step 5: each repetition flushes, then is timed alone between its own two marks.
-std::vector<double> timed_repetitions(const BoundMode& mode, BenchTimer& timer, std::int64_t n_repeat) {
-  const auto count = static_cast<std::size_t>(n_repeat);
+void time_one_by_one(BenchTimer& timer, std::int64_t samples, bool read_clocks, const std::function<void()>& call,
+                     Timing& timing) {
+  const auto count = static_cast<std::size_t>(samples);
   timer.reserve_marks(2 * count);
+  if (read_clocks) timer.reserve_clocks(count);
   for (std::size_t i = 0; i < count; ++i) {
     timer.flush();
+    if (read_clocks) timer.start_clock(i);
     timer.record(2 * i);
-    mode.run();
+    call();
     timer.record(2 * i + 1);
+    if (read_clocks) timer.stop_clock(i);
   }
   timer.synchronize();
-  std::vector<double> samples_ns(count);
-  for (std::size_t i = 0; i < count; ++i) samples_ns[i] = timer.elapsed_ns(2 * i, 2 * i + 1);
-  return samples_ns;
+  timing.samples_ns.resize(count);
+  for (std::size_t i = 0; i < count; ++i) timing.samples_ns[i] = timer.elapsed_ns(2 * i, 2 * i + 1);
+  if (read_clocks) keep_clocks_read(timer.sm_clocks_mhz(count), timing);
 }
 
-}  // namespace
-
-Protocol resolve_protocol(const ProtocolSpec& spec, Backend backend) {
-  if (spec.name != "do_bench")
-    throw std::invalid_argument(fmt::format("protocol '{}' is not known (only do_bench)", spec.name));
-  Protocol protocol;
-  protocol.name = spec.name;
-  protocol.timer = backend == Backend::cuda ? "cuda_events" : "steady_clock";
-  protocol.warmup_ms = spec.warmup_ms;
-  protocol.rep_ms = spec.rep_ms;
-  // Triton takes what rep_ms allows, down to one repetition; the CPU path keeps a few more, so that a
-  // point whose flush fills most of rep_ms still has a spread worth its quantiles (never more than
-  // max_repeat allows: the protocol document says what was done).
-  protocol.min_repeat = spec.min_repeat.value_or(backend == Backend::cuda ? 1 : std::min(kCpuMinRepeat, spec.max_repeat));
-  protocol.max_repeat = spec.max_repeat;
-  protocol.flush_bytes =
-      spec.flush_bytes.value_or(backend == Backend::cuda ? kGpuFlushBytes : cpu_last_level_cache_bytes());
-  protocol.quantiles = spec.quantiles;
-  return protocol;
+void keep_clocks_read(std::vector<double> clocks_mhz, Timing& timing) {
+  if (std::any_of(clocks_mhz.begin(), clocks_mhz.end(), [](double mhz) { return !std::isnan(mhz); }))
+    timing.sample_sm_clock_mhz = std::move(clocks_mhz);
 }
 
-Json protocol_to_json(const Protocol& protocol) {
-  return Json{{"name", protocol.name},
-              {"timer", protocol.timer},
-              {"warmup_ms", protocol.warmup_ms},
-              {"rep_ms", protocol.rep_ms},
-              {"min_repeat", protocol.min_repeat},
-              {"max_repeat", protocol.max_repeat},
-              {"flush_bytes", protocol.flush_bytes},
-              {"quantiles", protocol.quantiles},
-              {"quantile_method", protocol.quantile_method},
-              {"primaryStatistic", protocol.primary_statistic}};
+std::int64_t calls_within(double budget_ms, double estimate_ms, std::int64_t cap) {
+  const double calls = std::floor(budget_ms / estimate_ms);
+  if (!(calls < static_cast<double>(cap))) return std::max<std::int64_t>(1, cap);
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(calls));
 }
 
 Timing repetition_counts(double estimate_ms, const Protocol& protocol) {
@@ -122,14 +78,12 @@ Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protoc
   mode.run();  // step 1: first call (lazy initialisation, autotuning) stays out of the estimate
   timer.synchronize();
 
-  Timing timing = repetition_counts(estimate_call_ms(mode, timer), protocol);
+  Timing timing = repetition_counts(estimate_call_ms(mode, timer, /*flush=*/true), protocol);
   for (std::int64_t i = 0; i < timing.n_warmup; ++i) mode.run();  // no flush, as in Triton
   if (phase.before) phase.before();
-  timing.samples_ns = timed_repetitions(mode, timer, timing.n_repeat);
+  time_one_by_one(timer, timing.n_repeat, protocol.sm_clock_per_sample, mode.run, timing);
   if (phase.after) phase.after();
   return timing;
 }
-
-void reserve_timer(const Protocol& protocol) { make_timer(nullptr, protocol); }
 
 }  // namespace ks

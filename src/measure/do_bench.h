@@ -14,24 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "config/sweep_spec.h"
-#include "kernels/kernel.h"
-#include "measure/measurement.h"
+#include "measure/protocol.h"
 
 namespace ks {
-
-// Fills the defaults of `spec` for a backend (flush size, timer name).
-Protocol resolve_protocol(const ProtocolSpec& spec, Backend backend);
-
-// The BenchmarkProtocol spec content of a resolved protocol (what its digest covers).
-Json protocol_to_json(const Protocol& protocol);
-
-// What the caller does around step 5: `before` once the warm-up calls are submitted (while they
-// run), `after` once the timed repetitions have completed. How the GPU's state is read at the start
-// and the end of the timed repetitions.
-struct TimedPhase {
-  std::function<void()> before, after;
-};
 
 // Times mode.run() under `protocol`, the steps above: 1 + 5 + n_warmup + n_repeat calls in all.
 // protocol.timer picks the backend ("steady_clock", or "cuda_events" on `stream`, a cudaStream_t,
@@ -41,12 +26,17 @@ Timing do_bench(const BoundMode& mode, void* stream, const Protocol& protocol, c
 
 // The same loop on a timer of the caller's: how a test drives it with a synthetic clock (and how the
 // Python worker's loop, python/kernelsweep/do_bench.py, is shown to be the same).
-class BenchTimer;
 Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol, const TimedPhase& phase = {});
 
-// Makes what the protocol's timer keeps for the whole process (the GPU's flush buffer) now, so that
-// device memory measured around a point does not count it.
-void reserve_timer(const Protocol& protocol);
+// Step 2 alone: one call's time from 5 calls timed together, each after a flush when `flush` (as
+// Triton's do_bench; its do_bench_cudagraph estimates without).
+double estimate_call_ms(const BoundMode& mode, BenchTimer& timer, bool flush);
+
+// Step 5 alone, and the graph protocol's flushed replays: `samples` samples of one call() each, per
+// sample a flush, the SM clock's start read (with read_clocks), start mark, call(), end mark, the
+// clock's stop read; one synchronisation at the end. Fills timing.samples_ns and the clocks read.
+void time_one_by_one(BenchTimer& timer, std::int64_t samples, bool read_clocks, const std::function<void()>& call,
+                     Timing& timing);
 
 // Step 3 alone: n_warmup and n_repeat from one call's estimated time (the estimate raised to
 // kMinEstimateMs when the timer read less, so a call too short to see never divides by zero);

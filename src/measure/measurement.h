@@ -2,6 +2,7 @@
 // What one timed point yields: the resolved protocol it was timed with, every raw sample, and the
 // aggregates. Raw repetitions are kept apart from the aggregates (as Google Benchmark does).
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,10 @@ namespace ks {
 
 using Json = nlohmann::json;
 
-// A ProtocolSpec with every default resolved for one backend: the BenchmarkProtocol's content.
+// A ProtocolSpec with every default resolved for one backend: the BenchmarkProtocol's content. Which
+// fields a protocol uses, and so which its document holds, is protocol_to_json's (protocol.cpp).
 struct Protocol {
-  std::string name = "do_bench";
+  std::string name = "do_bench";  // do_bench, cold or graph
   std::string timer;             // "cuda_events" or "steady_clock"
   double warmup_ms = 25;
   double rep_ms = 100;
@@ -25,6 +27,12 @@ struct Protocol {
   std::vector<double> quantiles{0.5, 0.2, 0.8};  // reported for every timed point, in this order
   std::string quantile_method = "linear";  // numpy/torch "linear" interpolation
   std::string primary_statistic = "median";
+  std::int64_t repetitions = 1;  // measurements of each point, interleaved across the plan
+  ColdRule cold;  // the cold protocol's stopping rule and throttle handling
+  // graph: how many times the captured calls are replayed and timed (Triton's n_retries).
+  std::int64_t replays = 10;
+  // do_bench and graph: the SM clock read over each sample (on a GPU only; cold always reads it).
+  bool sm_clock_per_sample = false;
 };
 
 // Aggregates of one point's samples (see summarize): stddev_ns is the sample standard deviation
@@ -40,11 +48,22 @@ struct Quantile {
   double value_ns = 0;
 };
 
+// How a cold measurement ended: whether the noise goal was met, how noisy its samples were, and how
+// many it dropped because the GPU was slowed. Left as is by the other protocols.
+struct NoiseRecord {
+  double noise = std::numeric_limits<double>::quiet_NaN();  // relative standard deviation of the samples kept
+  std::int32_t goal_met = -1;                               // 1 met, 0 stopped by the timeout, -1 not a cold point
+  std::int64_t samples_dropped = 0;                         // taken while the SM clock was under the threshold
+};
+
 struct Timing {
   std::int64_t n_warmup = 0;
-  std::int64_t n_repeat = 0;
+  std::int64_t n_repeat = 0;       // timed calls per sample (graph without a flush) or samples
   double estimate_ms = 0;          // one call's estimated time (flush included, as in Triton)
-  std::vector<double> samples_ns;  // every timed repetition, in order
+  std::vector<double> samples_ns;  // every sample (one call's time), in order
+  // The SM clock over each sample where it was read (cold, on a GPU), else empty.
+  std::vector<double> sample_sm_clock_mhz;
+  NoiseRecord noise;
 };
 
 }  // namespace ks

@@ -29,6 +29,9 @@ struct Point {
   double timeout_s = 300;
   std::string id;         // point_id(*this)
   PointSource source;     // set by the enumerator; not part of the identity
+  // Which measurement of the point this is, from 0 (a protocol's `repetitions`); not part of the
+  // identity: every repetition is the same point.
+  std::int32_t repetition = 0;
 
   // {"implementation":…,"kernel":…,"mode":…,"params":{…}}: what the id digests.
   Json identity() const;

@@ -220,6 +220,8 @@ void attach_samples_and_quantiles(const Input& input, std::vector<StoredRun>& ro
                                         &ResultsFile::read_samples});
   attach(input, rows, RowValues<Quantile>{&StoredRun::quantiles_offset, &StoredRun::quantiles_count,
                                           &RunRecord::quantiles, &ResultsFile::read_quantiles});
+  attach(input, rows, RowValues<double>{&StoredRun::sample_clocks_offset, &StoredRun::sample_clocks_count,
+                                        &RunRecord::sample_sm_clock_mhz, &ResultsFile::read_sample_clocks});
 }
 
 // The input's rows in their order, each with its citations, its samples and its quantiles (append

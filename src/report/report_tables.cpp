@@ -49,6 +49,15 @@ Table points_table(const KernelSection& section, bool several_files) {
   const bool any_slowed = std::any_of(section.rows.begin(), section.rows.end(),
                                       [](const PointRow& point) { return !slowed_by(point.row->run).empty(); });
   if (any_slowed) add_column(table, "GPU slowed by", false);
+  // Where a point was measured several times (a protocol's `repetitions`): the median of its
+  // repetitions' medians, and how far apart they lie.
+  const bool any_repeated = std::any_of(section.rows.begin(), section.rows.end(),
+                                        [](const PointRow& point) { return point.row->repetitions_passed > 1; });
+  if (any_repeated) {
+    add_column(table, "repetitions", true);
+    add_column(table, "median of medians (ms)", true);
+    add_column(table, "spread of medians", true);
+  }
   if (!section.baseline.empty()) add_column(table, "speed-up over " + section.baseline, true);
   if (!section.reference.empty()) add_column(table, "fraction of " + section.reference, true);
   if (several_files) add_column(table, "file", false);
@@ -68,6 +77,11 @@ Table points_table(const KernelSection& section, bool several_files) {
     cells.push_back(memory(run.device_peak_bytes));
     cells.push_back(run.status);
     if (any_slowed) cells.push_back(slowed_by(run));
+    if (any_repeated) {
+      cells.push_back(std::to_string(point.row->repetitions_passed));
+      cells.push_back(ms(point.row->median_of_medians_ns));
+      cells.push_back(ratio(point.row->repetition_spread));
+    }
     if (!section.baseline.empty()) cells.push_back(ratio(point.speedup));
     if (!section.reference.empty()) cells.push_back(ratio(point.fraction));
     if (several_files) cells.push_back(point.row->file);

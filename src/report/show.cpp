@@ -129,6 +129,29 @@ Column gpu_state_column(std::string name, double GpuState::*figure) {
   return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
 }
 
+// A figure in four digits where it is finite (the repetitions' median of medians, the samples'
+// clocks), else empty.
+Column finite_column(std::string name, const std::function<double(const ViewRow&)>& figure) {
+  const auto value = [figure](const ViewRow& row) {
+    const double x = figure(row);
+    return std::isfinite(x) ? Json(x) : Json();
+  };
+  return {std::move(name), value,
+          [value](const ViewRow& row) {
+            const Json x = value(row);
+            return x.is_null() ? std::string() : four_digits(x.get<double>());
+          },
+          true};
+}
+
+// What a cold measurement recorded, where the point was measured so (else empty).
+Column noise_column(std::string name, const std::function<Json(const RunRecord&)>& figure) {
+  const auto value = [figure](const ViewRow& row) { return noise_was_recorded(row.run) ? figure(row.run) : Json(); };
+  return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
+}
+
+Json finite_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(); }
+
 // The columns that are not parameters, in the order --columns lists them in its error.
 std::vector<Column> fixed_columns() {
   return {
@@ -179,6 +202,14 @@ std::vector<Column> fixed_columns() {
       gpu_state_column("memory_clock_mhz", &GpuState::memory_clock_mhz),
       gpu_state_column("power_w", &GpuState::power_w),
       gpu_state_column("temperature_c", &GpuState::temperature_c),
+      {"repetitions", [](const ViewRow& row) { return Json(row.repetitions_passed); }, {}},
+      finite_column("median_of_medians_ms", [](const ViewRow& row) { return row.median_of_medians_ns / 1e6; }),
+      finite_column("repetition_spread", [](const ViewRow& row) { return row.repetition_spread; }),
+      noise_column("noise", [](const RunRecord& run) { return finite_or_null(run.noise.noise); }),
+      noise_column("noise_goal_met", [](const RunRecord& run) { return Json(run.noise.goal_met == 1 ? "yes" : "no"); }),
+      noise_column("samples_dropped", [](const RunRecord& run) { return Json(run.noise.samples_dropped); }),
+      finite_column("sample_sm_clock_min_mhz", [](const ViewRow& row) { return row.run.sample_sm_clock_min_mhz; }),
+      finite_column("sample_sm_clock_median_mhz", [](const ViewRow& row) { return row.run.sample_sm_clock_median_mhz; }),
   };
 }
 

@@ -2,10 +2,12 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
 #include "common/parallel.h"
+#include "measure/do_bench.h"
 
 namespace ks {
 namespace {
@@ -33,19 +35,47 @@ std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& fi
   view.reserve(runs.size());  // a ViewRow is large: growing the vector would move each several times
   std::unordered_map<std::string, std::size_t> position;  // point id -> its place in `view`
   position.reserve(runs.size());
+  // Under `repetitions`, each point's passed medians with their repetition, in row order.
+  const bool repeated = std::any_of(runs.begin(), runs.end(), [](const StoredRun& run) { return run.repetition > 0; });
+  std::vector<std::vector<std::pair<std::int32_t, double>>> medians;
   for (std::uint64_t i = 0; i < runs.size(); ++i) {
     auto [at, first] = position.try_emplace(runs[i].point_id, view.size());
     if (first) {
       view.emplace_back().file = file_label;
+      if (repeated) medians.emplace_back();
     } else {
       ++view[at->second].rows_of_point;
     }
+    if (repeated && runs[i].status == "passed") medians[at->second].emplace_back(runs[i].repetition, runs[i].stats.median_ns);
     ViewRow& row = view[at->second];
     row.run = std::move(runs[i]);
     row.row = i;
   }
+  for (std::size_t i = 0; i < view.size(); ++i) {
+    if (repeated) {
+      summarize_repetitions(view[i], std::move(medians[i]));
+    } else if (view[i].run.status == "passed") {
+      view[i].repetitions_passed = 1;
+      view[i].median_of_medians_ns = view[i].run.stats.median_ns;
+    }
+  }
   in_parallel(view.size(), [&](std::size_t i) { view[i].params = nlohmann::json::parse(view[i].run.params_json); });
   return view;
+}
+
+void summarize_repetitions(ViewRow& row, std::vector<std::pair<std::int32_t, double>> passed_medians) {
+  // The latest passed row of each repetition: stable-sorted by repetition, the last of each run.
+  std::stable_sort(passed_medians.begin(), passed_medians.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<double> latest;
+  for (std::size_t i = 0; i < passed_medians.size(); ++i)
+    if (i + 1 == passed_medians.size() || passed_medians[i + 1].first != passed_medians[i].first)
+      latest.push_back(passed_medians[i].second);
+  row.repetitions_passed = static_cast<std::int64_t>(latest.size());
+  if (latest.empty()) return;
+  std::sort(latest.begin(), latest.end());
+  row.median_of_medians_ns = quantile_linear(latest, 0.5);
+  row.repetition_spread = latest.size() > 1 ? latest.back() / latest.front() : std::nan("");
 }
 
 std::vector<ViewRow> current_view(const std::vector<std::string>& files) {

@@ -20,7 +20,17 @@ struct ViewRow {
   std::string file;            // the results file it comes from, as given
   std::uint64_t row = 0;       // its index in /runs
   std::uint64_t rows_of_point = 1;  // the point's rows in that file (more than 1 after a rerun)
+  // Under a protocol's `repetitions`: the point's repetitions that passed (the latest row of each),
+  // the median of their medians and its spread (the largest median over the smallest); 1, the
+  // point's median and NaN for a point measured once.
+  std::int64_t repetitions_passed = 0;
+  double median_of_medians_ns = std::nan("");
+  double repetition_spread = std::nan("");
 };
+
+// Fills the repetition fields of `row` from the medians of its passed rows, (repetition, median) in
+// row order.
+void summarize_repetitions(ViewRow& row, std::vector<std::pair<std::int32_t, double>> passed_medians);
 
 // Every point of `file` once, by its latest row, in the order the points first appear.
 std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label);

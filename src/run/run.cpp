@@ -108,9 +108,10 @@ MeasuredBefore measured_before(const ResultsFile& file) {
     bool skipped = false;
   };
   std::vector<NotPassed> not_passed;
-  file.scan_statuses([&](std::uint64_t, const std::string& point_id, const std::string& status) {
-    if (status == "passed") out.passed.add(point_id);
-    else not_passed.push_back({point_key(point_id), status == "skipped"});
+  file.scan_statuses([&](std::uint64_t, const std::string& point_id, std::int32_t repetition, const std::string& status) {
+    const PointKey key = repetition_key(point_key(point_id), repetition);
+    if (status == "passed") out.passed.add(key);
+    else not_passed.push_back({key, status == "skipped"});
   });
   out.passed.seal();
   std::stable_sort(not_passed.begin(), not_passed.end(),
@@ -324,7 +325,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
                         plan->to_measure(), args.progress_interval_s);
         outputs->set_headline({sweep->spec.name, sweep->spec.source_path, args.plan.shard, plan->size(),
                                plan->to_measure(), paths.results_file.string(), paths.documents.string(),
-                               documents_format});
+                               documents_format, plan->repetitions()});
         if (plan->measured_before() > 0)
           std::cerr << fmt::format("resuming: {} of {} points already passed\n", plan->measured_before(), plan->size());
         if (args.resume) {

@@ -90,7 +90,9 @@ std::string start_block(const RunHeadline& h, const std::vector<RankIdentity>& r
   std::string block = fmt::format("kernelsweep {} (git {}): sweep {} ({})\n", build::version, build::git_commit,
                                   h.sweep_name, h.sweep_path);
   if (!scheduler.empty()) block += "  job: " + scheduler + "\n";
-  block += fmt::format("  plan: {} points{}, {} to measure\n", h.plan_points,
+  const std::string repeated =
+      h.repetitions > 1 ? fmt::format(" ({} points x {} repetitions)", h.plan_points / h.repetitions, h.repetitions) : "";
+  block += fmt::format("  plan: {} points{}{}, {} to measure\n", h.plan_points, repeated,
                        h.shard.empty() ? "" : fmt::format(" (shard {})", h.shard), h.to_measure);
   block += fmt::format("  ranks: {} on {} node(s)\n", ranks.size(), host_count(ranks));
   for (const std::string& line : node_lines(ranks)) block += line + "\n";

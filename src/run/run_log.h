@@ -15,9 +15,10 @@ namespace ks {
 struct RunHeadline {
   std::string sweep_name, sweep_path;
   std::string shard;               // "i/N", or empty for the whole plan
-  std::size_t plan_points = 0;     // points of the plan (of the shard)
-  std::size_t to_measure = 0;      // points this run measures (the plan less those passed before)
+  std::size_t plan_points = 0;     // measurements of the plan (of the shard): points x repetitions
+  std::size_t to_measure = 0;      // measurements this run makes (the plan less those passed before)
   std::string results_file, documents_folder, documents_format;
+  std::int64_t repetitions = 1;    // the protocol's: each point measured this many times
 };
 
 // The scheduler's word on the job: "slurm job 1234 (array job 1230, task 2), nodes node[01-02]";

@@ -248,17 +248,21 @@ std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& r
     auto points = std::make_shared<PointEnumerator>(sweep.spec, registry);
     std::shared_ptr<const RowFilter> filter;
     if (!request.where.empty()) filter = std::make_shared<const RowFilter>(plan_filter(request.where));
-    plan.emplace(registry, [points, filter](const PointSource& source) {
-      std::vector<Point> group = points->group_at(source);
-      if (filter) std::erase_if(group, [&](const Point& point) { return !selects(*filter, point); });
-      return group;
-    });
+    plan.emplace(
+        registry,
+        [points, filter](const PointSource& source) {
+          std::vector<Point> group = points->group_at(source);
+          if (filter) std::erase_if(group, [&](const Point& point) { return !selects(*filter, point); });
+          return group;
+        },
+        sweep.spec.protocol.repetitions);
     for_each_point_where(*points, sweep.spec, registry, request, [&](Point& point, std::size_t group) {
       plan->add(point, group);
       if (keys) keys->emplace_back(point_key(point.id), point.index);
       return true;
     });
     plan->seal();
+    if (keys) add_repetition_keys(*keys, sweep.spec.protocol.repetitions);
   });
   if (!planned) return std::nullopt;
   return plan;
@@ -276,6 +280,7 @@ std::optional<PositionedKeys> plan_keys_of_text(const std::string& text, const s
       keys.emplace_back(point_key(point.id), keys.size());
       return true;
     });
+    add_repetition_keys(keys, sweep->spec.protocol.repetitions);
   });
   if (!planned) return std::nullopt;
   return keys;

@@ -37,7 +37,8 @@ bool stream_plan(const LoadedSweep& sweep, const PlanRequest& request, const Reg
 // printed) when the sweep is refused.
 std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry);
 // Rank 0 of a run: the plan as a WorkPlan, made in one pass in bounded memory; `keys`, when given,
-// receives each point's key with its index (a resume marks with them what the results file holds:
+// receives each measurement's key with its index, every point's and then those of its further
+// repetitions (add_repetition_keys; a resume marks with them what the results file holds:
 // WorkPlan::mark_before). Nothing (the problem printed) when the sweep is refused.
 std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
                                   PositionedKeys* keys = nullptr);
@@ -53,7 +54,7 @@ std::optional<LoadedSweep> plan_text(const std::string& text, const std::string&
 PythonSetup command_line_python(const PlanRequest& request);
 
 // The keys of the ids of the points plan_text makes (common/point_id_set.h) with their positions, in
-// plan order, without holding the points (status); nothing (the problem printed) when the text does not plan here.
+// plan order, then those of their further repetitions, without holding the points (status); nothing (the problem printed) when the text does not plan here.
 std::optional<PositionedKeys> plan_keys_of_text(const std::string& text, const std::string& path,
                                                 Registry& registry, const std::string& shard,
                                                 const std::string& where);

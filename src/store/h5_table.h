@@ -107,6 +107,9 @@ class CompoundLayout {
 
   // The same record, restricted to `names` (in that order): reads then touch only those fields.
   CompoundLayout subset(std::initializer_list<std::string_view> names) const {
+    return subset(std::vector<std::string_view>(names));
+  }
+  CompoundLayout subset(const std::vector<std::string_view>& names) const {
     std::vector<Column<Record>> chosen;
     for (std::string_view name : names) chosen.push_back(column_named(name));
     return CompoundLayout(std::move(chosen));

@@ -60,7 +60,8 @@ constexpr std::uint64_t kReserveBytes = 32u << 20;
 std::uint64_t batch_bytes(const std::vector<StoredRun>& batch) {
   std::uint64_t bytes = 0;
   for (const StoredRun& run : batch)
-    bytes += 1024 + run.params_json.size() + run.message.size() + 8 * run.samples_ns.size() + 16 * run.quantiles.size();
+    bytes += 1024 + run.params_json.size() + run.message.size() + 8 * run.samples_ns.size() + 16 * run.quantiles.size() +
+             8 * run.sample_sm_clock_mhz.size();
   return bytes;
 }
 
@@ -85,6 +86,12 @@ h5::CompoundLayout<StoredRun> run_layout(std::int64_t layout_version) {
     columns.push_back(KS_FIELD(R, "quantiles_offset", quantiles_offset));
     columns.push_back(KS_FIELD(R, "quantiles_count", quantiles_count));
     for (auto column : gpu_state_fields<R>()) columns.push_back(std::move(column));
+  }
+  if (layout_version >= 4) {
+    columns.push_back(KS_FIELD(R, "sample_clocks_offset", sample_clocks_offset));
+    columns.push_back(KS_FIELD(R, "sample_clocks_count", sample_clocks_count));
+    for (auto column : repetition_fields<R>()) columns.push_back(std::move(column));
+    for (auto column : noise_fields<R>()) columns.push_back(std::move(column));
   }
   return with_check(std::move(columns), layout_version);
 }
@@ -360,7 +367,11 @@ struct ResultsFile::Impl {
     ranks.emplace(table(ranks_layout, "/ranks", fresh));
     sessions.emplace(table(sessions_layout, "/sessions", fresh));
     if (version >= 3) quantiles.emplace(table(quantile_layout(), "/quantiles", fresh, kQuantilesChunk, kSamplesOptions));
+    if (version >= 4)
+      sample_clocks.emplace(fresh ? h5::Extendable1D::create(id(), "/sample_clocks", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions)
+                                  : h5::Extendable1D::open(id(), "/sample_clocks", kSamplesOptions));
     if (fresh) h5::write_string_attribute(samples->id(), "units", "ns");
+    if (fresh && sample_clocks) h5::write_string_attribute(sample_clocks->id(), "units", "MHz");
     if (writable) postpone_metadata_writes(id());
     if (mode == Mode::Append) clear_past_ends();
     if (writable) remember_stored_keys();
@@ -371,6 +382,7 @@ struct ResultsFile::Impl {
     runs->clear_past_end(kCrashMarginChunks);
     samples->clear_past_end(kCrashMarginChunks);
     if (quantiles) quantiles->clear_past_end(kCrashMarginChunks);
+    if (sample_clocks) sample_clocks->clear_past_end(kCrashMarginChunks);
     environments->clear_past_end(kCrashMarginChunks);
     protocols->clear_past_end(kCrashMarginChunks);
     ranks->clear_past_end(kCrashMarginChunks);
@@ -437,6 +449,7 @@ struct ResultsFile::Impl {
   h5::CompoundLayout<SessionInfo> sessions_layout;
   std::optional<h5::Table<StoredRun>> runs;
   std::optional<h5::Extendable1D> samples;
+  std::optional<h5::Extendable1D> sample_clocks;  // layout 4 on
   std::optional<h5::Table<Quantile>> quantiles;  // layout 3 on
   std::optional<h5::Table<DigestedDocument>> environments, protocols;
   std::optional<h5::Table<RankInfo>> ranks;
@@ -541,6 +554,7 @@ std::string first_retyped_table(const ResultsFile::Impl& impl) {
   if (!impl.runs->stored_as(impl.runs_layout)) return retyped("/runs");
   if (!impl.samples->stored_as(H5T_IEEE_F64LE)) return retyped("/samples");
   if (impl.quantiles && !impl.quantiles->stored_as(quantile_layout())) return retyped("/quantiles");
+  if (impl.sample_clocks && !impl.sample_clocks->stored_as(H5T_IEEE_F64LE)) return retyped("/sample_clocks");
   if (!impl.environments->stored_as(impl.documents_layout)) return retyped("/environments");
   if (!impl.protocols->stored_as(impl.documents_layout)) return retyped("/protocols");
   if (!impl.ranks->stored_as(impl.ranks_layout)) return retyped("/ranks");
@@ -562,6 +576,7 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
     if (auto what = first_retyped_table(impl); !what.empty()) return what;
     const std::uint64_t samples = impl.samples->size();
     const std::uint64_t quantiles = impl.quantiles ? impl.quantiles->size() : 0;
+    const std::uint64_t clocks = impl.sample_clocks ? impl.sample_clocks->size() : 0;
     const auto part = [&](std::uint64_t total) {  // [first, end) of this slice
       return std::make_pair(total / slices * slice + std::min(slice, total % slices),
                             total / slices * (slice + 1) + std::min(slice + 1, total % slices));
@@ -583,6 +598,9 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       } else if (run.quantiles_offset > quantiles || run.quantiles_count > quantiles - run.quantiles_offset) {
         problem = fmt::format("row {} of /runs points at quantiles {} to {}, and /quantiles holds {}", row,
                               run.quantiles_offset, run.quantiles_offset + run.quantiles_count, quantiles);
+      } else if (run.sample_clocks_offset > clocks || run.sample_clocks_count > clocks - run.sample_clocks_offset) {
+        problem = fmt::format("row {} of /runs points at sample clocks {} to {}, and /sample_clocks holds {}", row,
+                              run.sample_clocks_offset, run.sample_clocks_offset + run.sample_clocks_count, clocks);
       }
     });
     if (!problem.empty()) return problem;
@@ -594,8 +612,12 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       impl.samples->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
     }
     if (slice != 0) return "";
-    // Every chunk of /quantiles read once: a damaged one fails its checksum here.
+    // Every chunk of /quantiles and /sample_clocks read once: a damaged one fails its checksum here.
     if (impl.quantiles) impl.quantiles->scan(quantile_layout(), [](std::uint64_t, const Quantile&) {});
+    for (std::uint64_t first = 0; first < clocks; first += kBlock) {
+      block.resize(std::min(kBlock, clocks - first));
+      impl.sample_clocks->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
+    }
     for (const char* name : {"/environments", "/protocols"}) {
       const auto& table = std::string_view(name) == "/environments" ? impl.environments : impl.protocols;
       if (auto what = first_unchecked_row(table->read_all(impl.documents_layout), impl.documents_layout, version, name);
@@ -848,7 +870,7 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
   writing(self, "appending " + std::to_string(batch.size()) + " runs", [&] {
     self.require_writable("append runs");
     self.reserve.ensure(kReserveBytes + 4 * batch_bytes(batch));
-    std::vector<double> samples;
+    std::vector<double> samples, sample_clocks;
     std::vector<Quantile> quantiles;
     for (StoredRun& record : batch) {
       if (!is_known_status(record.status)) {
@@ -862,10 +884,18 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
         record.quantiles_count = record.quantiles.size();
         quantiles.insert(quantiles.end(), record.quantiles.begin(), record.quantiles.end());
       }
+      if (self.sample_clocks) {
+        // One clock per sample, or none: a row never points at clocks of other samples.
+        const bool read = record.sample_sm_clock_mhz.size() == record.samples_ns.size();
+        record.sample_clocks_offset = self.sample_clocks->size() + sample_clocks.size();
+        record.sample_clocks_count = read ? record.sample_sm_clock_mhz.size() : 0;
+        if (read) sample_clocks.insert(sample_clocks.end(), record.sample_sm_clock_mhz.begin(), record.sample_sm_clock_mhz.end());
+      }
     }
-    // Samples and quantiles before rows: a crash between them leaves unreferenced values, never a
-    // row pointing past the end of /samples or /quantiles.
+    // Samples, clocks and quantiles before rows: a crash between them leaves unreferenced values,
+    // never a row pointing past the end of /samples, /sample_clocks or /quantiles.
     self.samples->append(H5T_NATIVE_DOUBLE, samples.size(), samples.data());
+    if (!sample_clocks.empty()) self.sample_clocks->append(H5T_NATIVE_DOUBLE, sample_clocks.size(), sample_clocks.data());
     if (!quantiles.empty()) self.quantiles->append(std::span(quantiles), quantile_layout());
     put_checks(std::span(batch), self.runs_layout, self.layout_version);
     self.runs->append(std::span(batch), self.runs_layout);
@@ -987,6 +1017,16 @@ std::vector<double> ResultsFile::read_samples(std::uint64_t offset, std::uint64_
   });
 }
 
+std::vector<double> ResultsFile::read_sample_clocks(std::uint64_t offset, std::uint64_t count) const {
+  Impl& self = impl();
+  if (!self.sample_clocks || count == 0) return {};
+  return guarded(self.path, "reading /sample_clocks", [&] {
+    std::vector<double> values(count);
+    self.sample_clocks->read(H5T_NATIVE_DOUBLE, offset, count, values.data());
+    return values;
+  });
+}
+
 std::vector<Quantile> ResultsFile::read_quantiles(std::uint64_t offset, std::uint64_t count) const {
   Impl& self = impl();
   if (!self.quantiles) return {};
@@ -1013,15 +1053,18 @@ std::vector<SessionInfo> ResultsFile::read_sessions() const {
   return guarded(self.path, "reading /sessions", [&] { return self.sessions->read_all(self.sessions_layout); });
 }
 
-void ResultsFile::scan_statuses(
-    const std::function<void(std::uint64_t row, const std::string& point_id, const std::string& status)>& visit) const {
+void ResultsFile::scan_statuses(const std::function<void(std::uint64_t row, const std::string& point_id,
+                                                         std::int32_t repetition, const std::string& status)>& visit) const {
   Impl& self = impl();
   guarded(self.path, "reading the statuses in /runs", [&] {
-    // Two columns only: partial compound reads skip the other fields (and their strings); the rows
+    // A few columns only: partial compound reads skip the other fields (and their strings); the rows
     // pass through one reused block, so the table never sits in memory.
+    std::vector<std::string_view> columns{"point_id", "status"};
+    if (self.layout_version >= 4) columns.push_back("repetition");
     with_evictions_while_reading(self.id(), self.writable, [&] {
-      self.runs->scan(self.runs_layout.subset({"point_id", "status"}),
-                      [&](std::uint64_t row, const StoredRun& run) { visit(row, run.point_id, run.status); });
+      self.runs->scan(self.runs_layout.subset(columns), [&](std::uint64_t row, const StoredRun& run) {
+        visit(row, run.point_id, run.repetition, run.status);
+      });
     });
   });
 }
@@ -1035,11 +1078,12 @@ std::vector<PointStatus> ResultsFile::point_statuses() const {
   };
   std::vector<Row> rows;
   rows.reserve(run_count());
-  scan_statuses([&](std::uint64_t row, const std::string& point_id, const std::string& status) {
+  scan_statuses([&](std::uint64_t row, const std::string& point_id, std::int32_t repetition, const std::string& status) {
     const auto known = std::find(std::begin(kStatuses), std::end(kStatuses), status);
     if (known == std::end(kStatuses))
       throw ResultsFileError(fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, status));
-    rows.push_back({point_key(point_id), row, static_cast<std::uint8_t>(known - std::begin(kStatuses))});
+    rows.push_back({repetition_key(point_key(point_id), repetition), row,
+                    static_cast<std::uint8_t>(known - std::begin(kStatuses))});
   });
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
     return a.key != b.key ? PointKeyLess()(a.key, b.key) : a.row < b.row;

@@ -31,7 +31,11 @@ namespace ks {
 // 3: /quantiles holds each timed run's quantiles (those its protocol asks for), which /runs points at
 // with quantiles_offset and quantiles_count; /runs holds the GPU's state around each measurement.
 // Files of layout 2 are read (and resumed) without them.
-inline constexpr std::int64_t kResultsLayoutVersion = 3;
+// 4: /sample_clocks holds each sample's SM clock where the worker read it, which /runs points at
+// with sample_clocks_offset and sample_clocks_count; /runs holds which repetition of its point each run is, how a cold measurement ended (noise, noise_goal_met, samples_dropped) and the SM
+// clock its samples ran at (sample_sm_clock_min_mhz, sample_sm_clock_median_mhz). Files of layout 3
+// are read (and resumed) without them.
+inline constexpr std::int64_t kResultsLayoutVersion = 4;
 
 // The root group's attributes: what was swept, and the session that created the file.
 struct RunInfo {
@@ -155,19 +159,23 @@ class ResultsFile {
   // Rows [first, first + count) of /runs, without samples_ns: a large file read a batch at a time.
   std::vector<StoredRun> read_runs(std::uint64_t first, std::uint64_t count) const;
   std::vector<double> read_samples(std::uint64_t offset, std::uint64_t count) const;
+  // A row's samples' SM clocks (its sample_clocks_offset and sample_clocks_count); none where they
+  // were not read, and in a file of a layout before 4.
+  std::vector<double> read_sample_clocks(std::uint64_t offset, std::uint64_t count) const;
   // A row's quantiles (its quantiles_offset and quantiles_count); none in a file of layout 2.
   std::vector<Quantile> read_quantiles(std::uint64_t offset, std::uint64_t count) const;
   std::vector<DigestedDocument> read_environments() const;
   std::vector<DigestedDocument> read_protocols() const;
   std::vector<RankInfo> read_ranks() const;
   std::vector<SessionInfo> read_sessions() const;
-  // Every point with rows, once, sorted by key (PointKeyLess). Reads two columns of /runs
-  // (point_id and status), a block of rows at a time: what status needs, without the rest of the
-  // table, in about 50 bytes a row.
+  // Every measurement with rows (a point, or one repetition of it: repetition_key), once, sorted by
+  // key (PointKeyLess). Reads the point_id, repetition and status columns of /runs, a block of rows at
+  // a time: what status needs, without the rest of the table, in about 50 bytes a row.
   std::vector<PointStatus> point_statuses() const;
-  // The same two columns row by row, in row order, holding nothing: visit(row, point id, status).
-  void scan_statuses(
-      const std::function<void(std::uint64_t row, const std::string& point_id, const std::string& status)>& visit) const;
+  // The same columns row by row, in row order, holding nothing: visit(row, point id, repetition,
+  // status); the repetition is 0 in a file of a layout before 4.
+  void scan_statuses(const std::function<void(std::uint64_t row, const std::string& point_id, std::int32_t repetition,
+                                              const std::string& status)>& visit) const;
   std::uint64_t run_count() const;
   std::uint64_t sample_count() const;
 

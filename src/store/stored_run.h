@@ -1,6 +1,7 @@
 #pragma once
 // A row of /runs: a RunRecord as the cluster stage made it, the documents it cites (by digest), and
-// where its raw samples lie in /samples and its quantiles in /quantiles.
+// where its raw samples lie in /samples, its quantiles in /quantiles and its samples' SM clocks in
+// /sample_clocks.
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,9 @@ struct StoredRun : RunRecord {
   Citations cited;
   std::uint64_t samples_offset = 0, samples_count = 0;  // set by ResultsFile::append
   std::uint64_t quantiles_offset = 0, quantiles_count = 0;  // the same for /quantiles (layout 3 on)
+  // The same for /sample_clocks (layout 4 on): each sample's SM clock, where the worker read them
+  // (count 0 where none was read, else samples_count).
+  std::uint64_t sample_clocks_offset = 0, sample_clocks_count = 0;
   std::uint64_t strings_check = 0;  // set by ResultsFile::append, checked when the file is read
 };
 

@@ -10,7 +10,7 @@ namespace {
 std::vector<std::string> ids_at_rows(const ResultsFile& file, const std::vector<std::uint64_t>& rows) {
   std::vector<std::string> ids;
   if (rows.empty()) return ids;
-  file.scan_statuses([&](std::uint64_t row, const std::string& point_id, const std::string&) {
+  file.scan_statuses([&](std::uint64_t row, const std::string& point_id, std::int32_t, const std::string&) {
     if (std::binary_search(rows.begin(), rows.end(), row)) ids.push_back(point_id);
   });
   return ids;

@@ -8,6 +8,8 @@
 #include "env/environment.h"
 #include "kernels/kernel.h"
 #include "measure/do_bench.h"
+#include "measure/protocol.h"
+#include "measure/timer.h"
 
 namespace ks {
 namespace {
@@ -54,6 +56,62 @@ TEST(GpuDoBench, CudaEventsProtocolKeepsEverySample) {
   EXPECT_TRUE(forward.check().passed);
   std::printf("cublaslt bf16 2048^3: median %.1f us, n_warmup %lld, n_repeat %lld\n", stats.median_ns / 1e3,
               static_cast<long long>(timing.n_warmup), static_cast<long long>(timing.n_repeat));
+}
+
+// The cold protocol on a GPU: the stream held and released every sample, the L2-sized flush, the SM
+// clock read per sample (somewhere between a tenth of the device's peak and a little above it), the
+// noise goal met for a 2048^3 product that runs well over a millisecond's worth of samples.
+TEST(GpuCold, ReadsTheClockOfEverySampleAndMeetsTheNoiseGoal) {
+  SKIP_WITHOUT_GPU();
+  auto instance = gemm().instantiate("cublaslt", gemm_params(2048, 2048, 2048, "bf16"));
+  ProtocolSpec spec;
+  spec.name = "cold";
+  spec.cold.max_noise = 0.02;
+  const Protocol protocol = resolve_protocol(spec, Backend::cuda, gpu_l2_cache_bytes());
+  EXPECT_GT(protocol.flush_bytes, 1 << 20);
+  EXPECT_LT(protocol.flush_bytes, 256ll << 20);
+  const BoundMode forward = gemm().bind(*instance, "forward");
+  const auto timer = make_timer(instance->stream(), protocol);
+  const Timing timing = time_point(forward, *timer, protocol);
+  EXPECT_EQ(timing.noise.goal_met, 1) << "noise " << timing.noise.noise;
+  ASSERT_EQ(timing.sample_sm_clock_mhz.size(), timing.samples_ns.size());
+  const double peak = timer->default_sm_clock_mhz();
+  for (const double mhz : timing.sample_sm_clock_mhz) {
+    EXPECT_GT(mhz, 0.1 * peak);
+    EXPECT_LT(mhz, 1.1 * peak);
+  }
+  const Statistics stats = summarize(timing.samples_ns);
+  EXPECT_GT(stats.median_ns, 1e3);
+  std::printf("cold cublaslt bf16 2048^3: median %.1f us over %zu samples, noise %.4f, %lld dropped, SM clock %.0f-%.0f MHz "
+              "(peak %.0f), flush %lld bytes\n",
+              stats.median_ns / 1e3, timing.samples_ns.size(), timing.noise.noise,
+              static_cast<long long>(timing.noise.samples_dropped),
+              *std::min_element(timing.sample_sm_clock_mhz.begin(), timing.sample_sm_clock_mhz.end()),
+              *std::max_element(timing.sample_sm_clock_mhz.begin(), timing.sample_sm_clock_mhz.end()), peak,
+              static_cast<long long>(protocol.flush_bytes));
+}
+
+// The graph protocol on a GPU: the calls captured on the implementation's stream and replayed; its
+// median within a quarter of do_bench's for a product long enough that launch overhead is small.
+TEST(GpuGraph, ReplaysACapturedProductAtDoBenchsSpeed) {
+  SKIP_WITHOUT_GPU();
+  auto instance = gemm().instantiate("cublaslt", gemm_params(4096, 4096, 4096, "bf16"));
+  const BoundMode forward = gemm().bind(*instance, "forward");
+  ProtocolSpec graph_spec;
+  graph_spec.name = "graph";
+  const Timing graph = time_point(forward, instance->stream(), resolve_protocol(graph_spec, Backend::cuda));
+  graph_spec.flush_bytes = 256ll << 20;
+  const Timing flushed = time_point(forward, instance->stream(), resolve_protocol(graph_spec, Backend::cuda));
+  const Timing plain = time_point(forward, instance->stream(), resolve_protocol(ProtocolSpec{}, Backend::cuda));
+  ASSERT_EQ(graph.samples_ns.size(), 10u);
+  EXPECT_EQ(static_cast<std::int64_t>(flushed.samples_ns.size()), flushed.n_repeat);
+  const double graph_ns = summarize(graph.samples_ns).median_ns, flushed_ns = summarize(flushed.samples_ns).median_ns,
+               plain_ns = summarize(plain.samples_ns).median_ns;
+  EXPECT_NEAR(graph_ns / plain_ns, 1.0, 0.25);
+  EXPECT_NEAR(flushed_ns / plain_ns, 1.0, 0.25);
+  EXPECT_TRUE(forward.check().passed) << "the product after its replays";
+  std::printf("cublaslt bf16 4096^3 medians: graph %.1f us (%lld calls a replay), graph with flush %.1f us, do_bench %.1f us\n",
+              graph_ns / 1e3, static_cast<long long>(graph.n_repeat), flushed_ns / 1e3, plain_ns / 1e3);
 }
 
 TEST(GpuEnvironment, ReadsTheDevice) {

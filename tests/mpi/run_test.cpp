@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <set>
@@ -160,6 +162,166 @@ kernels:
     ++documents;
   }
   EXPECT_EQ(documents, rows.size());
+}
+
+// Seconds from one "2026-11-30T12:00:00.123Z" timestamp to another.
+double seconds_between(const std::string& from, const std::string& to) {
+  const auto seconds = [](const std::string& iso) {
+    std::tm tm{};
+    strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+    return static_cast<double>(timegm(&tm)) + std::stod(iso.substr(iso.find('.'), 4));
+  };
+  return seconds(to) - seconds(from);
+}
+
+// The cold protocol's noise record and the graph protocol's replays reach /runs and the documents
+// from every rank; the protocol document holds each protocol's own parameters.
+TEST(ColdAndGraphProtocols, AreStoredAndDocumentedFromEveryRank) {
+  const fs::path dir = fresh_directory("cold_and_graph");
+  const auto sweep_of = [&](const std::string& name, const std::string& protocol) {
+    const fs::path sweep = dir / (name + ".yaml");
+    write_file(sweep, fmt::format(R"(name: {}
+protocol: {}
+kernels:
+  - kernel: gemm
+    implementations: [cpu]
+    grid: {{M: [16, 32], N: [8], K: [24], dtype: [fp32, bf16]}}
+)",
+                                  name, protocol));
+    const auto run = run_shell(mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), (dir / name).string())));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    return ResultsFile::open_read_only(dir / name / (name + ".h5"));
+  };
+
+  // Points of a few microseconds on oversubscribed cores are noisy: each either meets the goal with
+  // at least min_samples samples or runs until the timeout (a second).
+  const ResultsFile cold = sweep_of("cold", "{name: cold, min_samples: 30, max_noise: 0.3, min_time_s: 0, timeout_s: 1}");
+  for (const StoredRun& r : cold.read_runs()) {
+    ASSERT_EQ(r.status, "passed") << r.message;
+    ASSERT_GE(r.noise.goal_met, 0) << r.point_id;
+    EXPECT_EQ(r.n_repeat, static_cast<std::int64_t>(r.samples_count));
+    EXPECT_GE(r.noise.noise, 0);
+    if (r.noise.goal_met == 1) {
+      EXPECT_GE(r.samples_count, 30u);
+      EXPECT_LE(r.noise.noise, 0.3);
+    } else {
+      EXPECT_GE(seconds_between(r.started_at, r.ended_at), 1.0) << r.point_id;
+    }
+    const std::vector<double> samples = cold.read_samples(r.samples_offset, r.samples_count);
+    EXPECT_NEAR(r.noise.noise, summarize(samples).stddev_ns / summarize(samples).mean_ns, 1e-9);
+    EXPECT_EQ(r.noise.samples_dropped, 0);
+    EXPECT_TRUE(std::isnan(r.sample_sm_clock_min_mhz)) << "a CPU has no SM clock";
+  }
+  EXPECT_EQ(cold.read_runs().size(), 4u);
+
+  const ResultsFile graph = sweep_of("graph", "{name: graph, rep_ms: 2, replays: 7}");
+  for (const StoredRun& r : graph.read_runs()) {
+    ASSERT_EQ(r.status, "passed") << r.message;
+    EXPECT_EQ(r.samples_count, 7u);
+    EXPECT_EQ(r.noise.goal_met, -1);
+    EXPECT_TRUE(std::isnan(r.noise.noise));
+  }
+
+  std::set<std::string> protocols;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() != ".json" || entry.path().parent_path().filename() != "kernelindex") continue;
+    const Json object = read_json(entry.path());
+    const Json& measurement = object.at("protocol").at("spec").at("measurement");
+    const std::string name = measurement.at("name");
+    protocols.insert(name);
+    std::set<std::string> metrics;
+    for (const Json& m : object.at("run").at("spec").at("measurements")) metrics.insert(m.at("metric").get<std::string>());
+    const Json& native = object.at("run").at("spec").at("sourceNative").at("metrics");
+    if (name == "cold") {
+      EXPECT_EQ(measurement.at("min_samples"), 30);
+      EXPECT_FALSE(measurement.contains("warmup_ms"));
+      EXPECT_TRUE(metrics.count("noise")) << entry.path();
+      EXPECT_GE(native.at("noise_goal_met").get<int>(), 0);
+    } else {
+      EXPECT_EQ(measurement.at("replays"), 7);
+      EXPECT_FALSE(metrics.count("noise"));
+      EXPECT_FALSE(native.contains("noise_goal_met"));
+    }
+  }
+  EXPECT_EQ(protocols, (std::set<std::string>{"cold", "graph"}));
+}
+
+// `repetitions: 3` measures every point three times, round after round: one rank stores every
+// measurement of round 0 before any of round 1; four ranks store each (point, repetition) once; a
+// resume measures again only the measurements that did not pass, each in its own repetition; status
+// counts measurements; show gives the median of each point's medians and their spread.
+TEST(ProtocolRepetitions, MeasureEachPointInInterleavedRoundsAndResumePerRepetition) {
+  const fs::path dir = fresh_directory("protocol_repetitions");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, R"(name: repeated
+protocol: {warmup_ms: 0, rep_ms: 0, min_repeat: 3, repetitions: 3}
+kernels:
+  - kernel: gemm
+    implementations: [cpu]
+    grid: {M: [16, 32], N: [8], K: [24]}
+  - kernel: test_crash
+    grid: {action: [none, throw]}
+)");
+  const auto one_rank = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "one").string())));
+  ASSERT_EQ(one_rank.exit_code, 1) << one_rank.output;  // the thrown points are errors
+  const auto ordered = ResultsFile::open_read_only(dir / "one" / "repeated.h5").read_runs();
+  ASSERT_EQ(ordered.size(), 4u * 3);
+  for (std::size_t i = 0; i < ordered.size(); ++i) EXPECT_EQ(ordered[i].repetition, static_cast<std::int32_t>(i / 4)) << i;
+  // A document per measurement, however fast the repetitions came (the run names carry the repetition).
+  std::set<std::int64_t> documented;
+  std::size_t documents = 0;
+  for (const auto& entry : fs::directory_iterator(dir / "one" / "kernelindex")) {
+    ++documents;
+    documented.insert(read_json(entry.path()).at("run").at("spec").at("sourceNative").at("repetition").get<std::int64_t>());
+  }
+  EXPECT_EQ(documents, ordered.size());
+  EXPECT_EQ(documented, (std::set<std::int64_t>{0, 1, 2}));
+
+  const std::string run = mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
+  ASSERT_EQ(run_shell(run).exit_code, 1);
+  const fs::path results = dir / "repeated.h5";
+  const auto count_measurements = [&] {
+    std::map<std::pair<std::string, std::int32_t>, int> seen;
+    for (const StoredRun& r : ResultsFile::open_read_only(results).read_runs()) ++seen[{r.point_id, r.repetition}];
+    return seen;
+  };
+  const auto first = count_measurements();
+  ASSERT_EQ(first.size(), 4u * 3);
+  for (const auto& [measurement, rows] : first) EXPECT_EQ(rows, 1) << measurement.first << " " << measurement.second;
+
+  const auto resumed = run_shell(run + " --resume");
+  EXPECT_EQ(resumed.exit_code, 1) << resumed.output;
+  const auto again = count_measurements();
+  ASSERT_EQ(again.size(), 4u * 3);
+  std::size_t measured_again = 0;
+  for (const auto& [measurement, rows] : again) measured_again += rows - 1;
+  EXPECT_EQ(measured_again, 3u) << "the thrown point's three repetitions, and nothing that passed";
+
+  const auto status = run_shell(fmt::format("{} status {}", KS_TEST_CLI, results.string()));
+  EXPECT_NE(status.output.find("12 points planned"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("missing: 0 points"), std::string::npos) << status.output;
+
+  const auto show = run_shell(fmt::format("{} show {} --where kernel=gemm --columns M,repetitions,median_of_medians_ms,repetition_spread --format json",
+                                          KS_TEST_CLI, results.string()));
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  const Json rows = Json::parse(show.output);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const Json& row : rows) {
+    std::vector<double> medians;
+    for (const StoredRun& r : ResultsFile::open_read_only(results).read_runs())
+      if (r.kernel == "gemm" && Json::parse(r.params_json).at("M") == row.at("M")) medians.push_back(r.stats.median_ns / 1e6);
+    std::sort(medians.begin(), medians.end());
+    ASSERT_EQ(medians.size(), 3u);
+    EXPECT_EQ(row.at("repetitions"), 3);
+    EXPECT_DOUBLE_EQ(row.at("median_of_medians_ms").get<double>(), medians[1]);
+    EXPECT_DOUBLE_EQ(row.at("repetition_spread").get<double>(), medians[2] / medians[0]);
+  }
+
+  const auto report = run_shell(fmt::format("{} report {} -o {}", KS_TEST_CLI, results.string(), (dir / "report").string()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  std::ifstream markdown(dir / "report" / "report.md");
+  const std::string text((std::istreambuf_iterator<char>(markdown)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("| repetitions | median of medians (ms) | spread of medians |"), std::string::npos) << text;
 }
 
 std::size_t files_in(const fs::path& folder) {

@@ -218,6 +218,36 @@ TEST(ConfigParse, MinRepeatAboveMaxRepeatIsRefusedWithItsKey) {
   EXPECT_EQ(error.problem(), "must be <= max_repeat (5), got 6");
 }
 
+TEST(ConfigParse, AKeyOfAnotherProtocolIsRefusedNamingTheProtocolsThatTakeIt) {
+  const SweepFileError cold = parse_error("name: x\nprotocol:\n  name: cold\n  rep_ms: 5\nkernels: []\n");
+  EXPECT_EQ(cold.key(), "protocol.rep_ms");
+  EXPECT_EQ(cold.where().line, 4);
+  EXPECT_EQ(cold.problem(), "'rep_ms' is a key of protocol do_bench and graph, not of cold") << cold.what();
+  const SweepFileError do_bench = parse_error("name: x\nprotocol:\n  max_noise: 0.01\nkernels: []\n");
+  EXPECT_EQ(do_bench.problem(), "'max_noise' is a key of protocol cold, not of do_bench") << do_bench.what();
+}
+
+TEST(ConfigParse, ColdAndGraphKeysAreRead) {
+  const SweepSpec cold = parse(
+      "name: x\nprotocol: {name: cold, max_noise: 0.01, min_samples: 20, min_time_s: 1, timeout_s: 30,\n"
+      "  throttle_threshold: 0.8, throttle_pause_s: 0.1, flush_bytes: 1024}\nkernels: [{kernel: gemm, implementations: [cpu], grid: {M: [8], N: [8], K: [8]}}]\n");
+  EXPECT_EQ(cold.protocol.name, "cold");
+  EXPECT_EQ(cold.protocol.cold.max_noise, 0.01);
+  EXPECT_EQ(cold.protocol.cold.min_samples, 20);
+  EXPECT_EQ(cold.protocol.cold.min_time_s, 1);
+  EXPECT_EQ(cold.protocol.cold.timeout_s, 30);
+  EXPECT_EQ(cold.protocol.cold.throttle_threshold, 0.8);
+  EXPECT_EQ(cold.protocol.cold.throttle_pause_s, 0.1);
+  const SweepSpec graph = parse("name: x\nprotocol: {name: graph, rep_ms: 20, replays: 25}\nkernels: [{kernel: gemm, implementations: [cpu], grid: {M: [8], N: [8], K: [8]}}]\n");
+  EXPECT_EQ(graph.protocol.replays, 25);
+  EXPECT_EQ(graph.protocol.repetitions, 1);
+  EXPECT_EQ(parse("name: x\nprotocol: {name: cold, repetitions: 20}\nkernels: [{kernel: gemm, implementations: [cpu], grid: {M: [8], N: [8], K: [8]}}]\n")
+                .protocol.repetitions,
+            20);
+  EXPECT_EQ(parse_error("name: x\nprotocol: {repetitions: 0}\nkernels: []\n").problem(), "must be >= 1, got 0");
+  EXPECT_EQ(parse_error("name: x\nprotocol: {name: cold, min_samples: 1}\nkernels: []\n").problem(), "must be >= 2, got 1");
+}
+
 TEST(ConfigParse, AnEmptyListOfQuantilesIsRefused) {
   const SweepFileError error = parse_error("name: x\nprotocol:\n  quantiles: []\nkernels: []\n");
   EXPECT_EQ(error.key(), "protocol.quantiles");

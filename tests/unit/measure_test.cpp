@@ -310,12 +310,6 @@ TEST(GpuState, WithoutNvmlThereIsNoReaderAndTheReasonNamesTheLibrary) {
   EXPECT_NE(why_not.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos) << why_not;
 }
 
-TEST(Protocol, OnlyDoBenchIsKnown) {
-  ProtocolSpec spec;
-  spec.name = "cold";
-  EXPECT_THROW(resolve_protocol(spec, Backend::cpu), std::invalid_argument);
-}
-
 TEST(Protocol, JsonHoldsEveryParameterOfTheMethod) {
   ProtocolSpec spec;
   spec.warmup_ms = 10;
@@ -324,7 +318,7 @@ TEST(Protocol, JsonHoldsEveryParameterOfTheMethod) {
   std::set<std::string> keys;
   for (const auto& [key, value] : json.items()) keys.insert(key);
   EXPECT_EQ(keys, (std::set<std::string>{"name", "timer", "warmup_ms", "rep_ms", "min_repeat", "max_repeat", "flush_bytes", "quantiles",
-                                          "quantile_method", "primaryStatistic"}));
+                                          "quantile_method", "primaryStatistic", "repetitions", "sm_clock_per_sample"}));
   EXPECT_EQ(json.at("name"), "do_bench");
   EXPECT_EQ(json.at("timer"), "cuda_events");
   EXPECT_EQ(json.at("warmup_ms"), 10);

@@ -20,9 +20,12 @@
 #include "measure/timer.h"
 #include "support/cli_runner.h"
 #include "support/python_worker.h"
+#include "support/synthetic_timer.h"
 
 namespace ks {
 namespace {
+
+using testing::SyntheticTimer;
 
 using Json = nlohmann::json;
 using testing::run_command;
@@ -39,28 +42,6 @@ std::string shell_quote(const std::string& text) {
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
-
-// The synthetic clock of tests/python/synthetic_do_bench.py, in C++.
-class SyntheticTimer final : public BenchTimer {
- public:
-  SyntheticTimer(std::vector<std::int64_t> durations, std::int64_t flush_ns) : durations_(std::move(durations)), flush_ns_(flush_ns) {}
-  void run() { now_ += durations_[calls_++ % durations_.size()]; }
-  void reserve_marks(std::size_t count) override {
-    if (marks_.size() < count) marks_.resize(count);
-  }
-  void record(std::size_t mark) override { marks_[mark] = now_; }
-  void flush() override { now_ += flush_ns_; }
-  void synchronize() override {}
-  double elapsed_ns(std::size_t from, std::size_t to) const override { return static_cast<double>(marks_[to] - marks_[from]); }
-  std::size_t calls() const { return calls_; }
-
- private:
-  std::vector<std::int64_t> durations_;
-  std::int64_t flush_ns_;
-  std::int64_t now_ = 0;
-  std::size_t calls_ = 0;
-  std::vector<std::int64_t> marks_;
-};
 
 struct SyntheticCase {
   double warmup_ms, rep_ms;
@@ -120,6 +101,7 @@ TEST(PythonWorker, ResolvesTheProtocolAsTheCppWorkerDoes) {
   spec.warmup_ms = 3;
   spec.rep_ms = 17;
   spec.max_repeat = 123;
+  spec.sm_clock_per_sample = false;  // the Python worker reads no per-sample clock, and says so
   for (const bool gpu : {false, true}) {
     const Json cpp = protocol_to_json(resolve_protocol(spec, gpu ? Backend::cuda : Backend::cpu));
     const Json request = {{"name", "do_bench"}, {"warmup_ms", 3}, {"rep_ms", 17}, {"max_repeat", 123},

@@ -62,6 +62,12 @@ StoredRun make_record(int i, int n_samples) {
   if (!r.gpu_uuid.empty()) {  // the GPU's state as NVML gives it, a power cap on every fourth
     r.gpu_start = {1980.0 - i, 2619.0, 350.5 + i, 41.0 + i % 7, i % 4 == 0 ? throttle::kSwPowerCap : throttle::kGpuIdle};
     r.gpu_end = {1755.0 - i, 2619.0, 699.25 + i, 48.0 + i % 7, i % 4 == 0 ? throttle::kSwPowerCap | throttle::kSwThermalSlowdown : 0};
+    for (int k = 0; k < n_samples; ++k) r.sample_sm_clock_mhz.push_back(1500.0 + i + k * 0.5);
+  }
+  if (i % 5 == 0) {  // a cold measurement's record
+    r.noise = {0.0125 + i * 1e-4, i % 10 == 0 ? 1 : 0, i};
+    r.sample_sm_clock_min_mhz = 1485.5 + i;
+    r.sample_sm_clock_median_mhz = 1590.25 + i;
   }
   return r;
 }
@@ -123,6 +129,16 @@ void expect_same_row(const StoredRun& got, const StoredRun& want) {
   EXPECT_EQ(got.samples_count, want.samples_count);
   EXPECT_EQ(got.quantiles_offset, want.quantiles_offset);
   EXPECT_EQ(got.quantiles_count, want.quantiles_count);
+  EXPECT_EQ(got.sample_clocks_offset, want.sample_clocks_offset);
+  EXPECT_EQ(got.sample_clocks_count, want.sample_clocks_count);
+  EXPECT_EQ(got.repetition, want.repetition);
+  EXPECT_TRUE((std::isnan(got.noise.noise) && std::isnan(want.noise.noise)) || got.noise.noise == want.noise.noise);
+  EXPECT_EQ(got.noise.goal_met, want.noise.goal_met);
+  EXPECT_EQ(got.noise.samples_dropped, want.noise.samples_dropped);
+  EXPECT_TRUE((std::isnan(got.sample_sm_clock_min_mhz) && std::isnan(want.sample_sm_clock_min_mhz)) ||
+              got.sample_sm_clock_min_mhz == want.sample_sm_clock_min_mhz);
+  EXPECT_TRUE((std::isnan(got.sample_sm_clock_median_mhz) && std::isnan(want.sample_sm_clock_median_mhz)) ||
+              got.sample_sm_clock_median_mhz == want.sample_sm_clock_median_mhz);
   for (const auto& [name, pair] : {std::pair("start", std::pair(&got.gpu_start, &want.gpu_start)),
                                    std::pair("end", std::pair(&got.gpu_end, &want.gpu_end))}) {
     SCOPED_TRACE(std::string("GPU state at the ") + name);
@@ -142,6 +158,8 @@ void expect_rows_and_samples(const ResultsFile& file, const std::vector<StoredRu
   for (std::size_t i = 0; i < rows.size(); ++i) {
     expect_same_row(rows[i], appended[i]);
     EXPECT_EQ(file.read_samples(rows[i].samples_offset, rows[i].samples_count), appended[i].samples_ns);
+    EXPECT_EQ(file.read_sample_clocks(rows[i].sample_clocks_offset, rows[i].sample_clocks_count),
+              appended[i].sample_sm_clock_mhz);
     const auto quantiles = file.read_quantiles(rows[i].quantiles_offset, rows[i].quantiles_count);
     ASSERT_EQ(quantiles.size(), appended[i].quantiles.size());
     for (std::size_t q = 0; q < quantiles.size(); ++q) {
@@ -194,7 +212,9 @@ class StoreTest : public ::testing::Test {
 };
 
 TEST_F(StoreTest, RoundTripsEveryColumnAndTheSamples) {
-  const std::vector<StoredRun> appended = write_file({make_batch(0, 5, 0), make_batch(5, 7, 3), {}, make_batch(12, 3, 5)});
+  std::vector<StoredRun> repeated = make_batch(5, 7, 3);  // points measured again (a protocol's repetitions)
+  for (std::size_t k = 0; k < repeated.size(); ++k) repeated[k].repetition = static_cast<std::int32_t>(k % 3);
+  const std::vector<StoredRun> appended = write_file({make_batch(0, 5, 0), repeated, {}, make_batch(12, 3, 5)});
 
   ResultsFile file = ResultsFile::open_read_only(file_path());
   expect_rows_and_samples(file, appended);
@@ -385,11 +405,14 @@ TEST_F(StoreTest, CrashAfterFlushKeepsFlushedRows) {
   ASSERT_EQ(WEXITSTATUS(status), 9) << "the child failed before its crash";
 
   // The rows are those of the flushed batch, whatever part of the unflushed one reached the disk.
-  std::uint64_t offset = 0, quantiles_offset = 0;
+  std::uint64_t offset = 0, quantiles_offset = 0, clocks_offset = 0;
   for (StoredRun& record : flushed) {
     record.samples_offset = offset;
     record.samples_count = record.samples_ns.size();
     offset += record.samples_count;
+    record.sample_clocks_offset = clocks_offset;
+    record.sample_clocks_count = record.sample_sm_clock_mhz.size();
+    clocks_offset += record.sample_clocks_count;
     record.quantiles_offset = quantiles_offset;
     record.quantiles_count = record.quantiles.size();
     quantiles_offset += record.quantiles_count;

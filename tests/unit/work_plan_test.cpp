@@ -58,6 +58,52 @@ struct Fixture {
   }
 };
 
+// Under `repetitions`, the plan's groups come round after round, each point in each round with its
+// repetition and its measurement's index; a resume marks each repetition of a point on its own.
+TEST(WorkPlan, RepetitionsComeRoundAfterRoundAndAreMarkedEachOnItsOwn) {
+  SweepSpec spec = parse_sweep_text(kSweep, "work.yaml", builtin_registry());
+  const Plan plan = make_plan(spec, builtin_registry());
+  auto points = std::make_shared<PointEnumerator>(spec, builtin_registry());
+  WorkPlan work{builtin_registry(), [&](const PointSource& source) { return points->group_at(source); }, 3};
+  std::size_t group = 0;
+  PositionedKeys keys;
+  for (const Point& point : plan.points) {
+    while (point.index >= plan.groups[group].last) ++group;
+    work.add(point, group);
+    keys.emplace_back(point_key(point.id), point.index);
+  }
+  points->count();
+  work.seal();
+  add_repetition_keys(keys, 3);
+  ASSERT_EQ(keys.size(), 24u);
+  EXPECT_EQ(keys[8 + 2].second, 10u);  // repetition 1 of point 2
+  EXPECT_EQ(keys[8 + 2].first, repetition_key(point_key(plan.points[2].id), 1));
+  EXPECT_NE(keys[8 + 2].first, keys[2].first);
+  EXPECT_NE(keys[16 + 2].first, keys[8 + 2].first);
+
+  // Passed before: point 2 in repetitions 0 and 2, point 7 in repetition 1.
+  PointIdSet passed, skipped;
+  for (const auto& [repetition, index] : {std::pair{0, 2}, {2, 2}, {1, 7}})
+    passed.add(repetition_key(point_key(plan.points[static_cast<std::size_t>(index)].id), repetition));
+  passed.seal();
+  skipped.seal();
+  work.mark_before(keys, passed, skipped);
+  EXPECT_EQ(work.size(), 24u);
+  EXPECT_EQ(work.points(), 8u);
+  EXPECT_EQ(work.measured_before(), 3u);
+  EXPECT_EQ(work.group_count(), 15u);  // 5 groups, 3 rounds
+  const std::vector<std::size_t> groups = work.groups_to_measure();
+  // Round 1's group 4 (gemm on cuBLASLt: point 7 alone) was measured whole.
+  EXPECT_EQ(groups, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14}));
+  // Group 1 (the 128-token shape: points 2 and 3) in round 2 keeps its backward point only.
+  const std::vector<Point> shape = work.points_to_measure(10 + 1);
+  ASSERT_EQ(shape.size(), 1u);
+  EXPECT_EQ(shape[0].id, plan.points[3].id);
+  EXPECT_EQ(shape[0].repetition, 2);
+  EXPECT_EQ(shape[0].index, 16u + 3);
+  EXPECT_TRUE(work.needs_gpu(5 + 4));  // gemm on cuBLASLt in round 1
+}
+
 TEST(WorkPlan, MakesTheGroupsAgainWithoutThePointsMeasuredBefore) {
   Fixture f;
   ASSERT_EQ(f.plan.points.size(), 8u);  // 3 shapes x 2 modes of rms_norm; gemm on cpu and on cuBLASLt

@@ -50,7 +50,6 @@ Clock::duration heartbeat_interval() { return silence_limit() / 4; }
 // poll for the word every millisecond, so this is only reached by a rank that is stuck.
 constexpr auto kWindDownLimit = std::chrono::seconds(30);
 
-// The worker's measurement completed with the point and where it ran: the record as it stays.
 // The lowest and the median SM clock over the samples whose clock was read.
 void summarize_sample_clocks(RunRecord& rec) {
   std::vector<double> read;
@@ -62,6 +61,7 @@ void summarize_sample_clocks(RunRecord& rec) {
   rec.sample_sm_clock_median_mhz = quantile_linear(read, 0.5);
 }
 
+// The worker's measurement completed with the point and where it ran: the record as it stays.
 RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu) {
   RunRecord rec = r.record;
   rec.point_id = point.id;

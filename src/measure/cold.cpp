@@ -37,6 +37,7 @@ struct Sample {
 
 Sample take_sample(const BoundMode& mode, BenchTimer& timer) {
   timer.flush();
+  timer.reserve_clocks(1);  // the one clock, unread again
   {
     Hold hold(timer);
     timer.start_clock(0);
@@ -75,7 +76,6 @@ Timing cold(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol, 
   mode.run();  // lazy initialisation (a first cuBLAS call, autotuning) stays out of the samples
   timer.synchronize();
   timer.reserve_marks(2);
-  timer.reserve_clocks(1);
   // A clock that is not read (NaN) never drops a sample: NaN compares false.
   const double slowest_kept_mhz = protocol.cold.throttle_threshold * timer.default_sm_clock_mhz();
 

@@ -144,20 +144,20 @@ class CudaEventTimer final : public BenchTimer {
 
   void reserve_clocks(std::size_t count) override {
     if (sm_count_ == 0) sm_count_ = device_attribute(cudaDevAttrMultiProcessorCount, "SM count");
-    if (count <= clock_slots_) return;
-    if (clock_reads_) check_cuda(cudaFree(clock_reads_), "freeing the smaller clock reads");
-    clock_reads_ = nullptr;
-    clock_slots_ = 0;
-    check_cuda(cudaMalloc(&clock_reads_, count * kWordsPerClock * sizeof(unsigned long long)), "allocating the clock reads");
-    clock_slots_ = count;
+    if (count > clock_slots_) {
+      if (clock_reads_) check_cuda(cudaFree(clock_reads_), "freeing the smaller clock reads");
+      clock_reads_ = nullptr;
+      clock_slots_ = 0;
+      check_cuda(cudaMalloc(&clock_reads_, count * kWordsPerClock * sizeof(unsigned long long)), "allocating the clock reads");
+      clock_slots_ = count;
+    }
+    // Zeroed once, before the samples (not one more launch per sample), so that a read no block made
+    // on SM 0 shows as missing rather than as an old one.
+    check_cuda(cudaMemsetAsync(clock_reads_, 0, count * kWordsPerClock * sizeof(unsigned long long), stream_),
+               "zeroing the clock reads");
   }
 
-  void start_clock(std::size_t clock) override {
-    // Zeroed first, so that a read no block made on SM 0 shows as missing rather than as an old one.
-    check_cuda(cudaMemsetAsync(clock_reads_ + clock * kWordsPerClock, 0, kWordsPerClock * sizeof(unsigned long long), stream_),
-               "zeroing the clock reads");
-    launch_clock_read(clock * kWordsPerClock);
-  }
+  void start_clock(std::size_t clock) override { launch_clock_read(clock * kWordsPerClock); }
 
   void stop_clock(std::size_t clock) override { launch_clock_read(clock * kWordsPerClock + 2); }
 

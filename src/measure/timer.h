@@ -32,7 +32,8 @@ class BenchTimer {
 
   // The SM clock over the work submitted between start_clock(i) and stop_clock(i) (on a GPU: SM 0's
   // cycle counter against the global timer), in MHz once synchronised; NaN where it is not read.
-  // Clocks 0 .. count-1 are made available by reserve_clocks(count) (as marks are).
+  // Clocks 0 .. count-1 are made available, and unread, by reserve_clocks(count): one clock is read
+  // once after each reserve (a clock no read reached stays NaN rather than showing an older read).
   virtual void reserve_clocks(std::size_t) {}
   virtual void start_clock(std::size_t) {}
   virtual void stop_clock(std::size_t) {}

@@ -26,6 +26,23 @@ void grow_the_heap_in_large_steps() {
   });
 }
 
+// Fills the repetition fields of `row` from the medians of its passed rows, (repetition, median) in
+// row order.
+void summarize_repetitions(ViewRow& row, std::vector<std::pair<std::int32_t, double>> passed_medians) {
+  // The latest passed row of each repetition: stable-sorted by repetition, the last of each run.
+  std::stable_sort(passed_medians.begin(), passed_medians.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<double> latest;
+  for (std::size_t i = 0; i < passed_medians.size(); ++i)
+    if (i + 1 == passed_medians.size() || passed_medians[i + 1].first != passed_medians[i].first)
+      latest.push_back(passed_medians[i].second);
+  row.repetitions_passed = static_cast<std::int64_t>(latest.size());
+  if (latest.empty()) return;
+  std::sort(latest.begin(), latest.end());
+  row.median_of_medians_ns = quantile_linear(latest, 0.5);
+  row.repetition_spread = latest.size() > 1 ? latest.back() / latest.front() : std::nan("");
+}
+
 }  // namespace
 
 std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label) {
@@ -63,20 +80,6 @@ std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& fi
   return view;
 }
 
-void summarize_repetitions(ViewRow& row, std::vector<std::pair<std::int32_t, double>> passed_medians) {
-  // The latest passed row of each repetition: stable-sorted by repetition, the last of each run.
-  std::stable_sort(passed_medians.begin(), passed_medians.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<double> latest;
-  for (std::size_t i = 0; i < passed_medians.size(); ++i)
-    if (i + 1 == passed_medians.size() || passed_medians[i + 1].first != passed_medians[i].first)
-      latest.push_back(passed_medians[i].second);
-  row.repetitions_passed = static_cast<std::int64_t>(latest.size());
-  if (latest.empty()) return;
-  std::sort(latest.begin(), latest.end());
-  row.median_of_medians_ns = quantile_linear(latest, 0.5);
-  row.repetition_spread = latest.size() > 1 ? latest.back() / latest.front() : std::nan("");
-}
 
 std::vector<ViewRow> current_view(const std::vector<std::string>& files) {
   std::vector<ViewRow> view;

@@ -28,9 +28,6 @@ struct ViewRow {
   double repetition_spread = std::nan("");
 };
 
-// Fills the repetition fields of `row` from the medians of its passed rows, (repetition, median) in
-// row order.
-void summarize_repetitions(ViewRow& row, std::vector<std::pair<std::int32_t, double>> passed_medians);
 
 // Every point of `file` once, by its latest row, in the order the points first appear.
 std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label);

@@ -1,5 +1,6 @@
 #include "env/environment.h"
 
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -166,6 +167,9 @@ HostInfo read_host_info() {
   std::array<char, 256> name{};
   if (gethostname(name.data(), name.size() - 1) == 0) host.hostname = name.data();
   read_cpuinfo(host);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) host.cpus_allowed = CPU_COUNT(&allowed);
   utsname system{};
   if (uname(&system) == 0) host.architecture = system.machine;
   host.os = read_os_pretty_name();
@@ -241,8 +245,8 @@ GpuInfo gpu_info_from_json(const Json& j) {
 
 Json to_json(const HostInfo& host) {
   return {{"hostname", host.hostname},  {"cpu_vendor", host.cpu_vendor},     {"cpu_model", host.cpu_model},
-          {"cpu_cores", host.cpu_cores}, {"architecture", host.architecture}, {"os", host.os},
-          {"mpi_version", host.mpi_version}};
+          {"cpu_cores", host.cpu_cores}, {"cpus_allowed", host.cpus_allowed}, {"architecture", host.architecture},
+          {"os", host.os}, {"mpi_version", host.mpi_version}};
 }
 
 HostInfo host_info_from_json(const Json& j) {
@@ -251,6 +255,7 @@ HostInfo host_info_from_json(const Json& j) {
   host.cpu_vendor = j.value("cpu_vendor", "");
   host.cpu_model = j.value("cpu_model", "");
   host.cpu_cores = j.value("cpu_cores", 0);
+  host.cpus_allowed = j.value("cpus_allowed", 0);
   host.architecture = j.value("architecture", "");
   host.os = j.value("os", "");
   host.mpi_version = j.value("mpi_version", "");

@@ -29,6 +29,9 @@ struct HostInfo {
   std::string cpu_vendor;     // "intel", "amd", or /proc/cpuinfo's vendor_id lowercased
   std::string cpu_model;      // /proc/cpuinfo's "model name"
   int cpu_cores = 0;          // physical cores (distinct physical id/core id pairs), else processors
+  // Processors this rank may run on (sched_getaffinity), which its workers inherit: 1 where the
+  // launcher bound it to a core (mpirun does so when it starts two ranks or fewer); 0 when unknown.
+  int cpus_allowed = 0;
   std::string architecture;   // uname's machine: "x86_64"
   std::string os;             // PRETTY_NAME from /etc/os-release
   std::string mpi_version;    // MPI_Get_library_version's first line

@@ -196,6 +196,7 @@ Json source_native(const RunRecord& record, const RunContext& context, const std
                  {"repetition", record.repetition},
                  {"rank", record.rank},
                  {"host", record.host}};
+  if (context.cpus_allowed > 0) native["cpusAllowed"] = context.cpus_allowed;
   if (!record.gpu_uuid.empty()) native["gpuUuid"] = record.gpu_uuid;
   if (gpu_state_was_read(record))
     native["throttleReasons"] = {{"start", throttle_reason_names(record.gpu_start.throttle_reasons)},

@@ -90,6 +90,7 @@ struct RunContext {
   std::string hardware_slug;  // hardware_slug(host, gpu) of the rank that ran it
   std::string workload_slug;  // workload_slug(point params)
   Json labels = Json::object();  // added to the run's labels: {"liger_version": "0.5.10"}
+  int cpus_allowed = 0;           // HostInfo::cpus_allowed of the rank that ran it (0: unknown, not written)
 };
 
 // BenchmarkRun of one record, citing the four documents by the digests in `cited` (document_digest

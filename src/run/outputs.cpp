@@ -131,6 +131,7 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
   Citations cited{protocol_doc.digest, environment_doc.digest, document_digest(workload), implementation_doc.digest};
 
   RunContext context{title, hardware_slugs_.at(rank.rank), std::move(slug)};
+  context.cpus_allowed = rank.host.cpus_allowed;
   // Labels a Python implementation asks for ("liger_version"), where the package's version is known.
   if (implementation.is_object()) {
     const Json labels = implementation.value("labels", Json::object());  // held: items() iterates it

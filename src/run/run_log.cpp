@@ -1,5 +1,6 @@
 #include "run/run_log.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -26,7 +27,20 @@ std::string rank_list(const std::vector<int>& ranks) {
   return fmt::format("{}", fmt::join(ranks, ","));
 }
 
-// One line per node: its ranks and the GPU each has (by name, with its index), or why none.
+// "1 CPU core each", "2-16 CPU cores each": the processors each rank (and so its workers) may run on;
+// empty when no rank said.
+std::string cpus_each(const std::vector<const RankIdentity*>& ranks) {
+  std::set<int> counts;
+  for (const RankIdentity* r : ranks)
+    if (r->host.cpus_allowed > 0) counts.insert(r->host.cpus_allowed);
+  if (counts.empty()) return "";
+  const int low = *counts.begin(), high = *counts.rbegin();
+  return fmt::format("{} CPU core{} each", low == high ? std::to_string(low) : fmt::format("{}-{}", low, high),
+                     high == 1 ? "" : "s");
+}
+
+// One line per node: its ranks, the CPU cores each may use, and the GPU each has (by name, with its
+// index), or why none.
 std::vector<std::string> node_lines(const std::vector<RankIdentity>& ranks) {
   std::vector<std::string> hosts;
   std::map<std::string, std::vector<const RankIdentity*>> by_host;
@@ -46,6 +60,8 @@ std::vector<std::string> node_lines(const std::vector<RankIdentity>& ranks) {
     }
     std::string what = gpus.empty() ? "" : fmt::format("GPUs {}", fmt::join(gpus, ", "));
     for (const std::string& problem : problems) what += (what.empty() ? "" : "; ") + problem;
+    const std::string cpus = cpus_each(by_host[host]);
+    if (!cpus.empty()) what += "; " + cpus;
     lines.push_back(fmt::format("  {}: {} {}, {}", host, numbers.size() == 1 ? "rank" : "ranks", rank_list(numbers), what));
   }
   return lines;
@@ -96,6 +112,10 @@ std::string start_block(const RunHeadline& h, const std::vector<RankIdentity>& r
                        h.shard.empty() ? "" : fmt::format(" (shard {})", h.shard), h.to_measure);
   block += fmt::format("  ranks: {} on {} node(s)\n", ranks.size(), host_count(ranks));
   for (const std::string& line : node_lines(ranks)) block += line + "\n";
+  if (std::any_of(ranks.begin(), ranks.end(), [](const RankIdentity& r) { return r.gpu_count > 0 && r.host.cpus_allowed == 1; }))
+    block += "  note: a GPU rank may use one CPU core, which its worker shares (mpirun binds each rank to a core when it\n"
+             "        starts two or fewer): host-bound work, such as Python implementations, times slower so. mpirun\n"
+             "        --bind-to none, or --map-by slot:PE=N, gives each rank more (docs/measurement.md)\n";
   block += fmt::format("  output: {}, documents in {} ({})\n", h.results_file, h.documents_folder, h.documents_format);
   return block;
 }

@@ -1,3 +1,7 @@
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -30,6 +34,7 @@ ks::HostInfo some_host(const std::string& hostname) {
   host.cpu_vendor = "intel";
   host.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
   host.cpu_cores = 112;
+  host.cpus_allowed = 14;
   host.architecture = "x86_64";
   host.os = "Ubuntu 24.04.3 LTS";
   host.mpi_version = "Open MPI v4.1.6";
@@ -45,6 +50,28 @@ TEST(Environment, HostInfoIsReadFromThisMachine) {
   EXPECT_FALSE(host.architecture.empty());
   EXPECT_FALSE(host.os.empty()) << "no PRETTY_NAME read from /etc/os-release";
   EXPECT_TRUE(host.mpi_version.empty()) << "mpi_version is the caller's to fill";
+}
+
+// What the launcher allowed, not what the machine has: a process bound to one processor reads 1.
+TEST(Environment, CpusAllowedAreTheProcessorsThisProcessMayRunOn) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  EXPECT_EQ(ks::read_host_info().cpus_allowed, CPU_COUNT(&allowed));
+  int first = 0;
+  while (!CPU_ISSET(first, &allowed)) ++first;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // bound to one processor, as mpirun binds a rank to a core
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    const bool bound = ::sched_setaffinity(0, sizeof one, &one) == 0;
+    ::_exit(bound && ks::read_host_info().cpus_allowed == 1 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a process bound to one processor did not read 1";
 }
 
 TEST(Environment, NoGpuGivesEmptyInfoWithoutCrashing) {
@@ -137,6 +164,7 @@ TEST(Environment, InfoRoundTripsThroughJson) {
   const ks::HostInfo host_back = ks::host_info_from_json(ks::to_json(host));
   EXPECT_EQ(ks::to_json(host_back), ks::to_json(host));
   EXPECT_EQ(host_back.cpu_cores, 112);
+  EXPECT_EQ(host_back.cpus_allowed, 14);
   EXPECT_EQ(ks::gpu_info_from_json(ks::Json::object()).index, -1);
 }
 

@@ -40,6 +40,24 @@ TEST(StartBlock, SaysTheSweepThePlanEachNodesRanksAndGpusAndTheOutput) {
   EXPECT_NE(block.find("\n  cpu07: rank 2, no GPU: cpu implementations only\n"), std::string::npos) << block;
   EXPECT_NE(block.find("\n  output: out/liger.h5, documents in out/kernelindex (jsonl)\n"), std::string::npos) << block;
   EXPECT_EQ(start_block(headline, ranks, "").find("job:"), std::string::npos);
+  EXPECT_EQ(block.find("CPU core"), std::string::npos) << "no rank said what it may use";
+}
+
+TEST(StartBlock, SaysTheCpuCoresEachRankMayUseAndWarnsOfAGpuRankBoundToOne) {
+  const RunHeadline headline{"liger", "configs/liger.yaml", "", 4, 4, "out/liger.h5", "out/kernelindex", "jsonl"};
+  std::vector<RankIdentity> ranks{rank_on(0, "gpu01", 0, "NVIDIA H200"), rank_on(1, "gpu01", 1, "NVIDIA H200"),
+                                  rank_on(2, "cpu07", -1, "")};
+  ranks[0].host.cpus_allowed = ranks[1].host.cpus_allowed = 8;
+  ranks[2].host.cpus_allowed = 1;
+  std::string block = start_block(headline, ranks, "");
+  EXPECT_NE(block.find("\n  gpu01: ranks 0-1, GPUs 0 NVIDIA H200, 1 NVIDIA H200; 8 CPU cores each\n"), std::string::npos) << block;
+  EXPECT_NE(block.find("\n  cpu07: rank 2, no GPU: cpu implementations only; 1 CPU core each\n"), std::string::npos) << block;
+  EXPECT_EQ(block.find("note:"), std::string::npos) << "a CPU rank on one core is no problem of GPU timing";
+
+  ranks[1].host.cpus_allowed = 1;
+  block = start_block(headline, ranks, "");
+  EXPECT_NE(block.find("\n  gpu01: ranks 0-1, GPUs 0 NVIDIA H200, 1 NVIDIA H200; 1-8 CPU cores each\n"), std::string::npos) << block;
+  EXPECT_NE(block.find("\n  note: a GPU rank may use one CPU core"), std::string::npos) << block;
 }
 
 TEST(NotPassedLine, NamesStatusPointRankAndTheMessagesFirstLine) {

@@ -1,5 +1,7 @@
 #include "cluster/run_record.h"
 
+#include <limits>
+
 namespace ks {
 namespace {
 
@@ -36,6 +38,7 @@ nlohmann::json to_json(const RunRecord& record) {
   out.update(fields_to_json(record, repetition_record_fields()));
   if (gpu_state_was_read(record)) out.update(fields_to_json(record, gpu_fields()));
   if (noise_was_recorded(record) || sample_clocks_were_read(record)) out.update(fields_to_json(record, noise_record_fields()));
+  // A sample too short for its clock to be read holds NaN, which JSON writes as null.
   if (!record.sample_sm_clock_mhz.empty()) out["sample_sm_clock_mhz"] = record.sample_sm_clock_mhz;
   if (!record.quantiles.empty()) {
     nlohmann::json& quantiles = out["quantiles"] = nlohmann::json::array();
@@ -52,7 +55,8 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
   if (json.contains(gpu_fields().front().name)) fields_from_json(json, record, gpu_fields());
   if (json.contains(noise_record_fields().front().name)) fields_from_json(json, record, noise_record_fields());
   if (const auto it = json.find("sample_sm_clock_mhz"); it != json.end())
-    record.sample_sm_clock_mhz = it->get<std::vector<double>>();
+    for (const auto& mhz : *it)
+      record.sample_sm_clock_mhz.push_back(mhz.is_null() ? std::numeric_limits<double>::quiet_NaN() : mhz.get<double>());
   if (const auto it = json.find("quantiles"); it != json.end())
     for (const auto& pair : *it) record.quantiles.push_back({pair.at(0).get<double>(), pair.at(1).get<double>()});
   return record;

@@ -6,12 +6,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cluster/run_record.h"
 #include "common/canonical_json.h"
 #include "measure/cold.h"
 #include "measure/graph.h"
@@ -206,6 +208,33 @@ TEST(SampleClocks, DoBenchAndGraphKeepTheClockOfEachSample) {
   ProtocolSpec spec;
   EXPECT_FALSE(resolve_protocol(spec, Backend::cpu).sm_clock_per_sample) << "a CPU has no SM clock";
   EXPECT_TRUE(resolve_protocol(spec, Backend::cuda).sm_clock_per_sample);
+}
+
+// A sample under 10 µs has no clock (NaN) while longer ones of the same point have one: the record
+// crosses the worker's pipe and the ranks' messages as JSON, which writes NaN as null.
+TEST(SampleClocks, AClockLeftUnreadCrossesTheWorkersMessagesAsUnread) {
+  const double unread = std::numeric_limits<double>::quiet_NaN();
+  Protocol protocol = cold_protocol();
+  protocol.name = "do_bench";
+  protocol.sm_clock_per_sample = true;
+  SyntheticTimer timer({1'000'000}, 0, {unread, 1755}, 1980);
+  const Timing timing = time_point(mode_of(timer), timer, protocol);
+  const std::size_t samples = timing.samples_ns.size();
+  ASSERT_GE(samples, 2u);
+  ASSERT_EQ(timing.sample_sm_clock_mhz.size(), samples) << "a point with some clocks read keeps them all";
+
+  RunRecord record;
+  record.status = "passed";
+  record.samples_ns = timing.samples_ns;
+  record.sample_sm_clock_mhz = timing.sample_sm_clock_mhz;
+  const RunRecord back = run_record_from_json(nlohmann::json::parse(to_json(record).dump()));
+  ASSERT_EQ(back.sample_sm_clock_mhz.size(), samples);
+  for (std::size_t i = 0; i < samples; ++i) {
+    if (std::isnan(timing.sample_sm_clock_mhz[i])) EXPECT_TRUE(std::isnan(back.sample_sm_clock_mhz[i])) << i;
+    else EXPECT_EQ(back.sample_sm_clock_mhz[i], timing.sample_sm_clock_mhz[i]) << i;
+  }
+  EXPECT_TRUE(std::isnan(back.sample_sm_clock_mhz[0]));
+  EXPECT_EQ(back.sample_sm_clock_mhz[1], 1755);
 }
 
 TEST(TimePoint, RunsTheLoopItsProtocolNames) {

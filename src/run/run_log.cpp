@@ -113,9 +113,10 @@ std::string start_block(const RunHeadline& h, const std::vector<RankIdentity>& r
   block += fmt::format("  ranks: {} on {} node(s)\n", ranks.size(), host_count(ranks));
   for (const std::string& line : node_lines(ranks)) block += line + "\n";
   if (std::any_of(ranks.begin(), ranks.end(), [](const RankIdentity& r) { return r.gpu_count > 0 && r.host.cpus_allowed == 1; }))
-    block += "  note: a GPU rank may use one CPU core, which its worker shares (mpirun binds each rank to a core when it\n"
-             "        starts two or fewer): host-bound work, such as Python implementations, times slower so. mpirun\n"
-             "        --bind-to none, or --map-by slot:PE=N, gives each rank more (docs/measurement.md)\n";
+    block += "  note: a GPU rank may use one CPU core, which its worker and the worker's threads share (mpirun binds\n"
+             "        each rank to a core when it starts two or fewer); work the host sets the pace of, such as Python\n"
+             "        implementations, is timed on it. mpirun --bind-to none, or --map-by slot:PE=N, gives each rank\n"
+             "        more (docs/measurement.md)\n";
   block += fmt::format("  output: {}, documents in {} ({})\n", h.results_file, h.documents_folder, h.documents_format);
   return block;
 }

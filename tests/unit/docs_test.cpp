@@ -549,6 +549,17 @@ Allowance allowance_for(const Json& made) {
       allow.missing.insert(std::string("environment.spec.software.") + key);
     allow.missing.insert("run.spec.sourceNative.gpuUuid");
     allow.extra.insert("environment.spec.hardware.cores");
+    // What NVML reads around a GPU point, and the SM clock of its samples.
+    for (const char* measurement : {"sm_clock/start", "sm_clock/end", "memory_clock/start", "memory_clock/end", "power/start",
+                                    "power/end", "temperature/start", "temperature/end", "sm_clock/min_over_samples",
+                                    "sm_clock/median_over_samples"})
+      allow.missing.insert(std::string("run.spec.measurements[") + measurement + "]");
+    for (const char* metric : {"sm_clock_mhz_start", "sm_clock_mhz_end", "memory_clock_mhz_start", "memory_clock_mhz_end",
+                               "power_w_start", "power_w_end", "temperature_c_start", "temperature_c_end",
+                               "throttle_reasons_start", "throttle_reasons_end", "sample_sm_clock_min_mhz",
+                               "sample_sm_clock_median_mhz", "samples_dropped", "noise_goal_met"})
+      allow.missing.insert(std::string("run.spec.sourceNative.metrics.") + metric);
+    allow.missing.insert("run.spec.sourceNative.throttleReasons");
   }
   if (made.at("implementation").at("spec").at("backend") != "cuda") {
     for (const char* key : {"cudaCompiler", "cudaArchitectures", "libraries"})

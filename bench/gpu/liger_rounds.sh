@@ -4,7 +4,8 @@
 # (liger_benchmark.sh) is not enough at 1024 and 2048 tokens: there the pass is bound by the host CPU,
 # which enqueues it about as fast as the GPU runs it, and one process's median lands on one of two
 # levels (7.5-7.9 ms or 8.7-9.5 ms at 1024 tokens) whoever times it.
-# Each of ROUNDS rounds (default 4, 80-135 s each on an H200 host), in a fresh process each:
+# Each of ROUNDS rounds (default 4, 80-135 s each on an H200 host at the four sizes), in a fresh
+# process each:
 #   1. kernelsweep run configs/liger-distill-cosine.yaml --where 'implementation=liger,inputs=torch_rand'
 #      (the `liger` implementation on the draw of Liger's benchmark, full pass, 1024-8192 tokens);
 #   2. Liger's bench_speed_cosine_similarity_loss (benchmark/scripts/benchmark_distill_cosine_loss.py
@@ -12,6 +13,9 @@
 #      calls it (triton.testing.do_bench, rep 100 ms).
 # The order alternates (kernelsweep first in odd rounds, Liger first in even ones), so that neither
 # always runs on a GPU the other warmed.
+# TOKENS (default "1024 2048 4096 8192") picks the sizes. CPUS (a taskset list, such as the GPU's
+# NUMA-local cores that `nvidia-smi topo -m` names) runs both sides on those cores alone; each round
+# prints the cores each side was allowed, since a pass bound by the host runs as fast as its core.
 #   bench/gpu/liger_rounds.sh [BUILD_DIR] [OUT_DIR]
 # Liger-Kernel at 08906d3d in external/liger (or $LIGER_SRC), never committed: see liger_benchmark.sh.
 export NCCL_NVLS_ENABLE=0  # NVLink multicast off, as everywhere in bench/gpu
@@ -20,6 +24,9 @@ print_header
 require_gpus
 
 rounds=${ROUNDS:-4}
+tokens=${TOKENS:-1024 2048 4096 8192}
+pin=()
+[[ -n ${CPUS:-} ]] && pin=(taskset -c "$CPUS")
 liger=${LIGER_SRC:-$ks_root/external/liger}
 export KERNELSWEEP_PYTHON=${KERNELSWEEP_PYTHON:-python3} PYTHONUNBUFFERED=1
 export PYTHONPATH=$liger/src:$liger${PYTHONPATH:+:$PYTHONPATH}
@@ -31,7 +38,9 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "triton", tr
 # One round of kernelsweep: "tokens median_ms" lines into $1.
 kernelsweep_round() {
   local dir=$out/round-$2/kernelsweep
-  "$build/kernelsweep" run configs/liger-distill-cosine.yaml --where 'implementation=liger,inputs=torch_rand' \
+  local sizes
+  sizes=$(tr -s ' ' '|' <<< "$tokens")
+  "${pin[@]}" "$build/kernelsweep" run configs/liger-distill-cosine.yaml --where "implementation=liger,inputs=torch_rand,tokens=$sizes" \
     --overwrite --output-dir "$dir" > "$dir.run.txt" 2>&1 || { tail -5 "$dir.run.txt"; return 1; }
   "$build/kernelsweep" show "$dir/liger-distill-cosine.h5" --columns tokens,median_ms,status --format csv > "$dir.csv" \
     || return 1
@@ -44,7 +53,8 @@ for row in csv.DictReader(open(sys.argv[1], newline="")):
 
 # One round of Liger's own benchmark function: "tokens median_ms" lines into $1.
 liger_round() {
-  (cd "$liger/benchmark/scripts" && "$python" - > "$1" 2> "$out/round-$2/liger.stderr.txt") <<'PY'
+  (cd "$liger/benchmark/scripts" && TOKENS=$tokens "${pin[@]}" "$python" - > "$1" 2> "$out/round-$2/liger.stderr.txt") <<'PY'
+import os
 import torch
 import benchmark_distill_cosine_loss as liger_benchmark
 from utils import SingleBenchmarkRunInput
@@ -52,7 +62,7 @@ from utils import SingleBenchmarkRunInput
 # extra_benchmark_configs[0] of the script's __main__ (its "mode" key is not read).
 config = {"H": 4096, "V": 128256, "mode": "forward", "dtype": torch.bfloat16, "bias": False,
           "weight_hard_loss": 0.5, "weight_soft_loss": 0.5, "ignore_index": -100}
-for tokens in [2**i for i in range(10, 14)]:
+for tokens in map(int, os.environ["TOKENS"].split()):
     result = liger_benchmark.bench_speed_cosine_similarity_loss(SingleBenchmarkRunInput(
         x=tokens, kernel_provider="liger", kernel_operation_mode="full", extra_benchmark_config=config))
     print(tokens, result.y_50, flush=True)

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <thread>
 
-
 namespace ks {
 namespace {
 

@@ -1,6 +1,8 @@
 #include "cluster/run_record.h"
 
+#include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace ks {
 namespace {
@@ -59,6 +61,103 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
       record.sample_sm_clock_mhz.push_back(mhz.is_null() ? std::numeric_limits<double>::quiet_NaN() : mhz.get<double>());
   if (const auto it = json.find("quantiles"); it != json.end())
     for (const auto& pair : *it) record.quantiles.push_back({pair.at(0).get<double>(), pair.at(1).get<double>()});
+  return record;
+}
+
+namespace {
+
+template <typename T>
+void append_value(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+void need(std::string_view bytes, std::size_t offset, std::size_t count) {
+  if (offset > bytes.size() || bytes.size() - offset < count)
+    throw std::runtime_error("a run record's bytes end early (" + std::to_string(bytes.size()) + " bytes, " +
+                             std::to_string(offset + count) + " needed)");
+}
+
+template <typename T>
+T value_at(std::string_view bytes, std::size_t& offset) {
+  need(bytes, offset, sizeof(T));
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  offset += sizeof value;
+  return value;
+}
+
+void append_doubles(std::string& out, const std::vector<double>& values) {
+  append_value(out, static_cast<std::uint64_t>(values.size()));
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+}
+
+std::vector<double> doubles_at(std::string_view bytes, std::size_t& offset) {
+  const auto count = value_at<std::uint64_t>(bytes, offset);
+  need(bytes, offset, count > bytes.size() ? bytes.size() + 1 : count * sizeof(double));
+  std::vector<double> values(count);
+  std::memcpy(values.data(), bytes.data() + offset, count * sizeof(double));
+  offset += count * sizeof(double);
+  return values;
+}
+
+// Every field list a record has: the /runs columns, then the repetition's, the GPU state's and the
+// cold measurement's.
+const std::vector<const std::vector<Field<RunRecord>>*>& all_field_lists() {
+  static const std::vector<const std::vector<Field<RunRecord>>*> lists{&fields(), &repetition_record_fields(), &gpu_fields(),
+                                                                     &noise_record_fields()};
+  return lists;
+}
+
+}  // namespace
+
+void append_sized_bytes(std::string& out, std::string_view text) {
+  append_value(out, static_cast<std::uint64_t>(text.size()));
+  out.append(text);
+}
+
+std::string_view sized_bytes_at(std::string_view bytes, std::size_t& offset) {
+  const auto size = value_at<std::uint64_t>(bytes, offset);
+  need(bytes, offset, size);
+  const std::string_view text = bytes.substr(offset, size);
+  offset += size;
+  return text;
+}
+
+void append_run_record_bytes(std::string& out, const RunRecord& record) {
+  for (const auto* list : all_field_lists())
+    for_each_field(record, *list, [&](const Field<RunRecord>&, const auto& value) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) append_sized_bytes(out, value);
+      else append_value(out, value);
+    });
+  append_doubles(out, record.samples_ns);
+  append_doubles(out, record.sample_sm_clock_mhz);
+  append_value(out, static_cast<std::uint64_t>(record.quantiles.size()));
+  for (const Quantile& q : record.quantiles) {
+    append_value(out, q.quantile);
+    append_value(out, q.value_ns);
+  }
+}
+
+RunRecord run_record_from_bytes(std::string_view bytes, std::size_t& offset) {
+  RunRecord record;
+  for (const auto* list : all_field_lists())
+    for (const auto& field : *list)
+      std::visit(
+          [&](auto access) {
+            auto& target = access(record);
+            using Value = std::remove_reference_t<decltype(target)>;
+            if constexpr (std::is_same_v<Value, std::string>) target = sized_bytes_at(bytes, offset);
+            else target = value_at<Value>(bytes, offset);
+          },
+          field.access);
+  record.samples_ns = doubles_at(bytes, offset);
+  record.sample_sm_clock_mhz = doubles_at(bytes, offset);
+  const auto quantiles = value_at<std::uint64_t>(bytes, offset);
+  need(bytes, offset, quantiles > bytes.size() ? bytes.size() + 1 : quantiles * 2 * sizeof(double));
+  for (std::uint64_t i = 0; i < quantiles; ++i) {
+    const double quantile = value_at<double>(bytes, offset);
+    record.quantiles.push_back({quantile, value_at<double>(bytes, offset)});
+  }
   return record;
 }
 

@@ -160,9 +160,34 @@ class PendingSends {
   Clock::time_point last_heartbeat_ = Clock::now();
 };
 
+// A result as a rank sends it to rank 0: the record's bytes (append_run_record_bytes), then the JSON
+// text of the protocol and of the implementation's provenance, each after its length.
 std::string encode_result(const RunRecord& record, const MeasureResult& result) {
-  return Json{{"record", to_json(record)}, {"protocol", result.protocol}, {"implementation", result.implementation}}.dump();
+  std::string out;
+  append_run_record_bytes(out, record);
+  append_sized_bytes(out, result.protocol.dump());
+  append_sized_bytes(out, result.implementation.dump());
+  return out;
 }
+
+// JSON that one result after another repeats (the protocol, the implementation's provenance), parsed
+// again only when its text changes.
+class ParsedText {
+ public:
+  const Json& parse(std::string_view text) {
+    if (!parsed_ || text != text_) {
+      value_ = Json::parse(text);
+      text_ = text;
+      parsed_ = true;
+    }
+    return value_;
+  }
+
+ private:
+  bool parsed_ = false;
+  std::string text_;
+  Json value_;
+};
 
 // Whether the worker timed the point on the GPU: a cuda implementation, or an `any` one that the
 // worker ran on the rank's GPU (its protocol's timer says so).
@@ -221,6 +246,7 @@ class Sweep {
   std::vector<bool> finished_;
   std::vector<SilentRank> silent_;
   std::vector<RankIdentity> ranks_;
+  ParsedText protocol_texts_, implementation_texts_;  // of the results received
   // An interrupted run: rank 0 hands out no more work; `stopped_by_` is why another rank stopped
   // (it stops the whole run); the other ranks note rank 0's word to stop in `asked_to_stop_`.
   bool winding_down_ = false;
@@ -363,13 +389,15 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
         ++ranks_finished_;
       }
     } else if (status.MPI_TAG == kTagResult) {
-      const Json message = Json::parse(bytes);
-      RunRecord record = run_record_from_json(message.at("record"));
+      std::size_t offset = 0;
+      RunRecord record = run_record_from_bytes(bytes, offset);
+      const Json& protocol = protocol_texts_.parse(sized_bytes_at(bytes, offset));
+      const Json& implementation = implementation_texts_.parse(sized_bytes_at(bytes, offset));
       auto& held = in_hand_[source];
       const auto at =
           std::find_if(held.begin(), held.end(), [&](const Point& point) { return point.id == record.point_id; });
       if (at != held.end()) held.erase(at);
-      sink.on_record(std::move(record), message.at("protocol"), message.value("implementation", Json()));
+      sink.on_record(std::move(record), protocol, implementation);
       ++received_;
     } else if (status.MPI_TAG == kTagStopped) {
       // Its results came before this (messages from one rank arrive in order); the points it still

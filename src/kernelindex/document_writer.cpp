@@ -61,12 +61,16 @@ DocumentWriter::DocumentWriter(std::filesystem::path directory, std::string form
 
 std::filesystem::path DocumentWriter::json_path_for(const Json& run) const { return directory_ / (run_name(run) + ".json"); }
 
-void DocumentWriter::write(const Json& run, const CitedView& cited, std::string_view line) {
+void DocumentWriter::write(const Json& run, const CitedView& cited) {
+  write_line(object_line(dump(run, -1), cited), run_point_id(run), run_name(run));
+}
+
+void DocumentWriter::write_line(std::string_view line, const std::string& point_id, const std::string& name) {
+  if (name.empty()) throw std::invalid_argument("kernelindex run document has no metadata.name to name its file after");
   if (shards_) {
-    const std::string made = line.empty() ? object_line(run, cited) : std::string();
-    shards_->add(line.empty() ? made : line, run_point_id(run), run_name(run));
+    shards_->add(line, point_id, name);
   } else {
-    write_json_file(run, cited);
+    write_json_object(directory_ / (name + ".json"), Json::parse(line));
   }
   ++written_;
 }
@@ -75,12 +79,7 @@ void DocumentWriter::write_line(std::string_view line) {
   const Json object = Json::parse(line, nullptr, false);
   if (!object.is_object() || !object.contains("run"))
     throw std::invalid_argument(fmt::format("not a kernelindex object: {}", line.substr(0, 80)));
-  if (shards_) {
-    shards_->add(line, run_point_id(object["run"]), run_name(object["run"]));
-  } else {
-    write_json_object(json_path_for(object["run"]), object);
-  }
-  ++written_;
+  write_line(line, run_point_id(object["run"]), run_name(object["run"]));
 }
 
 std::vector<bool> DocumentWriter::holds(const std::vector<Json>& runs) const {
@@ -89,11 +88,6 @@ std::vector<bool> DocumentWriter::holds(const std::vector<Json>& runs) const {
   for (const Json& run : runs)
     held.push_back(shards_ ? recent.count(run_name(run)) > 0 : std::filesystem::exists(json_path_for(run)));
   return held;
-}
-
-void DocumentWriter::write_json_file(const Json& run, const CitedView& cited) {
-  write_json_object(json_path_for(run), kernelindex_object(run, {cited.protocol.document, cited.environment.document,
-                                                            cited.workload, cited.implementation.document}));
 }
 
 void DocumentWriter::write_json_object(const std::filesystem::path& path, const Json& object) {
@@ -117,7 +111,7 @@ void DocumentWriter::write_json_object(const std::filesystem::path& path, const 
   if (error) throw std::runtime_error(fmt::format("{}: cannot rename into {}: {}", partial.string(), path.string(), error.message()));
 }
 
-std::string DocumentWriter::object_line(const Json& run, const CitedView& cited) {
+std::string DocumentWriter::object_line(std::string_view run_text, const CitedView& cited) {
   // The text kernelindex_object(...).dump() gives (keys in sorted order), with the cited documents'
   // texts as made once by cite().
   std::string line = "{\"environment\":";
@@ -127,7 +121,7 @@ std::string DocumentWriter::object_line(const Json& run, const CitedView& cited)
   line += ",\"protocol\":";
   line += cited.protocol.text;
   line += ",\"run\":";
-  line += dump(run, -1);
+  line += run_text;
   line += ",\"workload\":";
   line += dump(cited.workload, -1);
   line += "}";

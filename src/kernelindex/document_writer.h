@@ -62,14 +62,18 @@ class DocumentWriter {
   // Writes the object {run, protocol, environment, workload, implementation} (kernelindex_object's
   // shape); a jsonl line takes the cited documents' texts as they are. Throws std::runtime_error naming the file when the
   // write fails, std::invalid_argument when the run has no metadata.name.
-  // `line`, when given, is object_line(run, cited), made already by the caller: jsonl writes it as is.
-  void write(const Json& run, const CitedView& cited, std::string_view line = {});
-  // The same object given as its compact line (object_line's text, as the pending documents keep it).
-  // Throws std::invalid_argument when the line is not a kernelindex object with a named run.
+  void write(const Json& run, const CitedView& cited);
+  // The same object given as its compact line (object_line's text, as the pending documents keep it),
+  // with its run's point id and metadata.name: jsonl writes the line as it is, json prints it.
+  // Throws std::invalid_argument when the name is empty.
+  void write_line(std::string_view line, const std::string& point_id, const std::string& name);
+  // The same, the point id and name read from the line. Throws std::invalid_argument when the line is
+  // not a kernelindex object with a named run.
   void write_line(std::string_view line);
 
-  // The object {run, ...} on one line, without the newline: a jsonl line's text.
-  static std::string object_line(const Json& run, const CitedView& cited);
+  // The object {run, ...} on one line, without the newline: a jsonl line's text. `run_text` is the run
+  // document's compact text (benchmark_run_text).
+  static std::string object_line(std::string_view run_text, const CitedView& cited);
 
   // For each run, whether its document is in the folder already: its file (json), or an entry among
   // the last runs.size() entries of the index (jsonl: where a resumed batch's documents would be; the
@@ -87,7 +91,6 @@ class DocumentWriter {
 
  private:
   std::filesystem::path json_path_for(const Json& run) const;
-  void write_json_file(const Json& run, const CitedView& cited);
   void write_json_object(const std::filesystem::path& path, const Json& object);
 
   std::filesystem::path directory_;

@@ -9,6 +9,7 @@
 #include "build_info.h"
 #include "common/canonical_json.h"
 #include "common/digest.h"
+#include "common/json_text.h"
 
 namespace ks {
 namespace {
@@ -92,15 +93,29 @@ bool has_timing(const RunRecord& record) { return record.n_repeat > 0; }
 
 std::int64_t whole_ns(double ns) { return std::llround(ns); }
 
-Json latency_measurement(const char* statistic, double ns) {
-  return {{"metric", "latency"}, {"statistic", statistic}, {"unit", "ns"}, {"value", whole_ns(ns)}};
+// {"metric":...,"statistic":...,"unit":...,"value":...}: its keys are in order as written.
+std::string measurement(std::string_view metric, std::string_view statistic, std::string_view unit, const std::string& value) {
+  std::string out = "{\"metric\":";
+  out += json_string(metric);
+  out += ",\"statistic\":";
+  out += json_string(statistic);
+  out += ",\"unit\":";
+  out += json_string(unit);
+  out += ",\"value\":";
+  out += value;
+  out += '}';
+  return out;
+}
+
+std::string latency_measurement(std::string_view statistic, double ns) {
+  return measurement("latency", statistic, "ns", json_number(whole_ns(ns)));
 }
 
 // The GPU's state at the start and the end of the timed repetitions, each figure where it was read.
-void add_gpu_state(Json& measurements, const RunRecord& record) {
+void add_gpu_state(std::vector<std::string>& measurements, const RunRecord& record) {
   const auto add = [&](const char* metric, const char* unit, double start, double end) {
-    if (!std::isnan(start)) measurements.push_back({{"metric", metric}, {"statistic", "start"}, {"unit", unit}, {"value", start}});
-    if (!std::isnan(end)) measurements.push_back({{"metric", metric}, {"statistic", "end"}, {"unit", unit}, {"value", end}});
+    if (!std::isnan(start)) measurements.push_back(measurement(metric, "start", unit, json_number(start)));
+    if (!std::isnan(end)) measurements.push_back(measurement(metric, "end", unit, json_number(end)));
   };
   add("sm_clock", "MHz", record.gpu_start.sm_clock_mhz, record.gpu_end.sm_clock_mhz);
   add("memory_clock", "MHz", record.gpu_start.memory_clock_mhz, record.gpu_end.memory_clock_mhz);
@@ -110,16 +125,16 @@ void add_gpu_state(Json& measurements, const RunRecord& record) {
 
 // How a cold measurement ended: its noise (the samples' relative standard deviation) and the samples
 // dropped because the GPU was slowed; and the SM clock the samples ran at, where it was read.
-void add_noise(Json& measurements, const RunRecord& record) {
+void add_noise(std::vector<std::string>& measurements, const RunRecord& record) {
   if (noise_was_recorded(record)) {
     if (!std::isnan(record.noise.noise))
-      measurements.push_back({{"metric", "noise"}, {"statistic", "relative_stddev"}, {"unit", "ratio"}, {"value", record.noise.noise}});
-    measurements.push_back({{"metric", "samples_dropped"}, {"statistic", "count"}, {"unit", "samples"}, {"value", record.noise.samples_dropped}});
+      measurements.push_back(measurement("noise", "relative_stddev", "ratio", json_number(record.noise.noise)));
+    measurements.push_back(measurement("samples_dropped", "count", "samples", json_number(record.noise.samples_dropped)));
   }
   if (!std::isnan(record.sample_sm_clock_min_mhz))
-    measurements.push_back({{"metric", "sm_clock"}, {"statistic", "min_over_samples"}, {"unit", "MHz"}, {"value", record.sample_sm_clock_min_mhz}});
+    measurements.push_back(measurement("sm_clock", "min_over_samples", "MHz", json_number(record.sample_sm_clock_min_mhz)));
   if (!std::isnan(record.sample_sm_clock_median_mhz))
-    measurements.push_back({{"metric", "sm_clock"}, {"statistic", "median_over_samples"}, {"unit", "MHz"}, {"value", record.sample_sm_clock_median_mhz}});
+    measurements.push_back(measurement("sm_clock", "median_over_samples", "MHz", json_number(record.sample_sm_clock_median_mhz)));
 }
 
 // A quantile's name: p20 for 0.2, p2.5 for 0.025, p99.9 for 0.999.
@@ -127,20 +142,20 @@ std::string quantile_name(double q) { return fmt::format("p{:g}", q * 100); }
 
 // The latencies beside the median (which timing.latencyNs holds): the quantiles the protocol asked
 // for, or where a record has none (a row from before they were stored, an import), p20 and p80.
-Json measurements(const RunRecord& record) {
-  Json out = Json::array();
+std::string measurements(const RunRecord& record) {
+  std::vector<std::string> out;
   if (has_timing(record) && record.quantiles.empty()) {
     out.push_back(latency_measurement("p20", record.stats.p20_ns));
     out.push_back(latency_measurement("p80", record.stats.p80_ns));
   } else if (has_timing(record)) {
     for (const Quantile& q : record.quantiles)
-      if (q.quantile != 0.5) out.push_back(latency_measurement(quantile_name(q.quantile).c_str(), q.value_ns));
+      if (q.quantile != 0.5) out.push_back(latency_measurement(quantile_name(q.quantile), q.value_ns));
   }
   if (record.device_peak_bytes > 0)
-    out.push_back({{"metric", "device_memory"}, {"statistic", "peak"}, {"unit", "bytes"}, {"value", record.device_peak_bytes}});
+    out.push_back(measurement("device_memory", "peak", "bytes", json_number(record.device_peak_bytes)));
   add_gpu_state(out, record);
   add_noise(out, record);
-  return out;
+  return json_array(out);
 }
 
 const std::vector<Field<RunRecord>>& metric_fields() {
@@ -155,18 +170,18 @@ const std::vector<Field<RunRecord>>& metric_fields() {
 
 // The record's metric fields: all of them when the point was timed, else those it has (a peak of
 // device memory); non-finite figures have no JSON form and are left out.
-Json native_metrics(const RunRecord& record) {
-  Json metrics = Json::object();
+std::string native_metrics(const RunRecord& record) {
+  JsonObjectText metrics;
   const bool timed = has_timing(record);
   for_each_field(record, metric_fields(), [&](const Field<RunRecord>& field, const auto& value) {
     if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
-      if ((timed || value != 0) && std::isfinite(static_cast<double>(value))) metrics[field.name] = value;
+      if ((timed || value != 0) && std::isfinite(static_cast<double>(value))) metrics.add_number(field.name, value);
     }
   });
   const auto add_finite = [&](const std::vector<Field<RunRecord>>& fields) {
     for_each_field(record, fields, [&](const Field<RunRecord>& field, const auto& value) {
       if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
-        if (std::isfinite(static_cast<double>(value))) metrics[field.name] = value;
+        if (std::isfinite(static_cast<double>(value))) metrics.add_number(field.name, value);
       }
     });
   };
@@ -174,7 +189,7 @@ Json native_metrics(const RunRecord& record) {
   static const std::vector<Field<RunRecord>> cold_fields = noise_fields();
   if (gpu_state_was_read(record)) add_finite(gpu_fields);
   if (noise_was_recorded(record) || sample_clocks_were_read(record)) add_finite(cold_fields);
-  return metrics;
+  return metrics.text();
 }
 
 // The time is to the second: the repetitions of a point (a protocol's `repetitions`) measured within
@@ -186,45 +201,48 @@ std::string external_id(const RunRecord& record, const RunContext& context, cons
                      slug_of_iso(observed), repetition);
 }
 
-Json source_native(const RunRecord& record, const RunContext& context, const std::string& observed) {
-  Json native = {{"source", "kernelsweep"},
-                 {"benchmark", fmt::format("{}/{}", record.kernel, record.mode)},
-                 {"externalId", external_id(record, context, observed)},
-                 {"metrics", native_metrics(record)},
-                 {"status", record.status},
-                 {"pointId", record.point_id},
-                 {"repetition", record.repetition},
-                 {"rank", record.rank},
-                 {"host", record.host}};
-  if (context.cpus_allowed > 0) native["cpusAllowed"] = context.cpus_allowed;
-  if (!record.gpu_uuid.empty()) native["gpuUuid"] = record.gpu_uuid;
+std::string source_native(const RunRecord& record, const RunContext& context, const std::string& external) {
+  JsonObjectText native;
+  native.add_string("source", "kernelsweep")
+      .add_string("benchmark", fmt::format("{}/{}", record.kernel, record.mode))
+      .add_string("externalId", external)
+      .add("metrics", native_metrics(record))
+      .add_string("status", record.status)
+      .add_string("pointId", record.point_id)
+      .add_number("repetition", record.repetition)
+      .add_number("rank", record.rank)
+      .add_string("host", record.host);
+  if (context.cpus_allowed > 0) native.add_number("cpusAllowed", context.cpus_allowed);
+  if (!record.gpu_uuid.empty()) native.add_string("gpuUuid", record.gpu_uuid);
   if (gpu_state_was_read(record))
-    native["throttleReasons"] = {{"start", throttle_reason_names(record.gpu_start.throttle_reasons)},
-                                 {"end", throttle_reason_names(record.gpu_end.throttle_reasons)}};
-  if (!record.started_at.empty()) native["startedAt"] = record.started_at;
-  return native;
+    native.add("throttleReasons", JsonObjectText()
+                                      .add_string("start", throttle_reason_names(record.gpu_start.throttle_reasons))
+                                      .add_string("end", throttle_reason_names(record.gpu_end.throttle_reasons))
+                                      .text());
+  if (!record.started_at.empty()) native.add_string("startedAt", record.started_at);
+  return native.text();
 }
 
-Json run_spec(const RunRecord& record, const Citations& cited, const RunContext& context) {
-  const std::string observed = observed_at(record);
-  Json spec = {{"status", run_status(record)}, {"observedAt", observed}};
-  if (!record.message.empty()) spec["message"] = record.message;
+std::string run_spec(const RunRecord& record, const Citations& cited, const RunContext& context, const std::string& observed,
+                     const std::string& external) {
+  JsonObjectText spec;
+  spec.add_string("status", run_status(record)).add_string("observedAt", observed);
+  if (!record.message.empty()) spec.add_string("message", record.message);
   if (has_timing(record))
-    spec["timing"] = {{"latencyNs", {{"median", whole_ns(record.stats.median_ns)}}}, {"primaryStatistic", "median"}};
-  spec["measurements"] = measurements(record);
-  spec["sourceNative"] = source_native(record, context, observed);
-  spec["protocolDigest"] = cited.protocol_digest;
-  spec["environmentDigest"] = cited.environment_digest;
-  spec["workloadDigest"] = cited.workload_digest;
-  spec["implementationDigest"] = cited.implementation_digest;
-  return spec;
+    spec.add("timing", fmt::format("{{\"latencyNs\":{{\"median\":{}}},\"primaryStatistic\":\"median\"}}",
+                                   whole_ns(record.stats.median_ns)));
+  spec.add("measurements", measurements(record))
+      .add("sourceNative", source_native(record, context, external))
+      .add_string("protocolDigest", cited.protocol_digest)
+      .add_string("environmentDigest", cited.environment_digest)
+      .add_string("workloadDigest", cited.workload_digest)
+      .add_string("implementationDigest", cited.implementation_digest);
+  return spec.text();
 }
 
 void put_if_set(Json& object, const char* key, std::string_view value) {
   if (!value.empty()) object[key] = value;
 }
-
-Json labels() { return {{"kernelsweep_version", build::version}, {"kernelsweep_commit", build::git_commit}}; }
 
 }  // namespace
 
@@ -418,15 +436,28 @@ Json python_implementation_document(const std::string& kernel, const std::string
                   std::move(spec));
 }
 
+RunDocumentText benchmark_run_text(const RunRecord& record, const Citations& cited, const RunContext& context) {
+  const std::string observed = observed_at(record);
+  const std::string external = external_id(record, context, observed);
+  RunDocumentText run{{}, metadata_name("kernelsweep-" + external)};
+  JsonObjectText run_labels;
+  run_labels.add_string("kernelsweep_version", build::version).add_string("kernelsweep_commit", build::git_commit);
+  for (const auto& [label, value] : context.labels.items()) run_labels.add(label, json_text(value));
+  const std::string title = fmt::format("{} · {} · {}", context.kernel_title.empty() ? record.kernel : context.kernel_title,
+                                        record.implementation, record.mode);
+  const std::string metadata =
+      JsonObjectText().add("labels", run_labels.text()).add_string("name", run.name).add_string("title", title).text();
+  run.text = JsonObjectText()
+                 .add_string("apiVersion", kKernelindexApiVersion)
+                 .add_string("kind", "BenchmarkRun")
+                 .add("metadata", metadata)
+                 .add("spec", run_spec(record, cited, context, observed, external))
+                 .text();
+  return run;
+}
+
 Json benchmark_run_document(const RunRecord& record, const Citations& cited, const RunContext& context) {
-  Json spec = run_spec(record, cited, context);
-  const std::string& id = spec["sourceNative"]["externalId"].get_ref<const std::string&>();
-  Json metadata = {{"name", metadata_name("kernelsweep-" + id)},
-                   {"title", fmt::format("{} · {} · {}", context.kernel_title.empty() ? record.kernel : context.kernel_title,
-                                         record.implementation, record.mode)},
-                   {"labels", labels()}};
-  metadata["labels"].update(context.labels);
-  return document("BenchmarkRun", std::move(metadata), std::move(spec));
+  return Json::parse(benchmark_run_text(record, cited, context).text);
 }
 
 Json kernelindex_object(Json run, CitedDocuments cited) {

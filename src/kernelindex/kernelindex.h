@@ -98,6 +98,13 @@ struct RunContext {
 // std::invalid_argument (naming the point id) for an unknown status or a missing or malformed
 // ended_at/started_at.
 Json benchmark_run_document(const RunRecord& record, const Citations& cited, const RunContext& context);
+// The same document as its compact text (what dump() of the document gives, written without making
+// the document), with its metadata.name.
+struct RunDocumentText {
+  std::string text;
+  std::string name;
+};
+RunDocumentText benchmark_run_text(const RunRecord& record, const Citations& cited, const RunContext& context);
 
 // Whether a JSON value is a kernelindex object of ours: {run, ...} with run.apiVersion ours.
 bool is_kernelindex_object(const Json& object);

@@ -142,7 +142,6 @@ std::vector<fs::path> plugin_path_entries() {
   return folders;
 }
 
-
 fs::path find_plugin(const std::string& path_or_name, const fs::path& base) {
   if (path_or_name.empty())
     throw PluginError("a plugin is named by an empty string: give its name (axpy) or the path of its library");

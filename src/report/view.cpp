@@ -80,7 +80,6 @@ std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& fi
   return view;
 }
 
-
 std::vector<ViewRow> current_view(const std::vector<std::string>& files) {
   std::vector<ViewRow> view;
   for (const std::string& path : files) {

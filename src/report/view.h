@@ -28,7 +28,6 @@ struct ViewRow {
   double repetition_spread = std::nan("");
 };
 
-
 // Every point of `file` once, by its latest row, in the order the points first appear.
 std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label);
 

@@ -138,8 +138,9 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
     for (const auto& [label, version] : labels.items())
       if (version.is_string() && !version.get<std::string>().empty()) context.labels[label] = version;
   }
-  documents_.push_back({benchmark_run_document(record, cited, context), &protocol_doc, &environment_doc, workload,
-                        &implementation_doc});
+  RunDocumentText run = benchmark_run_text(record, cited, context);
+  documents_.push_back({std::move(run.text), record.point_id.empty() ? "-" : record.point_id, std::move(run.name),
+                        &protocol_doc, &environment_doc, workload, &implementation_doc});
   progress_.add(record);
   ++received_;
   if (did_not_pass(record.status)) {
@@ -167,7 +168,7 @@ void RunOutputs::write_batch() {
   documents_space_.give_back();
   for (std::size_t i = 0; i < documents_.size(); ++i) {
     const PendingDocument& d = documents_[i];
-    writer_.write(d.run, {*d.protocol, *d.environment, d.workload, *d.implementation}, document_lines_[i]);
+    writer_.write_line(document_lines_[i], d.point_id, d.name);
   }
   writer_.flush();
   if (!documents_.empty()) pending_.clear();

@@ -91,7 +91,9 @@ class RunOutputs final : public ResultSink {
   // A run's kernelindex object, held until its row is in the file. The cited documents live in the
   // maps above, which never drop an entry.
   struct PendingDocument {
-    Json run;
+    std::string run;  // the run document's compact text
+    std::string point_id;
+    std::string name;  // the run document's metadata.name
     const CitedDocument* protocol;
     const CitedDocument* environment;
     Json workload;

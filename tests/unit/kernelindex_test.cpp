@@ -471,3 +471,55 @@ TEST(Kernelindex, DocumentedExampleIsGenuine) {
 }
 
 }  // namespace
+
+namespace {
+
+// Records that reach every branch of a run document: timed and not, a message to escape (quotes,
+// control characters, UTF-8, a byte that is not UTF-8), the GPU's state, a cold measurement's noise and
+// sample clocks, the protocol's quantiles, a repetition, labels from a Python implementation.
+std::vector<std::pair<ks::RunRecord, ks::RunContext>> run_variants() {
+  const Fixture f = make_fixture();
+  std::vector<std::pair<ks::RunRecord, ks::RunContext>> variants;
+  variants.emplace_back(f.record, f.context);
+  ks::RunRecord error = f.record;
+  error.status = "error";
+  error.message = "RuntimeError: \"x\" \\ tab\there\nnext line · µs \xff end";
+  error.n_repeat = 0;
+  error.device_peak_bytes = 0;
+  error.started_at.clear();
+  variants.emplace_back(error, f.context);
+  ks::RunRecord gpu = f.record;
+  gpu.gpu_start = {1980, 3201, 402.5, 39, ks::throttle::kGpuIdle};
+  gpu.gpu_end = {1635, 3201, 699.75, 52, ks::throttle::kSwPowerCap};
+  gpu.quantiles = {{0.5, 14654463.7}, {0.025, 14600001.25}, {0.999, 1.5e7}};
+  gpu.noise = {0.00123, 1, 3};
+  gpu.sample_sm_clock_min_mhz = 1757.0;
+  gpu.sample_sm_clock_median_mhz = 1789.5;
+  gpu.repetition = 3;
+  ks::RunContext labelled = f.context;
+  labelled.labels = {{"liger_version", "0.5.10"}, {"kernelsweep_version", "overridden"}};
+  labelled.cpus_allowed = 4;
+  variants.emplace_back(gpu, labelled);
+  ks::RunRecord skipped = f.record;
+  skipped.status = "skipped";
+  skipped.message = "liger_kernel is not importable: No module named 'liger_kernel'";
+  skipped.n_repeat = 0;
+  skipped.gpu_uuid.clear();
+  skipped.flops = std::nan("");
+  variants.emplace_back(skipped, ks::RunContext{});
+  return variants;
+}
+
+}  // namespace
+
+// A run's document is written as text, without a JSON tree: the text is what dump() of the parsed
+// document gives (keys in order, the same number forms, bytes that are not UTF-8 replaced).
+TEST(Kernelindex, RunDocumentTextIsTheCompactDumpOfItsDocument) {
+  const Fixture f = make_fixture();
+  for (const auto& [record, context] : run_variants()) {
+    const ks::RunDocumentText run = ks::benchmark_run_text(record, f.digests, context);
+    const Json parsed = Json::parse(run.text);
+    EXPECT_EQ(parsed.dump(-1, ' ', false, Json::error_handler_t::replace), run.text);
+    EXPECT_EQ(parsed["metadata"]["name"], run.name);
+  }
+}

@@ -211,7 +211,7 @@ TEST(SampleClocks, DoBenchAndGraphKeepTheClockOfEachSample) {
 }
 
 // A sample under 10 µs has no clock (NaN) while longer ones of the same point have one: the record
-// crosses the worker's pipe and the ranks' messages as JSON, which writes NaN as null.
+// crosses the worker's pipe as JSON, which writes NaN as null, and the ranks' messages as bytes.
 TEST(SampleClocks, AClockLeftUnreadCrossesTheWorkersMessagesAsUnread) {
   const double unread = std::numeric_limits<double>::quiet_NaN();
   Protocol protocol = cold_protocol();
@@ -227,7 +227,11 @@ TEST(SampleClocks, AClockLeftUnreadCrossesTheWorkersMessagesAsUnread) {
   record.status = "passed";
   record.samples_ns = timing.samples_ns;
   record.sample_sm_clock_mhz = timing.sample_sm_clock_mhz;
-  const RunRecord back = run_record_from_json(nlohmann::json::parse(to_json(record).dump()));
+  const RunRecord from_worker = run_record_from_json(nlohmann::json::parse(to_json(record).dump()));
+  std::string bytes;
+  append_run_record_bytes(bytes, from_worker);
+  std::size_t offset = 0;
+  const RunRecord back = run_record_from_bytes(bytes, offset);
   ASSERT_EQ(back.sample_sm_clock_mhz.size(), samples);
   for (std::size_t i = 0; i < samples; ++i) {
     if (std::isnan(timing.sample_sm_clock_mhz[i])) EXPECT_TRUE(std::isnan(back.sample_sm_clock_mhz[i])) << i;
@@ -235,6 +239,59 @@ TEST(SampleClocks, AClockLeftUnreadCrossesTheWorkersMessagesAsUnread) {
   }
   EXPECT_TRUE(std::isnan(back.sample_sm_clock_mhz[0]));
   EXPECT_EQ(back.sample_sm_clock_mhz[1], 1755);
+}
+
+// A record crosses from a rank to rank 0 as bytes: every field, sample, clock and quantile comes back
+// as it was, NaN included, and bytes cut short anywhere are refused rather than read as a record.
+TEST(RunRecordBytes, EveryFieldComesBackAndBytesCutShortAreRefused) {
+  RunRecord record;
+  record.point_id = "3b1f9c2e";
+  record.kernel = "distill_cosine_loss";
+  record.implementation = "liger";
+  record.mode = "full";
+  record.params_json = R"({"tokens":1024})";
+  record.status = "error";
+  record.message = "RuntimeError: \"x\"\nline \xff";
+  record.rank = 3;
+  record.host = "gpu-node-017";
+  record.gpu_uuid = "GPU-eaa14d9f";
+  record.started_at = "2026-12-03T10:00:00.250Z";
+  record.ended_at = "2026-12-03T10:00:01.750Z";
+  record.n_warmup = 5;
+  record.n_repeat = 3;
+  record.stats = {8.3e6, 8.1e6, 8.9e6, 8.4e6, 7.9e6, 9.5e6, 1.2e5};
+  record.flops = 3.2e12;
+  record.tflops = std::numeric_limits<double>::quiet_NaN();
+  record.device_peak_bytes = 4563402752;
+  record.samples_ns = {8.3e6, 7.9e6, 9.5e6};
+  record.quantiles = {{0.5, 8.3e6}, {0.2, 8.1e6}, {0.8, 8.9e6}};
+  record.gpu_start = {1980, 3201, 402.5, 39, 1};
+  record.gpu_end = {1635, 3201, 699.75, 52, 4};
+  record.repetition = 2;
+  record.noise = {0.004, 1, 7};
+  record.sample_sm_clock_mhz = {1757, std::numeric_limits<double>::quiet_NaN(), 1804};
+  record.sample_sm_clock_min_mhz = 1757;
+  record.sample_sm_clock_median_mhz = 1780.5;
+
+  std::string bytes = "head";
+  append_run_record_bytes(bytes, record);
+  append_sized_bytes(bytes, "tail");
+  std::size_t offset = 4;
+  const RunRecord back = run_record_from_bytes(bytes, offset);
+  EXPECT_EQ(sized_bytes_at(bytes, offset), "tail");
+  EXPECT_EQ(offset, bytes.size());
+  EXPECT_EQ(to_json(back).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+            to_json(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  EXPECT_TRUE(std::isnan(back.tflops));
+  EXPECT_TRUE(std::isnan(back.sample_sm_clock_mhz[1]));
+  EXPECT_EQ(back.quantiles.size(), 3u);
+  EXPECT_EQ(back.quantiles[2].value_ns, 8.9e6);
+
+  const std::size_t record_end = bytes.size() - 8 - 4;
+  for (std::size_t cut = 4; cut < record_end; ++cut) {
+    std::size_t at = 4;
+    EXPECT_THROW(run_record_from_bytes(std::string_view(bytes).substr(0, cut), at), std::runtime_error) << cut;
+  }
 }
 
 TEST(TimePoint, RunsTheLoopItsProtocolNames) {

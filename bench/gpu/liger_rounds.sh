@@ -2,8 +2,8 @@
 # Liger-Kernel's distill_cosine_loss full pass on this host's first GPU, kernelsweep against Liger's
 # own benchmark code, in alternating rounds compared by their medians across rounds. One run of each
 # (liger_benchmark.sh) is not enough at 1024 and 2048 tokens: there the pass is bound by the host CPU,
-# which enqueues it about as fast as the GPU runs it, and one process's median lands on one of two
-# levels (7.5-7.9 ms or 8.7-9.5 ms at 1024 tokens) whoever times it.
+# which enqueues it more slowly than the GPU runs it (liger_host_bound.py), and a median follows the
+# host's speed of the moment (7.0 to 9.5 ms at 1024 tokens on an H200 host) whoever times it.
 # Each of ROUNDS rounds (default 4, 80-135 s each on an H200 host at the four sizes), in a fresh
 # process each:
 #   1. kernelsweep run configs/liger-distill-cosine.yaml --where 'implementation=liger,inputs=torch_rand'
@@ -69,7 +69,10 @@ for tokens in map(int, os.environ["TOKENS"].split()):
 PY
 }
 
+# DEADLINE_S (seconds from now) ends the rounds early: the summary covers the rounds finished.
+deadline=$((SECONDS + ${DEADLINE_S:-1000000}))
 for ((round = 1; round <= rounds; ++round)); do
+  if ((SECONDS >= deadline)); then rounds=$((round - 1)); echo "deadline reached after $rounds rounds"; break; fi
   mkdir -p "$out/round-$round/kernelsweep"
   start=$(date +%s)
   if ((round % 2)); then
@@ -88,15 +91,22 @@ def read(path):
     return {int(t): float(ms) for t, ms in (line.split() for line in open(path) if line.strip())}
 ours = [read(f"{out}/round-{r}/kernelsweep.txt") for r in range(1, rounds + 1)]
 theirs = [read(f"{out}/round-{r}/liger.txt") for r in range(1, rounds + 1)]
-worst = 0.0
-print(f"{'tokens':>6}  {'kernelsweep by round':<40} {'Liger by round':<40} {'ks median':>9} {'Liger median':>12} {'difference':>10}")
+worst = worst_best = 0.0
+print(f"{'tokens':>6}  {'kernelsweep by round':<40} {'Liger by round':<40} {'ks median':>9} {'Liger median':>12} {'difference':>10}"
+      f" {'ks fastest':>10} {'Liger fastest':>13} {'difference':>10}")
 for tokens in sorted(theirs[0]):
     a = [r[tokens] for r in ours]
     b = [r[tokens] for r in theirs]
     difference = (statistics.median(a) - statistics.median(b)) / statistics.median(b) * 100
-    worst = max(worst, abs(difference))
+    best = (min(a) - min(b)) / min(b) * 100
+    worst, worst_best = max(worst, abs(difference)), max(worst_best, abs(best))
     print(f"{tokens:>6}  {' '.join(f'{x:.3f}' for x in a):<40} {' '.join(f'{x:.3f}' for x in b):<40} "
-          f"{statistics.median(a):>9.3f} {statistics.median(b):>12.3f} {difference:>+9.2f}%")
+          f"{statistics.median(a):>9.3f} {statistics.median(b):>12.3f} {difference:>+9.2f}%"
+          f" {min(a):>10.3f} {min(b):>13.3f} {best:>+9.2f}%")
 print(f"largest difference of the medians across {rounds} rounds: {worst:.2f}% (goal: within 2% at every size)")
+# Where the host enqueues the pass more slowly than the GPU runs it (1024 tokens: see
+# liger_host_bound.py), a round's median follows the host CPU's speed of the moment; the fastest
+# round of each side is the pass timed while the host ran at its fastest.
+print(f"largest difference of the fastest rounds: {worst_best:.2f}%")
 PY
 gpu_state

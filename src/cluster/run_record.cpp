@@ -88,14 +88,14 @@ T value_at(std::string_view bytes, std::size_t& offset) {
 
 void append_doubles(std::string& out, const std::vector<double>& values) {
   append_value(out, static_cast<std::uint64_t>(values.size()));
-  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+  if (!values.empty()) out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
 }
 
 std::vector<double> doubles_at(std::string_view bytes, std::size_t& offset) {
   const auto count = value_at<std::uint64_t>(bytes, offset);
   need(bytes, offset, count > bytes.size() ? bytes.size() + 1 : count * sizeof(double));
   std::vector<double> values(count);
-  std::memcpy(values.data(), bytes.data() + offset, count * sizeof(double));
+  if (count > 0) std::memcpy(values.data(), bytes.data() + offset, count * sizeof(double));  // data() of none may be null
   offset += count * sizeof(double);
   return values;
 }

@@ -77,6 +77,11 @@ void need(std::string_view bytes, std::size_t offset, std::size_t count) {
                              std::to_string(offset + count) + " needed)");
 }
 
+// The same for `count` items of `size` bytes each, a count too large to multiply refused as short.
+void need_items(std::string_view bytes, std::size_t offset, std::uint64_t count, std::size_t size) {
+  need(bytes, offset, count > bytes.size() ? bytes.size() + 1 : count * size);
+}
+
 template <typename T>
 T value_at(std::string_view bytes, std::size_t& offset) {
   need(bytes, offset, sizeof(T));
@@ -93,7 +98,7 @@ void append_doubles(std::string& out, const std::vector<double>& values) {
 
 std::vector<double> doubles_at(std::string_view bytes, std::size_t& offset) {
   const auto count = value_at<std::uint64_t>(bytes, offset);
-  need(bytes, offset, count > bytes.size() ? bytes.size() + 1 : count * sizeof(double));
+  need_items(bytes, offset, count, sizeof(double));
   std::vector<double> values(count);
   if (count > 0) std::memcpy(values.data(), bytes.data() + offset, count * sizeof(double));  // data() of none may be null
   offset += count * sizeof(double);
@@ -153,7 +158,7 @@ RunRecord run_record_from_bytes(std::string_view bytes, std::size_t& offset) {
   record.samples_ns = doubles_at(bytes, offset);
   record.sample_sm_clock_mhz = doubles_at(bytes, offset);
   const auto quantiles = value_at<std::uint64_t>(bytes, offset);
-  need(bytes, offset, quantiles > bytes.size() ? bytes.size() + 1 : quantiles * 2 * sizeof(double));
+  need_items(bytes, offset, quantiles, 2 * sizeof(double));
   for (std::uint64_t i = 0; i < quantiles; ++i) {
     const double quantile = value_at<double>(bytes, offset);
     record.quantiles.push_back({quantile, value_at<double>(bytes, offset)});

@@ -8,11 +8,14 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
+
 namespace ks {
 namespace {
 
-// Messages from kernels may hold bytes that are not UTF-8; a document must still be written.
-std::string dump(const Json& value, int indent) { return value.dump(indent, ' ', false, Json::error_handler_t::replace); }
+// Messages from kernels may hold bytes that are not UTF-8; a document must still be written (as
+// json_text, compact, writes them).
+std::string pretty(const Json& value) { return value.dump(2, ' ', false, Json::error_handler_t::replace); }
 
 const std::string& run_name(const Json& run) {
   const auto metadata = run.find("metadata");
@@ -28,7 +31,7 @@ const std::string& run_name(const Json& run) {
 
 CitedDocument cite(Json document) {
   std::string digest = document_digest(document);
-  std::string text = dump(document, -1);
+  std::string text = json_text(document);
   return {std::move(document), std::move(digest), std::move(text)};
 }
 
@@ -62,7 +65,7 @@ DocumentWriter::DocumentWriter(std::filesystem::path directory, std::string form
 std::filesystem::path DocumentWriter::json_path_for(const Json& run) const { return directory_ / (run_name(run) + ".json"); }
 
 void DocumentWriter::write(const Json& run, const CitedView& cited) {
-  write_line(object_line(dump(run, -1), cited), run_point_id(run), run_name(run));
+  write_line(object_line(json_text(run), cited), run_point_id(run), run_name(run));
 }
 
 void DocumentWriter::write_line(std::string_view line, const std::string& point_id, const std::string& name) {
@@ -97,7 +100,7 @@ void DocumentWriter::write_json_object(const std::filesystem::path& path, const 
     // Closed and checked here: a full disk often shows only when the buffer reaches the file, and
     // a document cut short must not be renamed into place.
     std::ofstream out(partial, std::ios::out | std::ios::trunc | std::ios::binary);
-    out << dump(object, 2) << '\n';
+    out << pretty(object) << '\n';
     out.close();
     if (!out) {
       const int cause = errno;
@@ -123,7 +126,7 @@ std::string DocumentWriter::object_line(std::string_view run_text, const CitedVi
   line += ",\"run\":";
   line += run_text;
   line += ",\"workload\":";
-  line += dump(cited.workload, -1);
+  line += json_text(cited.workload);
   line += "}";
   return line;
 }

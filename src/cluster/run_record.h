@@ -63,6 +63,11 @@ struct RunRecord {
   // in /runs and the documents as its lowest and median value.
   std::vector<double> sample_sm_clock_mhz;
   double sample_sm_clock_min_mhz = kNotMeasured, sample_sm_clock_median_mhz = kNotMeasured;
+  // A collective's (kernels/nccl): the bus bandwidth at the median time (nccl-tests' busbw; the
+  // algorithm bandwidth is gbps), and the elements of every member's result that differed from the
+  // expected values (-1: not counted, as for every other kernel and for a collective not checked).
+  double bus_gbps = kNotMeasured;
+  std::int64_t wrong_elements = -1;
 };
 
 // The fields of a RunRecord, in /runs column order. R is RunRecord, or a type derived from it whose
@@ -138,6 +143,14 @@ std::vector<Field<R>> noise_fields() {
       KS_METRIC(R, "sample_sm_clock_median_mhz", sample_sm_clock_median_mhz),
   };
 }
+
+// A collective's figures, in /runs column order after the cold measurement's (layout 5 on): NaN and -1
+// for the other kernels.
+template <class R = RunRecord>
+std::vector<Field<R>> collective_fields() {
+  return {KS_METRIC(R, "bus_gbps", bus_gbps), KS_METRIC(R, "wrong_elements", wrong_elements)};
+}
+inline bool is_collective_record(const RunRecord& record) { return !std::isnan(record.bus_gbps) || record.wrong_elements >= 0; }
 
 // Whether the point was measured under the cold protocol (its noise record is filled).
 inline bool noise_was_recorded(const RunRecord& record) { return record.noise.goal_met >= 0; }

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/gang.h"
 #include "cluster/interruption.h"
 #include "cluster/worker_process.h"
 #include "cluster/workers.h"
@@ -31,6 +32,7 @@ constexpr int kTagResult = 103;   // rank -> 0: one record
 constexpr int kTagHeartbeat = 104;  // rank -> 0: still here (sent while a rank works)
 constexpr int kTagStop = 105;       // 0 -> rank: the run is interrupted; abandon the point in hand
 constexpr int kTagStopped = 106;    // rank -> 0: stopped, nothing more follows (payload: why)
+constexpr int kTagStillParked = 107;  // 0 -> rank: your gang is not formed yet, keep waiting
 
 using Clock = std::chrono::steady_clock;
 
@@ -95,10 +97,11 @@ RunRecord skipped_record(const Point& point, const std::string& reason) {
 }
 
 // A point handed to a rank: the ranks other than 0 hold no plan, so the point travels whole, with
-// whether the worker checks it.
+// whether it is checked, and for a collective the gang that measures it together.
 struct Assigned {
   Point point;
   bool check = false;
+  std::vector<int> gang;
 };
 
 std::string encode_assignment(const std::vector<Assigned>& points) {
@@ -106,7 +109,7 @@ std::string encode_assignment(const std::vector<Assigned>& points) {
   for (const Assigned& a : points)
     out.push_back({{"index", a.point.index}, {"kernel", a.point.kernel}, {"implementation", a.point.implementation},
                    {"mode", a.point.mode}, {"params", a.point.params}, {"timeout_s", a.point.timeout_s},
-                   {"id", a.point.id}, {"repetition", a.point.repetition}, {"check", a.check}});
+                   {"id", a.point.id}, {"repetition", a.point.repetition}, {"check", a.check}, {"gang", a.gang}});
   return out.dump();
 }
 
@@ -123,6 +126,7 @@ std::vector<Assigned> decode_assignment(const std::string& bytes) {
     a.point.id = j.at("id").get<std::string>();
     a.point.repetition = j.at("repetition").get<std::int32_t>();
     a.check = j.at("check").get<bool>();
+    a.gang = j.at("gang").get<std::vector<int>>();
   }
   return out;
 }
@@ -220,13 +224,17 @@ class Sweep {
   void check_sweep_is_shared() const;
   void check_gpus_not_shared() const;
   void serve_requests(WorkQueue& queue, ResultSink& sink);
-  void drop_silent_ranks(ResultSink& sink);
+  void drop_silent_ranks(WorkQueue& queue, ResultSink& sink);
   void wind_down(WorkQueue& queue, ResultSink& sink);
   bool is_silent(int rank) const;
   bool asked_to_stop();
   std::string why_stop() const;
   std::vector<Assigned> receive_assignment(PendingSends& sends);
-  std::vector<Assigned> points_of(const std::vector<std::size_t>& groups) const;
+  std::vector<Assigned> points_of(const Handout& handout) const;
+  void hand_out(const std::vector<Handout>& handouts);
+  void record_unrunnable(WorkQueue& queue, ResultSink& sink);
+  void measure_root_gang(const Assigned& assigned, WorkQueue& queue, ResultSink& sink);
+  void tell_parked_ranks(const WorkQueue& queue);
   void send_assignment(int rank, const std::vector<Assigned>& points);
   MeasureResult measure_other(const Assigned& assigned, PendingSends& sends);
   RunRecord record_of(const Point& point, const MeasureResult& result) const;
@@ -246,6 +254,12 @@ class Sweep {
   std::vector<bool> finished_;
   std::vector<SilentRank> silent_;
   std::vector<RankIdentity> ranks_;
+  GangCommunicators gangs_;
+  Clock::time_point parked_told_ = Clock::now();
+  // Rank 0's own work: points handed to it, whether it waits for a gang, whether nothing is left.
+  std::deque<Assigned> mine_;
+  bool root_waiting_ = false;
+  bool root_exhausted_ = false;
   ParsedText protocol_texts_, implementation_texts_;  // of the results received
   // An interrupted run: rank 0 hands out no more work; `stopped_by_` is why another rank stopped
   // (it stops the whole run); the other ranks note rank 0's word to stop in `asked_to_stop_`.
@@ -269,17 +283,84 @@ RunRecord Sweep::record_of(const Point& point, const MeasureResult& result) cons
 // The points of `groups` still to measure, made again from rank 0's plan, each with whether the
 // worker checks it against its reference: every point, or the first of each group (the first mode
 // of a shape), or none.
-std::vector<Assigned> Sweep::points_of(const std::vector<std::size_t>& groups) const {
+std::vector<Assigned> Sweep::points_of(const Handout& handout) const {
   std::vector<Assigned> out;
-  for (std::size_t group : groups) {
+  for (std::size_t group : handout.groups) {
     bool first = true;
     for (Point& point : plan_->points_to_measure(group)) {
       const bool check = options_.check == CheckPolicy::every_mode || (options_.check == CheckPolicy::first_mode && first);
-      out.push_back({std::move(point), check});
+      out.push_back({std::move(point), check, handout.gang});
       first = false;
     }
   }
   return out;
+}
+
+// Sends each handout to its rank (rank 0's own to its list). A gang's point is in the hand of its
+// first member, which records it.
+void Sweep::hand_out(const std::vector<Handout>& handouts) {
+  for (const Handout& handout : handouts) {
+    auto points = winding_down_ ? std::vector<Assigned>() : points_of(handout);
+    const bool records = handout.gang.empty() || handout.gang.front() == handout.rank;
+    if (handout.rank == 0) {
+      root_waiting_ = false;
+      root_exhausted_ = points.empty();
+      for (Assigned& assigned : points) mine_.push_back(std::move(assigned));
+      continue;
+    }
+    send_assignment(handout.rank, points);
+    if (records)
+      for (const Assigned& assigned : points) in_hand_[handout.rank].push_back(assigned.point);
+    if (points.empty() && !finished_[handout.rank]) {
+      finished_[handout.rank] = true;
+      ++ranks_finished_;
+    }
+  }
+}
+
+// Groups the queue found no ranks for (no GPU, a gang larger than the ranks left): recorded
+// `skipped` with the reason, unless an earlier run recorded them so for a reason that still holds.
+void Sweep::record_unrunnable(WorkQueue& queue, ResultSink& sink) {
+  std::size_t left_skipped = 0;
+  for (const auto& [group, reason] : queue.take_unrunnable()) {
+    for (const Point& point : plan_->points_to_measure(group)) {
+      ++received_;
+      if (!options_.retry_skipped && plan_->skipped_before(point)) {
+        ++left_skipped;
+        continue;
+      }
+      sink.on_record(skipped_record(point, reason), Json(), Json());
+    }
+  }
+  if (left_skipped > 0) sink.on_left_skipped(left_skipped);
+}
+
+// Ranks parked for a gang hear from rank 0 within their wait for work: it is alive, the gang not yet
+// formed.
+void Sweep::tell_parked_ranks(const WorkQueue& queue) {
+  const auto now = Clock::now();
+  if (now - parked_told_ < heartbeat_interval()) return;
+  parked_told_ = now;
+  for (int rank : queue.parked()) {
+    if (rank == 0) continue;
+    MPI_Request request;
+    MPI_Isend(nullptr, 0, MPI_CHAR, rank, kTagStillParked, MPI_COMM_WORLD, &request);
+    MPI_Request_free(&request);
+  }
+}
+
+// Rank 0 as a member of a gang: it serves the other ranks while MPI works.
+void Sweep::measure_root_gang(const Assigned& assigned, WorkQueue& queue, ResultSink& sink) {
+  const std::function<void()> duties = [&] {
+    serve_requests(queue, sink);
+    drop_silent_ranks(queue, sink);
+    tell_parked_ranks(queue);
+    sink.on_tick();
+  };
+  const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.check, protocol_, gangs_, duties);
+  if (!result) return;
+  sink.on_record(record_of(assigned.point, *result), result->protocol, result->implementation);
+  ++received_;
 }
 
 void Sweep::check_sweep_is_shared() const {
@@ -342,6 +423,7 @@ Json Sweep::python_facts() {
 
 std::vector<RankIdentity> Sweep::introduce() {
   check_sweep_is_shared();
+  gangs_.open();
   const Json hello = first_hello();
   me_.rank = world_.rank();
   me_.local_rank = world_.local_rank();
@@ -381,13 +463,8 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
     }
     last_heard_[source] = Clock::now();
     if (status.MPI_TAG == kTagRequest) {
-      const auto points = winding_down_ ? std::vector<Assigned>() : points_of(queue.next(source));
-      send_assignment(source, points);
-      for (const Assigned& assigned : points) in_hand_[source].push_back(assigned.point);
-      if (points.empty()) {
-        finished_[source] = true;
-        ++ranks_finished_;
-      }
+      if (winding_down_) hand_out({Handout{source, {}, {}}});
+      else hand_out(queue.ask(source));
     } else if (status.MPI_TAG == kTagResult) {
       std::size_t offset = 0;
       RunRecord record = run_record_from_bytes(bytes, offset);
@@ -402,8 +479,10 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
     } else if (status.MPI_TAG == kTagStopped) {
       // Its results came before this (messages from one rank arrive in order); the points it still
       // held have no row, and --resume measures them.
-      finished_[source] = true;
-      ++ranks_finished_;
+      if (!finished_[source]) {
+        finished_[source] = true;
+        ++ranks_finished_;
+      }
       if (stopped_by_.empty()) stopped_by_ = fmt::format("rank {} on {} stopped ({})", source, ranks_[source].host.hostname, bytes);
     } else if (status.MPI_TAG != kTagHeartbeat) {
       throw std::logic_error(fmt::format("rank 0 got a message with unknown tag {}", status.MPI_TAG));
@@ -413,7 +492,7 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
 
 // Ranks not heard from within the silence limit are gone: the points they hold are recorded
 // `crashed`, and the sweep goes on with the others.
-void Sweep::drop_silent_ranks(ResultSink& sink) {
+void Sweep::drop_silent_ranks(WorkQueue& queue, ResultSink& sink) {
   const auto now = Clock::now();
   for (int rank = 1; rank < world_.size(); ++rank) {
     if (finished_[rank] || is_silent(rank) || now - last_heard_[rank] < silence_limit()) continue;
@@ -433,43 +512,34 @@ void Sweep::drop_silent_ranks(ResultSink& sink) {
     in_hand_[rank].clear();
     silent_.push_back(silent);
     ++ranks_finished_;
+    hand_out(queue.forget(rank));  // ranks parked for a gang it would have joined may go on
+    record_unrunnable(queue, sink);
   }
 }
 
 std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& sink) {
-  std::vector<bool> group_needs_gpu(plan_->group_count());
-  for (std::size_t g = 0; g < group_needs_gpu.size(); ++g) group_needs_gpu[g] = plan_->needs_gpu(g);
   std::vector<bool> rank_has_gpu;
-  for (const auto& r : ranks) rank_has_gpu.push_back(r.gpu_count > 0);
-  WorkQueue queue(plan_->groups_to_measure(), std::move(group_needs_gpu), rank_has_gpu, options_.schedule);
+  std::vector<std::string> rank_host;
+  for (const auto& r : ranks) {
+    rank_has_gpu.push_back(r.gpu_count > 0);
+    rank_host.push_back(r.host.hostname);
+  }
+  WorkQueue queue(plan_->groups_to_measure(), [this](std::size_t group) { return plan_->needs(group); }, rank_has_gpu,
+                  rank_host, options_.schedule);
 
   const std::uint64_t expected = plan_->to_measure();
-  // A stop while the workers started leaves ranks that look as if they had no GPU: nothing is
-  // recorded skipped for that.
-  std::size_t left_skipped = 0;
-  const std::vector<std::size_t> unrunnable = stop_requested() ? std::vector<std::size_t>() : queue.take_unrunnable();
-  for (std::size_t group : unrunnable) {
-    for (const Point& point : plan_->points_to_measure(group)) {
-      ++received_;
-      if (!options_.retry_skipped && plan_->skipped_before(point)) {
-        ++left_skipped;
-        continue;
-      }
-      sink.on_record(skipped_record(point, "no rank of this run has a GPU"), Json(), Json());
-    }
-  }
-  if (left_skipped > 0) sink.on_left_skipped(left_skipped);
   const int others = world_.size() - 1;
   ranks_ = ranks;
   last_heard_.assign(world_.size(), Clock::now());
   in_hand_.assign(world_.size(), {});
   finished_.assign(world_.size(), false);
+  // A stop while the workers started leaves ranks that look as if they had no GPU: nothing is
+  // recorded skipped for that.
+  if (!stop_requested()) record_unrunnable(queue, sink);
   // While rank 0's own worker starts (which may take a while), the others are still served.
   workers_.set_waiting_hook([&] { serve_requests(queue, sink); });
   const auto poll_slice = others > 0 ? std::chrono::microseconds(200) : std::chrono::microseconds(50'000);
-  std::deque<Assigned> mine;
   Point current;
-  bool exhausted = false;
   std::string interruption;
   try {
     while (received_ < expected || ranks_finished_ < others) {
@@ -477,15 +547,19 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
       else if (!stopped_by_.empty()) interruption = stopped_by_;
       if (!interruption.empty()) break;
       if (!workers_.busy()) {
-        if (mine.empty() && !exhausted) {
-          auto points = points_of(queue.next(0));
-          exhausted = points.empty();
-          for (Assigned& assigned : points) mine.push_back(std::move(assigned));
+        if (mine_.empty() && !root_exhausted_ && !root_waiting_) {
+          root_waiting_ = true;
+          hand_out(queue.ask(0));
         }
-        if (!mine.empty()) {
-          current = std::move(mine.front().point);
-          workers_.begin({current, protocol_, mine.front().check});
-          mine.pop_front();
+        while (!mine_.empty() && !mine_.front().gang.empty()) {
+          const Assigned assigned = std::move(mine_.front());
+          mine_.pop_front();
+          measure_root_gang(assigned, queue, sink);
+        }
+        if (!mine_.empty()) {
+          current = std::move(mine_.front().point);
+          workers_.begin({current, protocol_, mine_.front().check});
+          mine_.pop_front();
         }
       }
       if (workers_.busy()) {
@@ -497,7 +571,8 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
         std::this_thread::sleep_for(100us);
       }
       serve_requests(queue, sink);
-      drop_silent_ranks(sink);
+      drop_silent_ranks(queue, sink);
+      tell_parked_ranks(queue);
       sink.on_tick();
     }
   } catch (const Interrupted&) {  // a stop while this rank's worker started
@@ -515,6 +590,7 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
 void Sweep::wind_down(WorkQueue& queue, ResultSink& sink) {
   winding_down_ = true;
   workers_.stop();
+  for (int rank : queue.take_parked()) hand_out({Handout{rank, {}, {}}});  // ranks waiting for a gang
   for (int rank = 1; rank < world_.size(); ++rank) {
     if (finished_[rank] || is_silent(rank)) continue;
     MPI_Request request;
@@ -525,7 +601,7 @@ void Sweep::wind_down(WorkQueue& queue, ResultSink& sink) {
   const auto deadline = Clock::now() + kWindDownLimit;
   while (ranks_finished_ < others && Clock::now() < deadline) {
     serve_requests(queue, sink);
-    drop_silent_ranks(sink);
+    drop_silent_ranks(queue, sink);
     sink.on_tick();
     std::this_thread::sleep_for(200us);
   }
@@ -561,11 +637,16 @@ std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {
   // the silence limit before this rank gives up on it (and the job ends).
   // A stop while the request is out waits for the answer all the same, so that no assignment is left
   // on its way when the job ends.
-  const auto deadline = Clock::now() + 5 * silence_limit();
+  auto deadline = Clock::now() + 5 * silence_limit();
   bool stopping = false;
   for (int arrived = 0;;) {
     MPI_Iprobe(0, kTagAssign, MPI_COMM_WORLD, &arrived, &status);
     if (arrived) break;
+    MPI_Iprobe(0, kTagStillParked, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+    if (arrived) {  // waiting for a gang's other members, however long they take
+      MPI_Recv(nullptr, 0, MPI_CHAR, 0, kTagStillParked, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      deadline = Clock::now() + 5 * silence_limit();
+    }
     stopping = stopping || stop_requested() || asked_to_stop();
     if (Clock::now() > deadline)
       throw std::runtime_error(fmt::format("rank 0 stopped answering: no work or word from it for {:.0f} s",
@@ -601,6 +682,17 @@ std::string Sweep::run_other() {
       const auto points = receive_assignment(sends);
       if (points.empty()) break;
       for (const Assigned& assigned : points) {
+        if (!assigned.gang.empty()) {
+          // A gang's point runs to its end (its timeout bounds it) even when a stop comes meanwhile:
+          // the other members are in it too.
+          const std::function<void()> duties = [&] {
+            sends.progress();
+            sends.heartbeat();
+          };
+          const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.check, protocol_, gangs_, duties);
+          if (result) sends.send(encode_result(record_of(assigned.point, *result), *result), kTagResult);
+          continue;
+        }
         const MeasureResult result = measure_other(assigned, sends);
         sends.send(encode_result(record_of(assigned.point, result), result), kTagResult);
       }

@@ -1,10 +1,12 @@
 #include "cluster/work_plan.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "cluster/workers.h"
+#include "kernels/nccl/collective.h"
 
 namespace ks {
 
@@ -22,6 +24,11 @@ void WorkPlan::add(const Point& point, std::size_t group) {
     if (point.kernel != last_.kernel || point.implementation != last_.implementation)
       last_ = {point.kernel, point.implementation, ks::needs_gpu(*registry_, point), runs_in_python(*registry_, point)};
     needs_gpu_.push_back(last_.needs_gpu);
+    if (collective::find_collective(point.kernel)) {
+      const Parameters params(point.params);
+      gangs_.push_back({groups_.size() - 1, GroupNeeds{last_.needs_gpu, true, params.get<int>("group_size"),
+                                                       params.get<std::string>("placement") == "same-node"}});
+    }
     any_in_python_ = any_in_python_ || last_.in_python;
   } else if (group + 1 != groups_.size()) {
     throw std::logic_error(fmt::format("WorkPlan: point {} of group {} follows group {}", point.index, group,
@@ -58,6 +65,14 @@ void WorkPlan::mark_before(PositionedKeys& plan, const PointIdSet& passed, const
   walk(skipped.sorted(), [this](std::uint64_t position) {
     if (position < points()) skipped_before_[position] = true;  // a point's, from its first repetition's key
   });
+}
+
+GroupNeeds WorkPlan::needs(std::size_t group) const {
+  const std::size_t g = group % groups_.size();
+  const auto at = std::lower_bound(gangs_.begin(), gangs_.end(), g,
+                                   [](const auto& gang, std::size_t wanted) { return gang.first < wanted; });
+  if (at != gangs_.end() && at->first == g) return at->second;
+  return GroupNeeds{needs_gpu_[g], false, 1, false};
 }
 
 std::vector<std::size_t> WorkPlan::groups_to_measure() const {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/work_queue.h"
 #include "common/point_id_set.h"
 #include "kernels/kernel.h"
 #include "plan/point.h"
@@ -53,6 +54,8 @@ class WorkPlan {
   std::vector<std::size_t> groups_to_measure() const;
   // Whether the group's implementation runs on a GPU (a cuda implementation).
   bool needs_gpu(std::size_t group) const { return needs_gpu_[group % groups_.size()]; }
+  // What the group needs of the ranks: a GPU, and for a collective a gang (its group_size, placement).
+  GroupNeeds needs(std::size_t group) const;
   // The group's points not measured before in its repetition, made again, in plan order, their
   // index (the measurement's) and repetition set.
   std::vector<Point> points_to_measure(std::size_t group) const;
@@ -70,6 +73,8 @@ class WorkPlan {
   std::vector<bool> needs_gpu_;        // by group
   std::vector<bool> measured_before_;  // by measurement index
   std::vector<bool> skipped_before_;   // by plan index
+  // The groups of collectives, in group order, with their gang's needs (few: the others need none).
+  std::vector<std::pair<std::size_t, GroupNeeds>> gangs_;
   std::int64_t repetitions_ = 1;
   std::uint64_t measured_ = 0;
   bool any_in_python_ = false;

@@ -16,11 +16,12 @@ bool is_plain(const YAML::Node& node) { return node.Tag() == "?"; }
 bool matches(const std::string& text, const std::regex& pattern) { return std::regex_match(text, pattern); }
 
 // The YAML 1.2 core schema's plain scalars, minus the forms nobody writes in a sweep file (0x, 0o,
-// .inf, .nan): those stay strings, so a typo is never silently a number.
+// .inf, .nan): those stay strings, so a typo is never silently a number. Integers may end in a
+// binary size suffix, K, M, G or T (1024, 1024², ...), as nccl-tests reads its sizes: 8G.
 ScalarKind plain_kind(const std::string& text) {
   static const std::regex null_form("|~|null|Null|NULL");
   static const std::regex bool_form("true|True|TRUE|false|False|FALSE");
-  static const std::regex integer_form("[-+]?[0-9]+");
+  static const std::regex integer_form("[-+]?[0-9]+[KMGT]?");
   static const std::regex number_form("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
   if (matches(text, null_form)) return ScalarKind::null;
   if (matches(text, bool_form)) return ScalarKind::boolean;
@@ -31,6 +32,15 @@ ScalarKind plain_kind(const std::string& text) {
 
 // from_chars takes no leading '+'.
 std::string without_plus(const std::string& text) { return !text.empty() && text[0] == '+' ? text.substr(1) : text; }
+
+// The multiplier of an integer's size suffix (1 without one), and the digits without it.
+std::int64_t size_multiplier(std::string& digits) {
+  static constexpr std::string_view kSuffixes = "KMGT";
+  const std::size_t at = digits.empty() ? std::string_view::npos : kSuffixes.find(digits.back());
+  if (at == std::string_view::npos) return 1;
+  digits.pop_back();
+  return std::int64_t{1} << (10 * (at + 1));
+}
 
 const char* node_kind(const YAML::Node& node) {
   if (node.IsMap()) return "a map";
@@ -77,13 +87,16 @@ Scalar Field::scalar() const {
   Scalar out;
   out.text = node_.IsNull() ? "" : node_.Scalar();
   out.kind = node_.IsNull() ? ScalarKind::null : is_plain(node_) ? plain_kind(out.text) : ScalarKind::string;
-  const std::string digits = without_plus(out.text);
+  std::string digits = without_plus(out.text);
+  const std::int64_t multiplier = out.kind == ScalarKind::integer ? size_multiplier(digits) : 1;
   const char* first = digits.data();
   const char* last = digits.data() + digits.size();
   switch (out.kind) {
     case ScalarKind::boolean: out.boolean = out.text[0] == 't' || out.text[0] == 'T'; break;
     case ScalarKind::integer:
-      if (std::from_chars(first, last, out.integer).ec != std::errc()) fail("integer " + out.text + " is out of range");
+      if (std::from_chars(first, last, out.integer).ec != std::errc() ||
+          __builtin_mul_overflow(out.integer, multiplier, &out.integer))
+        fail("integer " + out.text + " is out of range");
       out.number = static_cast<double>(out.integer);
       break;
     case ScalarKind::number:

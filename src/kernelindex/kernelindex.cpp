@@ -189,6 +189,8 @@ std::string native_metrics(const RunRecord& record) {
   static const std::vector<Field<RunRecord>> cold_fields = noise_fields();
   if (gpu_state_was_read(record)) add_finite(gpu_fields);
   if (noise_was_recorded(record) || sample_clocks_were_read(record)) add_finite(cold_fields);
+  static const std::vector<Field<RunRecord>> collective = collective_fields();
+  if (is_collective_record(record)) add_finite(collective);
   return metrics.text();
 }
 

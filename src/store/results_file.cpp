@@ -93,6 +93,8 @@ h5::CompoundLayout<StoredRun> run_layout(std::int64_t layout_version) {
     for (auto column : repetition_fields<R>()) columns.push_back(std::move(column));
     for (auto column : noise_fields<R>()) columns.push_back(std::move(column));
   }
+  if (layout_version >= 5)
+    for (auto column : collective_fields<R>()) columns.push_back(std::move(column));
   return with_check(std::move(columns), layout_version);
 }
 

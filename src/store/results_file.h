@@ -35,7 +35,10 @@ namespace ks {
 // with sample_clocks_offset and sample_clocks_count; /runs holds which repetition of its point each run is, how a cold measurement ended (noise, noise_goal_met, samples_dropped) and the SM
 // clock its samples ran at (sample_sm_clock_min_mhz, sample_sm_clock_median_mhz). Files of layout 3
 // are read (and resumed) without them.
-inline constexpr std::int64_t kResultsLayoutVersion = 4;
+// 5: /runs holds a collective's bus bandwidth and the count of wrong elements its check found
+// (bus_gbps, wrong_elements; NaN and -1 for other kernels). Files of layout 4 are read (and resumed)
+// without them.
+inline constexpr std::int64_t kResultsLayoutVersion = 5;
 
 // The root group's attributes: what was swept, and the session that created the file.
 struct RunInfo {

@@ -192,6 +192,23 @@ TEST(ConfigParse, RangesExpandInclusively) {
   }
 }
 
+TEST(ConfigParse, IntegersTakeBinarySizeSuffixes) {
+  const SweepSpec spec = parse(
+      "name: sizes\nkernels:\n  - kernel: all_reduce\n    grid:\n"
+      "      bytes: {from: 512, to: 2K, mul: 2}\n"
+      "      group_size: [1, 1K]\n");
+  const KernelBlock& block = spec.kernels.at(0);
+  EXPECT_EQ(axis(block, "bytes").values, ints({512, 1024, 2048}));
+  EXPECT_EQ(axis(block, "group_size").values, ints({1, 1024}));
+  const SweepSpec big = parse("name: big\nkernels:\n  - kernel: all_reduce\n    grid:\n      bytes: [8G, 1T]\n");
+  EXPECT_EQ(axis(big.kernels.at(0), "bytes").values, ints({std::int64_t{8} << 30, std::int64_t{1} << 40}));
+  EXPECT_STREQ(parse_error("name: x\nkernels:\n  - kernel: all_reduce\n    grid:\n      bytes: [9999999T]\n").what(),
+               "inline.yaml:5:15: kernels[0].grid.bytes[0]: integer 9999999T is out of range");
+  EXPECT_NE(std::string(parse_error("name: x\nkernels:\n  - kernel: all_reduce\n    grid:\n      bytes: [8X]\n").what())
+                .find("the string \"8X\""),
+            std::string::npos);
+}
+
 TEST(ConfigParse, ZipGroupsAndSpecialValues) {
   const SweepSpec spec = parse(
       "name: zipped\nkernels:\n  - kernel: distill_cosine_loss\n    grid:\n"

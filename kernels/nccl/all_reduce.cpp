@@ -1,0 +1,35 @@
+// all_reduce: every member ends with the reduction of every member's buffer.
+// nccl-tests: count = bytes / size elements each; algorithm bandwidth bytes / time; bus factor 2(n-1)/n.
+#include "kernels/nccl/collective.h"
+
+namespace ks::collective {
+namespace {
+
+const CollectiveSpec& all_reduce() {
+  static const CollectiveSpec spec{
+      .name = "all_reduce",
+      .reduces = true,
+      .counts = [](std::size_t elements, std::size_t, int) { return Counts{elements, elements, elements, 0, 0}; },
+      .algorithm_bytes = [](const Counts& c, std::size_t size, int) { return static_cast<double>(c.param * size); },
+      .bus_factor = [](int members) { return 2.0 * (members - 1) / members; },
+      .expected = [](std::size_t index, const Counts&, const Setting& s) { return reduced_input(index, s); },
+      .start_mpi =
+          [](const MpiCall& call, MPI_Request* request) {
+            MPI_Iallreduce(call.send ? call.send : MPI_IN_PLACE, call.recv, static_cast<int>(call.counts.param), call.type,
+                           call.op, call.comm, request);
+          },
+  };
+  return spec;
+}
+const CollectiveRegistrar registrar(all_reduce());
+
+}  // namespace
+}  // namespace ks::collective
+
+KS_KERNEL(all_reduce, "All-reduce", "Every member of a gang ends with the reduction of all the members' buffers.") {
+  ks::collective::declare_collective(kernel, ks::collective::all_reduce());
+}
+
+KS_IMPLEMENTATION(all_reduce, mpi, cpu, "MPI_Iallreduce on the gang's communicator") {
+  ks::collective::measured_by_gangs("all_reduce", "mpi");
+}

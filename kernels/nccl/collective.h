@@ -1,0 +1,127 @@
+#pragma once
+// Collectives over gangs of ranks, defined as nccl-tests defines them (its doc/PERFORMANCE.md and
+// src/*.cu): the element counts of each member's buffers for a message of `bytes`, the algorithm
+// bandwidth's bytes, the bus bandwidth's factor, the values a check expects, and the call itself.
+// One file per collective (all_reduce.cpp, all_gather.cpp, ...) fills a CollectiveSpec, registers it,
+// and declares the kernel with declare_collective(): adding a collective touches one file.
+//
+// A collective point is measured by every rank of its gang at once (cluster/gang.h), not by a
+// worker: the cpu implementation `mpi` runs through MPI on the gang's communicator.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "kernels/kernel.h"
+
+namespace ks::collective {
+
+enum class ReduceOp { sum, prod, max, min, avg };
+ReduceOp reduce_op_from(const std::string& name);  // throws std::invalid_argument
+
+enum class DataType { fp32, fp64, fp16, bf16, int32, int64, int8, uint8 };
+DataType data_type_from(const std::string& name);  // throws std::invalid_argument
+std::size_t size_of(DataType type);
+std::vector<std::string> data_type_names();
+
+// Elements of one member's buffers, as nccl-tests' GetCollByteCount gives them for `elements` =
+// bytes / element size. In place, the send buffer starts `send_in_place_offset` × member elements
+// into the receive buffer, and the result `recv_in_place_offset` × member elements into it.
+struct Counts {
+  std::size_t send = 0, recv = 0;
+  std::size_t param = 0;  // the count the call takes
+  std::size_t send_in_place_offset = 0, recv_in_place_offset = 0;
+};
+
+// nccl-tests rounds a member's share down to a multiple of 16 bytes: (elements / members) & ~(16 / size - 1).
+std::size_t aligned_share(std::size_t elements, std::size_t element_size, int members);
+
+// What a member is in its gang, and what the point asks of the collective.
+struct Setting {
+  int members = 1;
+  int me = 0;
+  int root = 0;
+  ReduceOp op = ReduceOp::sum;
+  DataType type = DataType::fp32;
+  bool in_place = false;
+  bool reduction = false;  // the collective reduces (its spec's `reduces`)
+};
+
+// One call through MPI: `send` is null in place (MPI_IN_PLACE), `recv` the buffer the result lands in.
+// MPI puts every result at the start of the receive buffer, in place too (where NCCL leaves
+// reduce_scatter's block at recv_in_place_offset).
+struct MpiCall {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  Counts counts;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  int root = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+struct CollectiveSpec {
+  std::string name;
+  bool reduces = false;  // takes an op
+  bool rooted = false;   // takes a root
+  bool mpi_one_buffer = false;  // its MPI call has one buffer (MPI_Bcast): the root's input is in it
+  Counts (*counts)(std::size_t elements, std::size_t element_size, int members) = nullptr;
+  // nccl-tests' GetBw: the bytes the algorithm bandwidth divides by the time, and the bus
+  // bandwidth's factor over it.
+  double (*algorithm_bytes)(const Counts& counts, std::size_t element_size, int members) = nullptr;
+  double (*bus_factor)(int members) = nullptr;
+  // The value receive element `index` of member s.me holds after the call, from every member's input
+  // (input_value): what a check compares with.
+  double (*expected)(std::size_t index, const Counts& counts, const Setting& s) = nullptr;
+  // Starts the call (a non-blocking MPI collective), so that a member that stops cannot hold the
+  // others past the point's timeout.
+  void (*start_mpi)(const MpiCall& call, MPI_Request* request) = nullptr;
+};
+
+// Registers a collective's spec (from a static object in its file); finds one by kernel name (null:
+// not a collective).
+struct CollectiveRegistrar {
+  explicit CollectiveRegistrar(CollectiveSpec spec);
+};
+const CollectiveSpec* find_collective(const std::string& kernel);
+
+// The instance factory of a collective's implementations: the ranks of its gang measure it
+// (cluster/gang.h), so a worker asked for one says so.
+[[noreturn]] void measured_by_gangs(const std::string& kernel, const std::string& implementation);
+
+// The parameters every collective kernel takes (bytes, dtype, group_size, placement, in_place, and op
+// or root where the collective has them), its one mode, its work (the algorithm bandwidth's bytes)
+// and its constraints.
+void declare_collective(KernelDeclaration& kernel, const CollectiveSpec& spec);
+
+// The input element `index` of member `member`: small integers, exact in every data type, so that a
+// reduction's result is exact whatever order it adds in (gangs of up to 42 ranks in int8, 85 in
+// bf16: beyond, the check allows for rounding). prod multiplies ones and one two per element.
+double input_value(std::size_t index, int member, const Setting& s);
+// The reduction of every member's input at `index`, as op gives it (avg: the sum over the members).
+double reduced_input(std::size_t index, const Setting& s);
+
+// The bus bandwidth's factors of nccl-tests.
+inline double all_to_all_factor(int members) { return static_cast<double>(members - 1) / members; }
+
+// The MPI datatype of a data type (fp16 and bf16 as 16-bit words), and the MPI op for `op` on it
+// (user ops for fp16 and bf16, sum for avg, which the caller divides after).
+MPI_Datatype mpi_type(DataType type);
+MPI_Op mpi_op(ReduceOp op, DataType type);
+
+// Buffers of typed elements read and written as doubles.
+void write_element(void* buffer, std::size_t index, DataType type, double value);
+double read_element(const void* buffer, std::size_t index, DataType type);
+// avg through MPI: the sum divided by the members, in the data type.
+void divide_elements(void* buffer, std::size_t count, DataType type, int members);
+// The elements of a member's receive buffer (`received`, counts.recv of them) that differ from what
+// spec.expected says, and the first of them in words (nccl-tests' #wrong).
+std::int64_t count_wrong_elements(const CollectiveSpec& spec, const Counts& counts, const Setting& s, const void* received,
+                                  std::string& first);
+// How far a received element may be from its expected value: 0 but for avg, and for sums too large
+// to be exact in the type.
+double tolerance(double expected, const Setting& s);
+
+}  // namespace ks::collective

@@ -1,0 +1,45 @@
+// reduce_scatter: member k ends with block k of the reduction of every member's buffer.
+// nccl-tests: a member sends n blocks of (bytes / size / n) elements rounded down to 16 bytes and
+// receives one; algorithm bandwidth (sent bytes) / time; bus factor (n-1)/n.
+#include "kernels/nccl/collective.h"
+
+namespace ks::collective {
+namespace {
+
+const CollectiveSpec& reduce_scatter() {
+  static const CollectiveSpec spec{
+      .name = "reduce_scatter",
+      .reduces = true,
+      .counts =
+          [](std::size_t elements, std::size_t size, int members) {
+            const std::size_t share = aligned_share(elements, size, members);
+            return Counts{share * static_cast<std::size_t>(members), share, share, 0, share};
+          },
+      .algorithm_bytes = [](const Counts& c, std::size_t size, int members) {
+        return static_cast<double>(c.param * size) * members;
+      },
+      .bus_factor = all_to_all_factor,
+      .expected = [](std::size_t index, const Counts& c, const Setting& s) {
+        return reduced_input(static_cast<std::size_t>(s.me) * c.param + index, s);
+      },
+      .start_mpi =
+          [](const MpiCall& call, MPI_Request* request) {
+            MPI_Ireduce_scatter_block(call.send ? call.send : MPI_IN_PLACE, call.recv, static_cast<int>(call.counts.param),
+                                      call.type, call.op, call.comm, request);
+          },
+  };
+  return spec;
+}
+const CollectiveRegistrar registrar(reduce_scatter());
+
+}  // namespace
+}  // namespace ks::collective
+
+KS_KERNEL(reduce_scatter, "Reduce-scatter",
+          "Member k of a gang ends with block k of the reduction of all the members' buffers.") {
+  ks::collective::declare_collective(kernel, ks::collective::reduce_scatter());
+}
+
+KS_IMPLEMENTATION(reduce_scatter, mpi, cpu, "MPI_Ireduce_scatter_block on the gang's communicator") {
+  ks::collective::measured_by_gangs("reduce_scatter", "mpi");
+}

@@ -1,0 +1,248 @@
+#include "cluster/gang.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "kernels/nccl/collective.h"
+#include "measure/do_bench.h"
+#include "measure/protocol.h"
+
+namespace ks {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace collective;
+
+constexpr int kCreateTag = 4242;  // a rank is in one gang at a time: one tag serves every creation
+
+struct GangTimeout : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Waits for MPI requests until the point's deadline; between tests, outside the timed calls, the
+// rank's own duties.
+class Waiter {
+ public:
+  Waiter(double timeout_s, const std::function<void()>& duties)
+      : deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))),
+        timeout_s_(timeout_s), duties_(duties) {}
+
+  void wait(MPI_Request& request, const char* what, bool timed = false) {
+    auto last_duty = Clock::now();
+    for (int done = 0;;) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done) return;
+      const auto now = Clock::now();
+      if (now > deadline_)
+        throw GangTimeout(fmt::format("the gang did not complete {} within the point's timeout of {:g} s (a member "
+                                      "stopped or is far behind)",
+                                      what, timeout_s_));
+      if (!timed && duties_ && now - last_duty > std::chrono::milliseconds(1)) {
+        duties_();
+        last_duty = now;
+      }
+    }
+  }
+
+ private:
+  Clock::time_point deadline_;
+  double timeout_s_;
+  const std::function<void()>& duties_;
+};
+
+// One member's buffers and calls of a point's collective.
+class GangCollective {
+ public:
+  GangCollective(const CollectiveSpec& spec, const Point& point, int members, int me, MPI_Comm comm)
+      : spec_(spec), comm_(comm) {
+    const Parameters params(point.params);
+    setting_.members = members;
+    setting_.me = me;
+    setting_.type = data_type_from(params.get<std::string>("dtype"));
+    setting_.in_place = params.get<bool>("in_place");
+    setting_.reduction = spec.reduces;
+    if (spec.reduces) setting_.op = reduce_op_from(params.get<std::string>("op"));
+    if (spec.rooted) setting_.root = params.get<int>("root");
+    size_ = size_of(setting_.type);
+    counts_ = spec.counts(params.get<std::uint64_t>("bytes") / size_, size_, members);
+    if (counts_.param > static_cast<std::size_t>(INT_MAX))
+      throw std::invalid_argument(fmt::format("bytes: {} elements a call is more than MPI's counts hold ({})", counts_.param,
+                                              INT_MAX));
+    const bool one_buffer = setting_.in_place || spec.mpi_one_buffer;
+    recv_.resize(std::max(counts_.recv, one_buffer ? counts_.send : 0) * size_);
+    if (!one_buffer) send_.resize(counts_.send * size_);
+    type_ = mpi_type(setting_.type);
+    op_ = mpi_op(setting_.op, setting_.type);
+  }
+
+  // Every member's input written afresh, its receive buffer cleared to a value no result holds.
+  void write_inputs() {
+    for (std::size_t i = 0; i < recv_.size() / size_; ++i) write_element(recv_.data(), i, setting_.type, -1);
+    if (spec_.mpi_one_buffer && setting_.me != setting_.root) return;
+    unsigned char* input = send_.empty() ? recv_.data() + counts_.send_in_place_offset * size_ * setting_.me : send_.data();
+    if (spec_.mpi_one_buffer) input = recv_.data();
+    for (std::size_t i = 0; i < counts_.send; ++i) write_element(input, i, setting_.type, input_value(i, setting_.me, setting_));
+  }
+
+  void call(Waiter& waiter, bool timed) {
+    MpiCall call{send_.empty() ? nullptr : send_.data(), recv_.data(), counts_, type_, op_, setting_.root, comm_};
+    MPI_Request request;
+    spec_.start_mpi(call, &request);
+    waiter.wait(request, spec_.name.c_str(), timed);
+    if (setting_.reduction && setting_.op == ReduceOp::avg) divide_elements(recv_.data(), counts_.recv, setting_.type, setting_.members);
+  }
+
+  // The received elements that differ from the expected ones, and the first of them in words.
+  std::int64_t wrong_elements(std::string& first) const {
+    return count_wrong_elements(spec_, counts_, setting_, recv_.data(), first);
+  }
+
+  double algorithm_bytes() const { return spec_.algorithm_bytes(counts_, size_, setting_.members); }
+  double bus_factor() const { return spec_.bus_factor(setting_.members); }
+  std::size_t received() const { return counts_.recv; }
+
+ private:
+  const CollectiveSpec& spec_;
+  MPI_Comm comm_;
+  Setting setting_;
+  std::size_t size_ = 1;
+  Counts counts_;
+  std::vector<unsigned char> send_, recv_;
+  MPI_Datatype type_;
+  MPI_Op op_;
+};
+
+void barrier(MPI_Comm comm, Waiter& waiter) {
+  MPI_Request request;
+  MPI_Ibarrier(comm, &request);
+  waiter.wait(request, "a barrier");
+}
+
+// Steps 1 to 4 of gang.h: the samples, each the slowest member's, on the gang's first member.
+Timing time_collective(GangCollective& collective, const Protocol& protocol, MPI_Comm comm, int me, Waiter& waiter) {
+  collective.write_inputs();
+  barrier(comm, waiter);
+  const auto estimate_start = Clock::now();
+  for (int i = 0; i < 5; ++i) collective.call(waiter, true);
+  double estimate_ms = std::chrono::duration<double, std::milli>(Clock::now() - estimate_start).count() / 5;
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, &estimate_ms, 1, MPI_DOUBLE, MPI_MAX, comm, &request);
+  waiter.wait(request, "the estimate");
+  Timing timing = repetition_counts(estimate_ms, protocol);
+  for (std::int64_t i = 0; i < timing.n_warmup; ++i) collective.call(waiter, true);
+  timing.samples_ns.resize(static_cast<std::size_t>(timing.n_repeat));
+  for (double& sample : timing.samples_ns) {
+    barrier(comm, waiter);
+    const auto start = Clock::now();
+    collective.call(waiter, true);
+    sample = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  }
+  const int count = static_cast<int>(timing.samples_ns.size());
+  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : timing.samples_ns.data(), timing.samples_ns.data(), count, MPI_DOUBLE, MPI_MAX, 0,
+              comm, &request);
+  waiter.wait(request, "the samples");
+  return timing;
+}
+
+// Step 5: the wrong elements over the gang, on its first member; `detail` says what was found.
+std::int64_t check_collective(GangCollective& collective, MPI_Comm comm, int me, Waiter& waiter, std::string& detail) {
+  collective.write_inputs();
+  barrier(comm, waiter);
+  collective.call(waiter, false);
+  std::string first;
+  std::int64_t wrong = collective.wrong_elements(first);
+  const std::int64_t mine = wrong;
+  MPI_Request request;
+  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : &wrong, &wrong, 1, MPI_INT64_T, MPI_SUM, 0, comm, &request);
+  waiter.wait(request, "the check");
+  if (wrong == 0)
+    detail = fmt::format("every member received the {} elements expected", collective.received());
+  else
+    detail = fmt::format("{} wrong elements over the gang{}", wrong,
+                         mine > 0 ? fmt::format(" (on its first member, {})", first) : std::string());
+  return wrong;
+}
+
+}  // namespace
+
+GangCommunicators::~GangCommunicators() {
+  for (auto& [members, comm] : made_)
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  if (parent_ != MPI_COMM_NULL) MPI_Comm_free(&parent_);
+}
+
+void GangCommunicators::open() { MPI_Comm_dup(MPI_COMM_WORLD, &parent_); }
+
+MPI_Comm GangCommunicators::of(const std::vector<int>& members) {
+  const auto found = made_.find(members);
+  if (found != made_.end()) return found->second;
+  MPI_Group world, gang;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, static_cast<int>(members.size()), members.data(), &gang);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_create_group(parent_, gang, kCreateTag, &comm);
+  MPI_Group_free(&gang);
+  MPI_Group_free(&world);
+  made_[members] = comm;
+  return comm;
+}
+
+void GangCommunicators::abandon(const std::vector<int>& members) { made_.erase(members); }
+
+std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members, bool check,
+                                             const ProtocolSpec& protocol_spec, GangCommunicators& communicators,
+                                             const std::function<void()>& while_waiting) {
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  const int me = static_cast<int>(std::find(members.begin(), members.end(), world_rank) - members.begin());
+  MeasureResult result;
+  RunRecord& record = result.record;
+  record.started_at = iso_utc_now();
+  try {
+    const CollectiveSpec* spec = find_collective(point.kernel);
+    if (!spec) throw std::invalid_argument(point.kernel + " is not a collective");
+    Protocol protocol = resolve_protocol(protocol_spec, Backend::cpu);
+    protocol.flush_bytes = 0;  // nccl-tests times without a flush
+    result.protocol = protocol_to_json(protocol);
+    if (protocol.name != "do_bench")
+      throw std::invalid_argument(fmt::format("protocol {}: collectives are timed with do_bench's loop only", protocol.name));
+    const MPI_Comm comm = communicators.of(members);
+    Waiter waiter(point.timeout_s, while_waiting);
+    GangCollective collective(*spec, point, static_cast<int>(members.size()), me, comm);
+    try {
+      Timing timing = time_collective(collective, protocol, comm, me, waiter);
+      record.status = "passed";
+      if (check) {
+        record.wrong_elements = check_collective(collective, comm, me, waiter, record.message);
+        if (record.wrong_elements > 0) record.status = "failed";
+      }
+      record.n_warmup = timing.n_warmup;
+      record.n_repeat = timing.n_repeat;
+      record.stats = summarize(timing.samples_ns);
+      record.samples_ns = std::move(timing.samples_ns);
+      record.flops = 0;
+      record.bytes = collective.algorithm_bytes();
+      record.bus_gbps = record.bytes / record.stats.median_ns * collective.bus_factor();
+    } catch (const GangTimeout& e) {
+      communicators.abandon(members);
+      const std::string started_at = record.started_at;
+      record = RunRecord{};
+      record.started_at = started_at;
+      record.status = "timeout";
+      record.message = e.what();
+    }
+  } catch (const std::exception& e) {
+    record.status = "error";
+    record.message = e.what();
+  }
+  record.ended_at = iso_utc_now();
+  if (me != 0) return std::nullopt;
+  return result;
+}
+
+}  // namespace ks

@@ -1,0 +1,58 @@
+#pragma once
+// A collective point measured by a gang of ranks at once (kernels/nccl/collective.h). The work queue
+// hands the point to every member together; each member takes the gang's communicator (made from
+// MPI_COMM_WORLD on first use, kept for the next point of the same members) and times the collective
+// in the rank itself, as nccl-tests does:
+//   1. a barrier, then 5 calls timed together: one call's estimate, the gang's largest taken by all,
+//      so that every member makes the same number of calls;
+//   2. warm-up and repetition counts from it, as do_bench makes them;
+//   3. n_warmup calls; then per repetition a barrier, the start mark, the call, the end mark;
+//   4. each repetition's time is the largest over the members (nccl-tests' time is its slowest
+//      rank's), gathered on the gang's first member, which records the point;
+//   5. the check: every member's inputs written afresh, one call, every received element compared
+//      with the expected value; the wrong elements summed over the gang (nccl-tests' -c).
+// No cache flush: nccl-tests times without one. Every MPI call is non-blocking and waited for with
+// the point's timeout, so a member that stops cannot hold the others: they record `timeout` and
+// never use that communicator again.
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include <mpi.h>
+
+#include "cluster/worker_messages.h"
+#include "config/sweep_spec.h"
+#include "plan/point.h"
+
+namespace ks {
+
+class GangCommunicators {
+ public:
+  GangCommunicators() = default;
+  GangCommunicators(const GangCommunicators&) = delete;
+  GangCommunicators& operator=(const GangCommunicators&) = delete;
+  ~GangCommunicators();
+
+  // A copy of MPI_COMM_WORLD that the gangs' communicators are made from, so that making them never
+  // meets the run's own messages: every rank calls it, together, before the sweep.
+  void open();
+  // The communicator of `members` (world ranks, ascending): every member asks for it at the same time.
+  MPI_Comm of(const std::vector<int>& members);
+  // Never used again: an operation on it did not complete (it is not freed either, since MPI may
+  // still be busy with it).
+  void abandon(const std::vector<int>& members);
+
+ private:
+  MPI_Comm parent_ = MPI_COMM_NULL;
+  std::map<std::vector<int>, MPI_Comm> made_;
+};
+
+// Measures `point` on this rank as a member of `members`. Returns the result on the gang's first
+// member (its record, the protocol it was timed with), nothing on the others. `while_waiting` is
+// called about every millisecond while MPI works (the rank's heartbeats, rank 0's queue).
+std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members, bool check,
+                                             const ProtocolSpec& protocol, GangCommunicators& communicators,
+                                             const std::function<void()>& while_waiting);
+
+}  // namespace ks

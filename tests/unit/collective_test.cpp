@@ -1,0 +1,118 @@
+// The collectives' definitions against nccl-tests' (src/*.cu GetCollByteCount and GetBw, on fixed
+// inputs), the values their checks expect, and a corrupted element found.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/nccl/collective.h"
+
+namespace ks::collective {
+namespace {
+
+const CollectiveSpec& spec(const std::string& name) {
+  const CollectiveSpec* found = find_collective(name);
+  if (!found) throw std::runtime_error("no collective " + name);
+  return *found;
+}
+
+// nccl-tests' figures for one size: what its -b 1M float run with 8 ranks prints and computes.
+TEST(Collectives, CountsAndBandwidthsAreNcclTests) {
+  const std::size_t elements = (1 << 20) / 4;  // 1 MiB of float
+  const double seconds = 1e-3;
+  const auto bandwidths = [&](const std::string& name, int members) {
+    const Counts counts = spec(name).counts(elements, 4, members);
+    const double algorithm = spec(name).algorithm_bytes(counts, 4, members) / 1e9 / seconds;
+    return std::pair{algorithm, algorithm * spec(name).bus_factor(members)};
+  };
+  // all_reduce: count elements each way; algbw = count*size/t, busbw x 2(n-1)/n.
+  EXPECT_EQ(spec("all_reduce").counts(elements, 4, 8).param, elements);
+  EXPECT_DOUBLE_EQ(bandwidths("all_reduce", 8).first, 1.048576);
+  EXPECT_DOUBLE_EQ(bandwidths("all_reduce", 8).second, 1.048576 * 14 / 8);
+  // all_gather: (count/n) rounded down to 16 bytes sent, n times that received; busbw x (n-1)/n.
+  const Counts gather = spec("all_gather").counts(elements, 4, 3);
+  EXPECT_EQ(gather.param, (elements / 3) & ~std::size_t{3});
+  EXPECT_EQ(gather.recv, gather.param * 3);
+  EXPECT_EQ(gather.send_in_place_offset, gather.param);
+  EXPECT_DOUBLE_EQ(bandwidths("all_gather", 3).first, static_cast<double>(gather.param * 4 * 3) / 1e9 / seconds);
+  EXPECT_DOUBLE_EQ(bandwidths("all_gather", 3).second, bandwidths("all_gather", 3).first * 2 / 3);
+  // reduce_scatter: n blocks sent, one received in place at its block.
+  const Counts scatter = spec("reduce_scatter").counts(elements, 2, 8);
+  EXPECT_EQ(scatter.param, elements / 8);
+  EXPECT_EQ(scatter.send, scatter.param * 8);
+  EXPECT_EQ(scatter.recv_in_place_offset, scatter.param);
+  EXPECT_DOUBLE_EQ(bandwidths("reduce_scatter", 8).second, bandwidths("reduce_scatter", 8).first * 7 / 8);
+  // alltoall: blocks of (count/n) rounded down, n of them each way; busbw x (n-1)/n.
+  const Counts all = spec("alltoall").counts(1000, 8, 3);
+  EXPECT_EQ(all.param, 332u);  // 333 rounded down to a multiple of 16 bytes of 8-byte elements
+  EXPECT_EQ(all.send, 996u);
+  EXPECT_DOUBLE_EQ(bandwidths("alltoall", 4).second, bandwidths("alltoall", 4).first * 3 / 4);
+  // broadcast: busbw = algbw.
+  EXPECT_DOUBLE_EQ(bandwidths("broadcast", 8).first, 1.048576);
+  EXPECT_DOUBLE_EQ(bandwidths("broadcast", 8).second, 1.048576);
+}
+
+TEST(Collectives, ExpectedValuesFollowTheInputsOfEveryMember) {
+  Setting s;
+  s.members = 4;
+  s.me = 2;
+  s.reduction = true;
+  s.op = ReduceOp::sum;
+  const Counts counts = spec("all_reduce").counts(16, 4, 4);
+  double sum = 0;
+  for (int member = 0; member < 4; ++member) sum += input_value(5, member, s);
+  EXPECT_EQ(spec("all_reduce").expected(5, counts, s), sum);
+  s.op = ReduceOp::prod;
+  EXPECT_EQ(spec("all_reduce").expected(5, counts, s), 2);  // ones, and one two
+  s.op = ReduceOp::max;
+  EXPECT_EQ(spec("all_reduce").expected(5, counts, s), 3);
+  // all_gather: element j of member q's slot is q's element j.
+  Setting moved;
+  moved.members = 3;
+  moved.me = 0;
+  const Counts gather = spec("all_gather").counts(48, 4, 3);
+  EXPECT_EQ(spec("all_gather").expected(gather.param + 1, gather, moved), input_value(1, 1, moved));
+  // alltoall: member 2's block 1 is member 1's block 2.
+  moved.me = 2;
+  const Counts all = spec("alltoall").counts(48, 4, 3);
+  EXPECT_EQ(spec("alltoall").expected(all.param + 3, all, moved), input_value(2 * all.param + 3, 1, moved));
+  // broadcast: the root's input.
+  moved.root = 1;
+  EXPECT_EQ(spec("broadcast").expected(7, all, moved), input_value(7, 1, moved));
+}
+
+TEST(Collectives, ACorruptedElementIsCounted) {
+  for (const DataType type : {DataType::fp32, DataType::bf16, DataType::fp16, DataType::int8, DataType::fp64}) {
+    Setting s;
+    s.members = 4;
+    s.me = 1;
+    s.reduction = true;
+    s.type = type;
+    const CollectiveSpec& all_reduce = spec("all_reduce");
+    const Counts counts = all_reduce.counts(64, size_of(type), 4);
+    std::vector<unsigned char> received(counts.recv * size_of(type));
+    for (std::size_t i = 0; i < counts.recv; ++i) write_element(received.data(), i, type, all_reduce.expected(i, counts, s));
+    std::string first;
+    EXPECT_EQ(count_wrong_elements(all_reduce, counts, s, received.data(), first), 0);
+    write_element(received.data(), 17, type, all_reduce.expected(17, counts, s) + 1);
+    write_element(received.data(), 40, type, all_reduce.expected(40, counts, s) + 2);
+    EXPECT_EQ(count_wrong_elements(all_reduce, counts, s, received.data(), first), 2);
+    EXPECT_NE(first.find("element 17"), std::string::npos) << first;
+  }
+}
+
+TEST(Collectives, AverageAllowsForRoundingAndNothingMore) {
+  Setting s;
+  s.members = 3;
+  s.reduction = true;
+  s.op = ReduceOp::avg;
+  s.type = DataType::fp32;
+  const double expected = reduced_input(2, s);
+  EXPECT_GT(tolerance(expected, s), 0);
+  EXPECT_LT(tolerance(expected, s), 1e-4);
+  s.op = ReduceOp::sum;
+  EXPECT_EQ(tolerance(reduced_input(2, s), s), 0);  // small sums are exact
+}
+
+}  // namespace
+}  // namespace ks::collective

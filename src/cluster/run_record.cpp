@@ -45,7 +45,6 @@ nlohmann::json to_json(const RunRecord& record) {
   out.update(fields_to_json(record, repetition_record_fields()));
   if (gpu_state_was_read(record)) out.update(fields_to_json(record, gpu_fields()));
   if (noise_was_recorded(record) || sample_clocks_were_read(record)) out.update(fields_to_json(record, noise_record_fields()));
-  if (is_collective_record(record)) out.update(fields_to_json(record, collective_record_fields()));
   // A sample too short for its clock to be read holds NaN, which JSON writes as null.
   if (!record.sample_sm_clock_mhz.empty()) out["sample_sm_clock_mhz"] = record.sample_sm_clock_mhz;
   if (!record.quantiles.empty()) {
@@ -62,7 +61,6 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
   if (json.contains("repetition")) fields_from_json(json, record, repetition_record_fields());
   if (json.contains(gpu_fields().front().name)) fields_from_json(json, record, gpu_fields());
   if (json.contains(noise_record_fields().front().name)) fields_from_json(json, record, noise_record_fields());
-  if (json.contains(collective_record_fields().front().name)) fields_from_json(json, record, collective_record_fields());
   if (const auto it = json.find("sample_sm_clock_mhz"); it != json.end())
     for (const auto& mhz : *it)
       record.sample_sm_clock_mhz.push_back(mhz.is_null() ? std::numeric_limits<double>::quiet_NaN() : mhz.get<double>());

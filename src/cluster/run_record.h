@@ -170,7 +170,8 @@ std::string slowed_by(const RunRecord& record);
 // Every field, the samples as "samples_ns" and the quantiles as "quantiles" ([[q, ns], ...]; absent
 // reads as none, as a worker sends it: the measuring rank adds them); the GPU-state fields where
 // they were read (absent: not read): how records travel from a worker to its rank (a figure not
-// measured as null). run_record_from_json throws std::runtime_error naming a missing field.
+// measured as null). A collective's fields never travel so: the ranks of its gang measure it, not a
+// worker. run_record_from_json throws std::runtime_error naming a missing field.
 nlohmann::json to_json(const RunRecord& record);
 RunRecord run_record_from_json(const nlohmann::json& json);
 

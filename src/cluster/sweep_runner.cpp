@@ -297,10 +297,19 @@ std::vector<Assigned> Sweep::points_of(const Handout& handout) const {
 }
 
 // Sends each handout to its rank (rank 0's own to its list). A gang's point is in the hand of its
-// first member, which records it.
+// first member, which records it; its members' handouts come one after another, and its points are
+// made once for all of them.
 void Sweep::hand_out(const std::vector<Handout>& handouts) {
+  const Handout* gang_made = nullptr;
+  std::vector<Assigned> gang_points;
   for (const Handout& handout : handouts) {
-    auto points = winding_down_ ? std::vector<Assigned>() : points_of(handout);
+    const bool same_gang = gang_made && !handout.gang.empty() && handout.gang == gang_made->gang &&
+                           handout.groups == gang_made->groups;
+    std::vector<Assigned> points = winding_down_ ? std::vector<Assigned>() : same_gang ? gang_points : points_of(handout);
+    if (!handout.gang.empty() && !same_gang) {
+      gang_made = &handout;
+      gang_points = points;
+    }
     const bool records = handout.gang.empty() || handout.gang.front() == handout.rank;
     if (handout.rank == 0) {
       root_waiting_ = false;

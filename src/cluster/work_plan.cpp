@@ -22,9 +22,10 @@ void WorkPlan::add(const Point& point, std::size_t group) {
     groups_.push_back({point.source, point.index});
     // Groups come in long runs of one implementation: it is looked up when it changes.
     if (point.kernel != last_.kernel || point.implementation != last_.implementation)
-      last_ = {point.kernel, point.implementation, ks::needs_gpu(*registry_, point), runs_in_python(*registry_, point)};
+      last_ = {point.kernel, point.implementation, ks::needs_gpu(*registry_, point), runs_in_python(*registry_, point),
+               collective::find_collective(point.kernel) != nullptr};
     needs_gpu_.push_back(last_.needs_gpu);
-    if (collective::find_collective(point.kernel)) {
+    if (last_.collective) {
       const Parameters params(point.params);
       gangs_.push_back({groups_.size() - 1, GroupNeeds{last_.needs_gpu, true, params.get<int>("group_size"),
                                                        params.get<std::string>("placement") == "same-node"}});

@@ -52,9 +52,8 @@ class WorkPlan {
 
   // The groups (of every repetition) that hold a measurement to make, in order: round after round.
   std::vector<std::size_t> groups_to_measure() const;
-  // Whether the group's implementation runs on a GPU (a cuda implementation).
-  bool needs_gpu(std::size_t group) const { return needs_gpu_[group % groups_.size()]; }
-  // What the group needs of the ranks: a GPU, and for a collective a gang (its group_size, placement).
+  // What the group needs of the ranks: a GPU (a cuda implementation), and for a collective a gang (its
+  // group_size, placement).
   GroupNeeds needs(std::size_t group) const;
   // The group's points not measured before in its repetition, made again, in plan order, their
   // index (the measurement's) and repetition set.
@@ -80,7 +79,7 @@ class WorkPlan {
   bool any_in_python_ = false;
   struct {
     std::string kernel, implementation;
-    bool needs_gpu = false, in_python = false;
+    bool needs_gpu = false, in_python = false, collective = false;
   } last_;  // the implementation of the last group added
 };
 

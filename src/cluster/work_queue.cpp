@@ -19,7 +19,8 @@ constexpr std::size_t kGuidedShare = 8;
 WorkQueue::WorkQueue(std::vector<std::size_t> groups, Needs needs, std::vector<bool> rank_has_gpu,
                      std::vector<std::string> rank_host, Schedule schedule)
     : needs_(std::move(needs)), rank_has_gpu_(std::move(rank_has_gpu)), rank_host_(std::move(rank_host)),
-      gone_(rank_has_gpu_.size(), false), schedule_(schedule) {
+      gone_(rank_has_gpu_.size(), false), schedule_(schedule),
+      any_gpu_(std::find(rank_has_gpu_.begin(), rank_has_gpu_.end(), true) != rank_has_gpu_.end()) {
   rank_host_.resize(rank_has_gpu_.size());
   std::vector<std::size_t> runnable;
   for (std::size_t g : groups) {
@@ -58,6 +59,7 @@ bool WorkQueue::can_run(int rank, std::size_t group) const {
 
 std::string WorkQueue::why_never(std::size_t group) const {
   const GroupNeeds need = needs_(group);
+  if (!need.collective) return !need.gpu || any_gpu_ ? "" : "no rank of this run has a GPU";
   std::map<std::string, int> per_host;
   int capable = 0;
   for (std::size_t r = 0; r < rank_has_gpu_.size(); ++r)
@@ -66,7 +68,6 @@ std::string WorkQueue::why_never(std::size_t group) const {
       ++per_host[rank_host_[r]];
     }
   const char* with_gpu = need.gpu ? " with a GPU" : "";
-  if (!need.collective) return capable > 0 ? "" : "no rank of this run has a GPU";
   if (capable < need.gang_size)
     return fmt::format("group_size {} needs {} ranks{}; this run has {}", need.gang_size, need.gang_size, with_gpu, capable);
   int most = 0;

@@ -62,7 +62,9 @@ class WorkQueue {
 
  private:
   bool can_run(int rank, std::size_t group) const;
-  std::string why_never(std::size_t group) const;  // empty: the live ranks can form its gang
+  // Why no rank can ever run the group (empty: some can): a single group at the start, a gang's at
+  // the start and whenever a rank is gone.
+  std::string why_never(std::size_t group) const;
   std::vector<Handout> dispatch();
   bool form_gang(std::vector<Handout>& out);
   std::vector<std::size_t> single_chunk(int rank);
@@ -75,6 +77,7 @@ class WorkQueue {
   std::vector<std::string> rank_host_;
   std::vector<bool> gone_;
   Schedule schedule_;
+  bool any_gpu_;
   std::deque<std::size_t> shared_;                 // dynamic: every group; static: the gangs
   std::vector<std::deque<std::size_t>> per_rank_;  // static
   std::size_t gangs_queued_ = 0;                   // gang groups in shared_

@@ -101,7 +101,7 @@ TEST(WorkPlan, RepetitionsComeRoundAfterRoundAndAreMarkedEachOnItsOwn) {
   EXPECT_EQ(shape[0].id, plan.points[3].id);
   EXPECT_EQ(shape[0].repetition, 2);
   EXPECT_EQ(shape[0].index, 16u + 3);
-  EXPECT_TRUE(work.needs_gpu(5 + 4));  // gemm on cuBLASLt in round 1
+  EXPECT_TRUE(work.needs(5 + 4).gpu);  // gemm on cuBLASLt in round 1
 }
 
 TEST(WorkPlan, MakesTheGroupsAgainWithoutThePointsMeasuredBefore) {
@@ -122,8 +122,8 @@ TEST(WorkPlan, MakesTheGroupsAgainWithoutThePointsMeasuredBefore) {
   ASSERT_EQ(group2.size(), 2u);
   EXPECT_EQ(group2[1].id, f.plan.points[5].id);
   EXPECT_EQ(group2[1].params, f.plan.points[5].params);
-  EXPECT_FALSE(f.work.needs_gpu(3));
-  EXPECT_TRUE(f.work.needs_gpu(4));  // gemm on cuBLASLt
+  EXPECT_FALSE(f.work.needs(3).gpu);
+  EXPECT_TRUE(f.work.needs(4).gpu);  // gemm on cuBLASLt
   EXPECT_TRUE(f.work.skipped_before(f.work.points_to_measure(3).front()));
   EXPECT_FALSE(f.work.skipped_before(f.work.points_to_measure(4).front()));
   EXPECT_FALSE(f.work.any_in_python());

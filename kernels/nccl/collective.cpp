@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "kernels/common/bf16.h"
+#include "kernels/common/fp16.h"
 
 namespace ks::collective {
 namespace {
@@ -56,20 +57,11 @@ double relative_epsilon(DataType type) {
 float load16(const void* from, DataType type) {
   std::uint16_t bits;
   std::memcpy(&bits, from, sizeof bits);
-  if (type == DataType::bf16) return bf16_bits_to_float(bits);
-  _Float16 half;
-  std::memcpy(&half, &bits, sizeof half);
-  return static_cast<float>(half);
+  return type == DataType::bf16 ? bf16_bits_to_float(bits) : fp16_bits_to_float(bits);
 }
 
 void store16(void* to, DataType type, float value) {
-  std::uint16_t bits;
-  if (type == DataType::bf16) {
-    bits = float_to_bf16_bits(value);
-  } else {
-    const _Float16 half = static_cast<_Float16>(value);
-    std::memcpy(&bits, &half, sizeof bits);
-  }
+  const std::uint16_t bits = type == DataType::bf16 ? float_to_bf16_bits(value) : float_to_fp16_bits(value);
   std::memcpy(to, &bits, sizeof bits);
 }
 

@@ -2,9 +2,11 @@
 // inputs), the values their checks expect, and a corrupted element found.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "kernels/common/fp16.h"
 #include "kernels/nccl/collective.h"
 
 namespace ks::collective {
@@ -99,6 +101,25 @@ TEST(Collectives, ACorruptedElementIsCounted) {
     EXPECT_EQ(count_wrong_elements(all_reduce, counts, s, received.data(), first), 2);
     EXPECT_NE(first.find("element 17"), std::string::npos) << first;
   }
+}
+
+TEST(Fp16, BitsAreIeeeBinary16RoundedToNearestEven) {
+  EXPECT_EQ(float_to_fp16_bits(1.0f), 0x3C00);
+  EXPECT_EQ(float_to_fp16_bits(-2.0f), 0xC000);
+  EXPECT_EQ(float_to_fp16_bits(65504.0f), 0x7BFF);
+  EXPECT_EQ(float_to_fp16_bits(65519.0f), 0x7BFF);  // rounds down to the largest
+  EXPECT_EQ(float_to_fp16_bits(65520.0f), 0x7C00);  // rounds up to infinity
+  EXPECT_EQ(float_to_fp16_bits(1.0f / 3), 0x3555);
+  EXPECT_EQ(float_to_fp16_bits(std::ldexp(1.0f, -24)), 0x0001);  // the smallest subnormal
+  EXPECT_EQ(float_to_fp16_bits(std::ldexp(1.0f, -25)), 0x0000);  // a tie to even: zero
+  EXPECT_EQ(float_to_fp16_bits(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // a tie to even: 1
+  EXPECT_EQ(float_to_fp16_bits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);  // a tie to even: up
+  EXPECT_EQ(float_to_fp16_bits(INFINITY), 0x7C00);
+  EXPECT_TRUE(std::isnan(fp16_bits_to_float(float_to_fp16_bits(NAN))));
+  for (std::uint32_t bits = 0; bits < 0x7C00; ++bits)  // every finite half comes back as itself
+    EXPECT_EQ(float_to_fp16_bits(fp16_bits_to_float(static_cast<std::uint16_t>(bits))), bits) << bits;
+  EXPECT_EQ(fp16_bits_to_float(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(fp16_bits_to_float(0xC000), -2.0f);
 }
 
 TEST(Collectives, AverageAllowsForRoundingAndNothingMore) {

@@ -2,6 +2,9 @@
 // nccl-tests: a member sends (bytes / size / n) elements rounded down to 16 bytes and receives n
 // times that; algorithm bandwidth (received bytes) / time; bus factor (n-1)/n.
 #include "kernels/nccl/collective.h"
+#ifdef KERNELSWEEP_HAVE_NCCL
+#include "kernels/nccl/nccl_call.h"
+#endif
 
 namespace ks::collective {
 namespace {
@@ -28,6 +31,9 @@ const CollectiveSpec& all_gather() {
             MPI_Iallgather(call.send ? call.send : MPI_IN_PLACE, count, call.type, call.recv, count, call.type, call.comm,
                            request);
           },
+#ifdef KERNELSWEEP_HAVE_NCCL
+      .start_nccl = [](const NcclCall& c) -> int { return ncclAllGather(c.send, c.recv, c.counts.param, c.type, c.comm, c.stream); },
+#endif
   };
   return spec;
 }
@@ -42,4 +48,12 @@ KS_KERNEL(all_gather, "All-gather", "Every member of a gang ends with all the me
 
 KS_IMPLEMENTATION(all_gather, mpi, cpu, "MPI_Iallgather on the gang's communicator") {
   ks::collective::measured_by_gangs("all_gather", "mpi");
+}
+
+KS_IMPLEMENTATION(all_gather, nccl, cuda, "ncclAllGather on the gang's NCCL communicator, one GPU per member") {
+  ks::collective::measured_by_gangs("all_gather", "nccl");
+}
+
+KS_IMPLEMENTATION(all_gather, nccl_graph, cuda, "ncclAllGather captured once in a CUDA graph, launched per call") {
+  ks::collective::measured_by_gangs("all_gather", "nccl_graph");
 }

@@ -1,6 +1,9 @@
 // all_reduce: every member ends with the reduction of every member's buffer.
 // nccl-tests: count = bytes / size elements each; algorithm bandwidth bytes / time; bus factor 2(n-1)/n.
 #include "kernels/nccl/collective.h"
+#ifdef KERNELSWEEP_HAVE_NCCL
+#include "kernels/nccl/nccl_call.h"
+#endif
 
 namespace ks::collective {
 namespace {
@@ -18,6 +21,9 @@ const CollectiveSpec& all_reduce() {
             MPI_Iallreduce(call.send ? call.send : MPI_IN_PLACE, call.recv, static_cast<int>(call.counts.param), call.type,
                            call.op, call.comm, request);
           },
+#ifdef KERNELSWEEP_HAVE_NCCL
+      .start_nccl = [](const NcclCall& c) -> int { return ncclAllReduce(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream); },
+#endif
   };
   return spec;
 }
@@ -32,4 +38,12 @@ KS_KERNEL(all_reduce, "All-reduce", "Every member of a gang ends with the reduct
 
 KS_IMPLEMENTATION(all_reduce, mpi, cpu, "MPI_Iallreduce on the gang's communicator") {
   ks::collective::measured_by_gangs("all_reduce", "mpi");
+}
+
+KS_IMPLEMENTATION(all_reduce, nccl, cuda, "ncclAllReduce on the gang's NCCL communicator, one GPU per member") {
+  ks::collective::measured_by_gangs("all_reduce", "nccl");
+}
+
+KS_IMPLEMENTATION(all_reduce, nccl_graph, cuda, "ncclAllReduce captured once in a CUDA graph, launched per call") {
+  ks::collective::measured_by_gangs("all_reduce", "nccl_graph");
 }

@@ -2,6 +2,9 @@
 // nccl-tests: blocks of (bytes / size / n) elements rounded down to 16 bytes, n of them sent and
 // received; algorithm bandwidth (n blocks' bytes) / time; bus factor (n-1)/n.
 #include "kernels/nccl/collective.h"
+#ifdef KERNELSWEEP_HAVE_NCCL
+#include "kernels/nccl/nccl_call.h"
+#endif
 
 namespace ks::collective {
 namespace {
@@ -30,6 +33,9 @@ const CollectiveSpec& alltoall() {
             MPI_Ialltoall(call.send ? call.send : MPI_IN_PLACE, count, call.type, call.recv, count, call.type, call.comm,
                           request);
           },
+#ifdef KERNELSWEEP_HAVE_NCCL
+      .start_nccl = [](const NcclCall& c) -> int { return ncclAlltoAll(c.send, c.recv, c.counts.param, c.type, c.comm, c.stream); },
+#endif
   };
   return spec;
 }
@@ -44,4 +50,12 @@ KS_KERNEL(alltoall, "All-to-all", "Member k of a gang sends its block j to membe
 
 KS_IMPLEMENTATION(alltoall, mpi, cpu, "MPI_Ialltoall on the gang's communicator") {
   ks::collective::measured_by_gangs("alltoall", "mpi");
+}
+
+KS_IMPLEMENTATION(alltoall, nccl, cuda, "ncclAlltoAll on the gang's NCCL communicator, one GPU per member") {
+  ks::collective::measured_by_gangs("alltoall", "nccl");
+}
+
+KS_IMPLEMENTATION(alltoall, nccl_graph, cuda, "ncclAlltoAll captured once in a CUDA graph, launched per call") {
+  ks::collective::measured_by_gangs("alltoall", "nccl_graph");
 }

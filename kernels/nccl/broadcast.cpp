@@ -1,6 +1,9 @@
 // broadcast: every member ends with the root's buffer.
 // nccl-tests: count = bytes / size elements; algorithm bandwidth bytes / time; bus factor 1.
 #include "kernels/nccl/collective.h"
+#ifdef KERNELSWEEP_HAVE_NCCL
+#include "kernels/nccl/nccl_call.h"
+#endif
 
 namespace ks::collective {
 namespace {
@@ -19,6 +22,9 @@ const CollectiveSpec& broadcast() {
           [](const MpiCall& call, MPI_Request* request) {
             MPI_Ibcast(call.recv, static_cast<int>(call.counts.param), call.type, call.root, call.comm, request);
           },
+#ifdef KERNELSWEEP_HAVE_NCCL
+      .start_nccl = [](const NcclCall& c) -> int { return ncclBroadcast(c.send, c.recv, c.counts.param, c.type, c.root, c.comm, c.stream); },
+#endif
   };
   return spec;
 }
@@ -33,4 +39,12 @@ KS_KERNEL(broadcast, "Broadcast", "Every member of a gang ends with the root mem
 
 KS_IMPLEMENTATION(broadcast, mpi, cpu, "MPI_Ibcast on the gang's communicator") {
   ks::collective::measured_by_gangs("broadcast", "mpi");
+}
+
+KS_IMPLEMENTATION(broadcast, nccl, cuda, "ncclBroadcast on the gang's NCCL communicator, one GPU per member") {
+  ks::collective::measured_by_gangs("broadcast", "nccl");
+}
+
+KS_IMPLEMENTATION(broadcast, nccl_graph, cuda, "ncclBroadcast captured once in a CUDA graph, launched per call") {
+  ks::collective::measured_by_gangs("broadcast", "nccl_graph");
 }

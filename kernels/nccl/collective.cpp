@@ -138,6 +138,12 @@ const CollectiveSpec* find_collective(const std::string& kernel) {
   return it == collectives().end() ? nullptr : &it->second;
 }
 
+Transport transport_of(const std::string& implementation) {
+  if (implementation == "nccl") return Transport::nccl;
+  if (implementation == "nccl_graph") return Transport::nccl_graph;
+  return Transport::mpi;
+}
+
 void measured_by_gangs(const std::string& kernel, const std::string& implementation) {
   throw std::runtime_error(kernel + " " + implementation + " is a collective: the ranks of its gang measure it, not a worker");
 }
@@ -184,6 +190,24 @@ double input_value(std::size_t index, int member, const Setting& s) {
   if (!s.reduction) return static_cast<double>((m * 31 + index * 7) % 61);
   if (s.op == ReduceOp::prod) return index % static_cast<std::size_t>(s.members) == m ? 2 : 1;
   return static_cast<double>((m + index) % 4);
+}
+
+std::size_t input_period(const Setting& s) {
+  if (!s.reduction) return 61;
+  if (s.op == ReduceOp::prod) return static_cast<std::size_t>(s.members);
+  return 4;
+}
+
+Setting setting_of(const CollectiveSpec& spec, const Parameters& params, int members, int me) {
+  Setting s;
+  s.members = members;
+  s.me = me;
+  s.type = data_type_from(params.get<std::string>("dtype"));
+  s.in_place = params.get<bool>("in_place");
+  s.reduction = spec.reduces;
+  if (spec.reduces) s.op = reduce_op_from(params.get<std::string>("op"));
+  if (spec.rooted) s.root = params.get<int>("root");
+  return s;
 }
 
 double reduced_input(std::size_t index, const Setting& s) {

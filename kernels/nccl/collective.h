@@ -5,8 +5,9 @@
 // One file per collective (all_reduce.cpp, all_gather.cpp, ...) fills a CollectiveSpec, registers it,
 // and declares the kernel with declare_collective(): adding a collective touches one file.
 //
-// A collective point is measured by every rank of its gang at once (cluster/gang.h), not by a
-// worker: the cpu implementation `mpi` runs through MPI on the gang's communicator.
+// A collective point is measured by every rank of its gang at once (cluster/gang.h). The cpu
+// implementation `mpi` runs through MPI on the gang's communicator, in the ranks; the cuda ones,
+// `nccl` and `nccl_graph`, through NCCL in each member's worker, on its GPU (cluster/nccl_member.h).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -49,6 +50,10 @@ struct Setting {
   bool reduction = false;  // the collective reduces (its spec's `reduces`)
 };
 
+// The setting of member `me` of `members` for a point's parameters (dtype, in_place, op, root).
+struct CollectiveSpec;
+Setting setting_of(const CollectiveSpec& spec, const Parameters& params, int members, int me);
+
 // One call through MPI: `send` is null in place (MPI_IN_PLACE), `recv` the buffer the result lands in.
 // MPI puts every result at the start of the receive buffer, in place too (where NCCL leaves
 // reduce_scatter's block at recv_in_place_offset).
@@ -61,6 +66,12 @@ struct MpiCall {
   int root = 0;
   MPI_Comm comm = MPI_COMM_NULL;
 };
+
+struct NcclCall;  // kernels/nccl/nccl_call.h, where NCCL is built in
+
+// How a collective's implementation moves the data: by its name.
+enum class Transport { mpi, nccl, nccl_graph };
+Transport transport_of(const std::string& implementation);
 
 struct CollectiveSpec {
   std::string name;
@@ -78,6 +89,9 @@ struct CollectiveSpec {
   // Starts the call (a non-blocking MPI collective), so that a member that stops cannot hold the
   // others past the point's timeout.
   void (*start_mpi)(const MpiCall& call, MPI_Request* request) = nullptr;
+  // Enqueues the call on the call's stream through NCCL; returns its ncclResult_t. Null where
+  // kernelsweep is built without NCCL.
+  int (*start_nccl)(const NcclCall& call) = nullptr;
 };
 
 // Registers a collective's spec (from a static object in its file); finds one by kernel name (null:
@@ -100,6 +114,9 @@ void declare_collective(KernelDeclaration& kernel, const CollectiveSpec& spec);
 // reduction's result is exact whatever order it adds in (gangs of up to 42 ranks in int8, 85 in
 // bf16: beyond, the check allows for rounding). prod multiplies ones and one two per element.
 double input_value(std::size_t index, int member, const Setting& s);
+// The inputs repeat every input_period elements (what lets a large input be written as copies of a
+// small one).
+std::size_t input_period(const Setting& s);
 // The reduction of every member's input at `index`, as op gives it (avg: the sum over the members).
 double reduced_input(std::size_t index, const Setting& s);
 

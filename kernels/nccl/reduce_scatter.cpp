@@ -2,6 +2,9 @@
 // nccl-tests: a member sends n blocks of (bytes / size / n) elements rounded down to 16 bytes and
 // receives one; algorithm bandwidth (sent bytes) / time; bus factor (n-1)/n.
 #include "kernels/nccl/collective.h"
+#ifdef KERNELSWEEP_HAVE_NCCL
+#include "kernels/nccl/nccl_call.h"
+#endif
 
 namespace ks::collective {
 namespace {
@@ -27,6 +30,9 @@ const CollectiveSpec& reduce_scatter() {
             MPI_Ireduce_scatter_block(call.send ? call.send : MPI_IN_PLACE, call.recv, static_cast<int>(call.counts.param),
                                       call.type, call.op, call.comm, request);
           },
+#ifdef KERNELSWEEP_HAVE_NCCL
+      .start_nccl = [](const NcclCall& c) -> int { return ncclReduceScatter(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream); },
+#endif
   };
   return spec;
 }
@@ -42,4 +48,12 @@ KS_KERNEL(reduce_scatter, "Reduce-scatter",
 
 KS_IMPLEMENTATION(reduce_scatter, mpi, cpu, "MPI_Ireduce_scatter_block on the gang's communicator") {
   ks::collective::measured_by_gangs("reduce_scatter", "mpi");
+}
+
+KS_IMPLEMENTATION(reduce_scatter, nccl, cuda, "ncclReduceScatter on the gang's NCCL communicator, one GPU per member") {
+  ks::collective::measured_by_gangs("reduce_scatter", "nccl");
+}
+
+KS_IMPLEMENTATION(reduce_scatter, nccl_graph, cuda, "ncclReduceScatter captured once in a CUDA graph, launched per call") {
+  ks::collective::measured_by_gangs("reduce_scatter", "nccl_graph");
 }

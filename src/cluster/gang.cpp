@@ -1,12 +1,15 @@
 #include "cluster/gang.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "cluster/worker_process.h"
 #include "common/clock.h"
 #include "kernels/nccl/collective.h"
 #include "measure/do_bench.h"
@@ -25,12 +28,24 @@ struct GangTimeout : std::runtime_error {
 };
 
 // Waits for MPI requests until the point's deadline; between tests, outside the timed calls, the
-// rank's own duties.
+// rank's own duties. The memory the point's MPI operations read and write is the waiter's (scratch(),
+// keep()): a wait that times out leaves its operation unfinished, MPI may write that memory long
+// after, so it must outlive the point (GangCommunicators::abandon takes it).
 class Waiter {
  public:
   Waiter(double timeout_s, const std::function<void()>& duties)
       : deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))),
         timeout_s_(timeout_s), duties_(duties) {}
+
+  // A value for an MPI operation to use, alive as long as the waiter (or, abandoned, the process).
+  template <typename T>
+  T& scratch(T initial) {
+    auto kept = std::make_shared<T>(std::move(initial));
+    memory_.push_back(kept);
+    return *kept;
+  }
+  void keep(std::shared_ptr<void> memory) { memory_.push_back(std::move(memory)); }
+  std::vector<std::shared_ptr<void>> memory() && { return std::move(memory_); }
 
   void wait(MPI_Request& request, const char* what, bool timed = false) {
     auto last_duty = Clock::now();
@@ -53,6 +68,7 @@ class Waiter {
   Clock::time_point deadline_;
   double timeout_s_;
   const std::function<void()>& duties_;
+  std::vector<std::shared_ptr<void>> memory_;
 };
 
 // One member's buffers and calls of a point's collective.
@@ -61,13 +77,7 @@ class GangCollective {
   GangCollective(const CollectiveSpec& spec, const Point& point, int members, int me, MPI_Comm comm)
       : spec_(spec), comm_(comm) {
     const Parameters params(point.params);
-    setting_.members = members;
-    setting_.me = me;
-    setting_.type = data_type_from(params.get<std::string>("dtype"));
-    setting_.in_place = params.get<bool>("in_place");
-    setting_.reduction = spec.reduces;
-    if (spec.reduces) setting_.op = reduce_op_from(params.get<std::string>("op"));
-    if (spec.rooted) setting_.root = params.get<int>("root");
+    setting_ = setting_of(spec, params, members, me);
     size_ = size_of(setting_.type);
     counts_ = spec.counts(params.get<std::uint64_t>("bytes") / size_, size_, members);
     if (counts_.param > static_cast<std::size_t>(INT_MAX))
@@ -129,7 +139,7 @@ Timing time_collective(GangCollective& collective, const Protocol& protocol, MPI
   barrier(comm, waiter);
   const auto estimate_start = Clock::now();
   for (int i = 0; i < 5; ++i) collective.call(waiter, true);
-  double estimate_ms = std::chrono::duration<double, std::milli>(Clock::now() - estimate_start).count() / 5;
+  double& estimate_ms = waiter.scratch(std::chrono::duration<double, std::milli>(Clock::now() - estimate_start).count() / 5);
   MPI_Request request;
   MPI_Iallreduce(MPI_IN_PLACE, &estimate_ms, 1, MPI_DOUBLE, MPI_MAX, comm, &request);
   waiter.wait(request, "the estimate");
@@ -142,10 +152,11 @@ Timing time_collective(GangCollective& collective, const Protocol& protocol, MPI
     collective.call(waiter, true);
     sample = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
   }
-  const int count = static_cast<int>(timing.samples_ns.size());
-  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : timing.samples_ns.data(), timing.samples_ns.data(), count, MPI_DOUBLE, MPI_MAX, 0,
-              comm, &request);
+  std::vector<double>& samples = waiter.scratch(std::move(timing.samples_ns));
+  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : samples.data(), samples.data(), static_cast<int>(samples.size()), MPI_DOUBLE, MPI_MAX,
+              0, comm, &request);
   waiter.wait(request, "the samples");
+  timing.samples_ns = samples;
   return timing;
 }
 
@@ -155,7 +166,7 @@ std::int64_t check_collective(GangCollective& collective, MPI_Comm comm, int me,
   barrier(comm, waiter);
   collective.call(waiter, false);
   std::string first;
-  std::int64_t wrong = collective.wrong_elements(first);
+  std::int64_t& wrong = waiter.scratch(collective.wrong_elements(first));
   const std::int64_t mine = wrong;
   MPI_Request request;
   MPI_Ireduce(me == 0 ? MPI_IN_PLACE : &wrong, &wrong, 1, MPI_INT64_T, MPI_SUM, 0, comm, &request);
@@ -168,7 +179,115 @@ std::int64_t check_collective(GangCollective& collective, MPI_Comm comm, int me,
   return wrong;
 }
 
+// Outcomes in the order the gang reports the worst of them.
+constexpr std::array<const char*, 4> kOutcomes{"passed", "error", "crashed", "timeout"};
+
+int outcome_of(const std::string& status) {
+  if (status == "passed" || status == "failed") return 0;
+  for (std::size_t i = 1; i < kOutcomes.size(); ++i)
+    if (status == kOutcomes[i]) return static_cast<int>(i);
+  return 1;
+}
+
+// Step 1 of the nccl path: the NCCL id every worker makes the gang's communicator with, or empty when
+// every worker keeps one already. Every member calls it.
+std::string agree_on_nccl_id(const std::vector<int>& members, int me, MPI_Comm comm, Workers& workers, Waiter& waiter) {
+  int& all_keep = waiter.scratch(workers.keeps_nccl_communicator(members) ? 1 : 0);
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, &all_keep, 1, MPI_INT, MPI_MIN, comm, &request);
+  waiter.wait(request, "the agreement on NCCL communicators");
+  if (all_keep) return "";
+  // The first member's id, or why it has none: a fixed-size message, the first byte saying which.
+  std::array<char, 1024>& message = waiter.scratch(std::array<char, 1024>{});
+  if (me == 0) {
+    std::string text;
+    try {
+      text = "i" + workers.new_nccl_id();
+    } catch (const std::exception& e) {
+      text = std::string("e") + e.what();
+    }
+    text.copy(message.data(), message.size() - 1);
+  }
+  MPI_Ibcast(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, comm, &request);
+  waiter.wait(request, "the NCCL id");
+  const std::string text(message.data());
+  if (text.empty() || text.front() != 'i')
+    throw std::runtime_error("the gang's first member could not make an NCCL id: " + (text.empty() ? "" : text.substr(1)));
+  return text.substr(1);
+}
+
+// Step 2: this member's worker measures, while the rank keeps up its duties.
+MeasureResult measure_in_worker(const MeasureRequest& request, Workers& workers, const std::function<void()>& duties) {
+  workers.begin(request);
+  for (;;) {
+    if (auto result = workers.poll(std::chrono::milliseconds(1))) return *result;
+    if (duties) duties();
+  }
+}
+
+// Step 3: the members' outcomes on the first one. `result` is this member's, the gang's on return.
+void gather_outcome(MeasureResult& result, const CollectiveSpec& spec, int members, int me, MPI_Comm comm, Waiter& waiter) {
+  RunRecord& record = result.record;
+  // The worst outcome, and whether every member made as many repetitions as the others.
+  const auto repetitions = static_cast<long long>(record.samples_ns.size());
+  std::array<long long, 3>& agreed = waiter.scratch(std::array<long long, 3>{outcome_of(record.status), repetitions, -repetitions});
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, agreed.data(), 3, MPI_LONG_LONG, MPI_MAX, comm, &request);
+  waiter.wait(request, "the members' outcomes");
+  if (agreed[0] != 0) {
+    if (me == 0 && outcome_of(record.status) == 0) {
+      const std::string started_at = record.started_at;
+      record = RunRecord{};
+      record.started_at = started_at;
+      record.status = kOutcomes[static_cast<std::size_t>(agreed[0])];
+      record.message = fmt::format("another member of the gang ended the point with {}", record.status);
+    }
+    return;
+  }
+  if (agreed[1] != -agreed[2]) throw std::runtime_error("the gang's members made different numbers of repetitions");
+  std::vector<double>& samples = waiter.scratch(std::move(record.samples_ns));
+  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : samples.data(), samples.data(), static_cast<int>(repetitions), MPI_DOUBLE, MPI_MAX, 0,
+              comm, &request);
+  waiter.wait(request, "the samples");
+  record.samples_ns = samples;
+  std::int64_t& wrong = waiter.scratch(std::max<std::int64_t>(record.wrong_elements, 0));
+  const std::int64_t mine = wrong;
+  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : &wrong, &wrong, 1, MPI_INT64_T, MPI_SUM, 0, comm, &request);
+  waiter.wait(request, "the check");
+  if (me != 0) return;
+  record.stats = summarize(record.samples_ns);
+  record.bus_gbps = record.bytes / record.stats.median_ns * spec.bus_factor(members);
+  if (record.wrong_elements < 0) return;  // not checked
+  record.wrong_elements = wrong;
+  record.status = wrong > 0 ? "failed" : "passed";
+  record.message = wrong == 0 ? std::string("every member received the elements expected")
+                              : fmt::format("{} wrong elements over the gang{}", wrong,
+                                            mine > 0 ? fmt::format(" (on its first member: {})", record.message) : "");
+}
+
+// The nccl path of measure_in_gang, steps 1 to 3 of gang.h's second part.
+MeasureResult measure_on_gpus(const CollectiveSpec& spec, const Point& point, const std::vector<int>& members, int me,
+                              bool check, const ProtocolSpec& protocol, MPI_Comm comm, Workers& workers, Waiter& waiter,
+                              const std::function<void()>& duties) {
+  MeasureRequest request{point, protocol, check, GangSeat{members, me, "", point.timeout_s}};
+  request.gang->nccl_id = agree_on_nccl_id(members, me, comm, workers, waiter);
+  MeasureResult result = measure_in_worker(request, workers, duties);
+  workers.note_nccl_communicator(members, outcome_of(result.record.status) == 0 && !result.worker_exits);
+  gather_outcome(result, spec, static_cast<int>(members.size()), me, comm, waiter);
+  return result;
+}
+
 }  // namespace
+
+void record_collective_timing(RunRecord& record, Timing timing, double algorithm_bytes, double bus_factor) {
+  record.n_warmup = timing.n_warmup;
+  record.n_repeat = timing.n_repeat;
+  record.stats = summarize(timing.samples_ns);
+  record.samples_ns = std::move(timing.samples_ns);
+  record.flops = 0;
+  record.bytes = algorithm_bytes;
+  record.bus_gbps = record.bytes / record.stats.median_ns * bus_factor;
+}
 
 GangCommunicators::~GangCommunicators() {
   for (auto& [members, comm] : made_)
@@ -192,11 +311,16 @@ MPI_Comm GangCommunicators::of(const std::vector<int>& members) {
   return comm;
 }
 
-void GangCommunicators::abandon(const std::vector<int>& members) { made_.erase(members); }
+void GangCommunicators::abandon(const std::vector<int>& members, std::vector<std::shared_ptr<void>> in_flight) {
+  made_.erase(members);
+  // Never freed: MPI may still write it (a leak of one point's buffers per timeout, by design).
+  static auto* abandoned = new std::vector<std::shared_ptr<void>>();
+  abandoned->insert(abandoned->end(), std::make_move_iterator(in_flight.begin()), std::make_move_iterator(in_flight.end()));
+}
 
 std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members, bool check,
                                              const ProtocolSpec& protocol_spec, GangCommunicators& communicators,
-                                             const std::function<void()>& while_waiting) {
+                                             Workers& workers, const std::function<void()>& while_waiting) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   const int me = static_cast<int>(std::find(members.begin(), members.end(), world_rank) - members.begin());
@@ -206,6 +330,23 @@ std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vect
   try {
     const CollectiveSpec* spec = find_collective(point.kernel);
     if (!spec) throw std::invalid_argument(point.kernel + " is not a collective");
+    if (transport_of(point.implementation) != Transport::mpi) {
+      const MPI_Comm comm = communicators.of(members);
+      // The worker's own deadline ends the point (it aborts its communicator); the ranks' waits on
+      // each other allow for that as the worker process's does.
+      Waiter waiter(point.timeout_s + WorkerProcess::kGangAbortGrace_s, while_waiting);
+      try {
+        result = measure_on_gpus(*spec, point, members, me, check, protocol_spec, comm, workers, waiter, while_waiting);
+      } catch (const GangTimeout& e) {
+        communicators.abandon(members, std::move(waiter).memory());
+        workers.note_nccl_communicator(members, false);
+        record.status = "timeout";
+        record.message = e.what();
+        record.ended_at = iso_utc_now();
+      }
+      if (me != 0) return std::nullopt;
+      return result;
+    }
     Protocol protocol = resolve_protocol(protocol_spec, Backend::cpu);
     protocol.flush_bytes = 0;  // nccl-tests times without a flush
     result.protocol = protocol_to_json(protocol);
@@ -213,23 +354,18 @@ std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vect
       throw std::invalid_argument(fmt::format("protocol {}: collectives are timed with do_bench's loop only", protocol.name));
     const MPI_Comm comm = communicators.of(members);
     Waiter waiter(point.timeout_s, while_waiting);
-    GangCollective collective(*spec, point, static_cast<int>(members.size()), me, comm);
+    const auto collective = std::make_shared<GangCollective>(*spec, point, static_cast<int>(members.size()), me, comm);
+    waiter.keep(collective);  // its buffers are the calls'
     try {
-      Timing timing = time_collective(collective, protocol, comm, me, waiter);
+      Timing timing = time_collective(*collective, protocol, comm, me, waiter);
       record.status = "passed";
       if (check) {
-        record.wrong_elements = check_collective(collective, comm, me, waiter, record.message);
+        record.wrong_elements = check_collective(*collective, comm, me, waiter, record.message);
         if (record.wrong_elements > 0) record.status = "failed";
       }
-      record.n_warmup = timing.n_warmup;
-      record.n_repeat = timing.n_repeat;
-      record.stats = summarize(timing.samples_ns);
-      record.samples_ns = std::move(timing.samples_ns);
-      record.flops = 0;
-      record.bytes = collective.algorithm_bytes();
-      record.bus_gbps = record.bytes / record.stats.median_ns * collective.bus_factor();
+      record_collective_timing(record, std::move(timing), collective->algorithm_bytes(), collective->bus_factor());
     } catch (const GangTimeout& e) {
-      communicators.abandon(members);
+      communicators.abandon(members, std::move(waiter).memory());
       const std::string started_at = record.started_at;
       record = RunRecord{};
       record.started_at = started_at;

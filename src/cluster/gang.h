@@ -14,15 +14,26 @@
 // No cache flush: nccl-tests times without one. Every MPI call is non-blocking and waited for with
 // the point's timeout, so a member that stops cannot hold the others: they record `timeout` and
 // never use that communicator again.
+//
+// The nccl implementations run in the members' workers, on their GPUs (cluster/nccl_member.h):
+//   1. the members agree, over the gang's MPI communicator, whether every worker keeps an NCCL
+//      communicator for these members; if one does not, the first member's worker makes an NCCL id
+//      and the rank broadcasts it, and every worker makes the communicator anew;
+//   2. each member's worker measures (steps 1 to 5 above, with CUDA events and NCCL's calls);
+//   3. the ranks gather the outcome: the worst status over the gang, each repetition's slowest
+//      member, the wrong elements summed, on the first member, which records the point.
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include <mpi.h>
 
 #include "cluster/worker_messages.h"
+#include "cluster/workers.h"
 #include "config/sweep_spec.h"
+#include "measure/protocol.h"
 #include "plan/point.h"
 
 namespace ks {
@@ -40,19 +51,25 @@ class GangCommunicators {
   // The communicator of `members` (world ranks, ascending): every member asks for it at the same time.
   MPI_Comm of(const std::vector<int>& members);
   // Never used again: an operation on it did not complete (it is not freed either, since MPI may
-  // still be busy with it).
-  void abandon(const std::vector<int>& members);
+  // still be busy with it). `in_flight`, the memory of the operations left unfinished, is kept for the
+  // rest of the process, for the same reason.
+  void abandon(const std::vector<int>& members, std::vector<std::shared_ptr<void>> in_flight);
 
  private:
   MPI_Comm parent_ = MPI_COMM_NULL;
   std::map<std::vector<int>, MPI_Comm> made_;
 };
 
-// Measures `point` on this rank as a member of `members`. Returns the result on the gang's first
-// member (its record, the protocol it was timed with), nothing on the others. `while_waiting` is
-// called about every millisecond while MPI works (the rank's heartbeats, rank 0's queue).
+// A collective's record from its timing: counts, statistics, samples, the algorithm bandwidth's
+// bytes and the bus bandwidth (nccl-tests' busbw, from the median).
+void record_collective_timing(RunRecord& record, Timing timing, double algorithm_bytes, double bus_factor);
+
+// Measures `point` on this rank as a member of `members` (through `workers` for the nccl
+// implementations). Returns the result on the gang's first member (its record, the protocol it was
+// timed with), nothing on the others. `while_waiting` is called about every millisecond while MPI or
+// a worker works (the rank's heartbeats, rank 0's queue).
 std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members, bool check,
                                              const ProtocolSpec& protocol, GangCommunicators& communicators,
-                                             const std::function<void()>& while_waiting);
+                                             Workers& workers, const std::function<void()>& while_waiting);
 
 }  // namespace ks

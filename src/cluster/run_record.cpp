@@ -47,6 +47,9 @@ nlohmann::json to_json(const RunRecord& record) {
   if (noise_was_recorded(record) || sample_clocks_were_read(record)) out.update(fields_to_json(record, noise_record_fields()));
   // A sample too short for its clock to be read holds NaN, which JSON writes as null.
   if (!record.sample_sm_clock_mhz.empty()) out["sample_sm_clock_mhz"] = record.sample_sm_clock_mhz;
+  // A gang member's worker measured a collective: its count of wrong elements (bus_gbps is the rank's
+  // to work out, from the gang's samples).
+  if (record.wrong_elements >= 0) out["wrong_elements"] = record.wrong_elements;
   if (!record.quantiles.empty()) {
     nlohmann::json& quantiles = out["quantiles"] = nlohmann::json::array();
     for (const Quantile& q : record.quantiles) quantiles.push_back({q.quantile, q.value_ns});
@@ -66,6 +69,7 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
       record.sample_sm_clock_mhz.push_back(mhz.is_null() ? std::numeric_limits<double>::quiet_NaN() : mhz.get<double>());
   if (const auto it = json.find("quantiles"); it != json.end())
     for (const auto& pair : *it) record.quantiles.push_back({pair.at(0).get<double>(), pair.at(1).get<double>()});
+  record.wrong_elements = json.value("wrong_elements", record.wrong_elements);
   return record;
 }
 

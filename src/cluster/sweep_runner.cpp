@@ -366,7 +366,7 @@ void Sweep::measure_root_gang(const Assigned& assigned, WorkQueue& queue, Result
     tell_parked_ranks(queue);
     sink.on_tick();
   };
-  const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.check, protocol_, gangs_, duties);
+  const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.check, protocol_, gangs_, workers_, duties);
   if (!result) return;
   sink.on_record(record_of(assigned.point, *result), result->protocol, result->implementation);
   ++received_;
@@ -567,7 +567,7 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
         }
         if (!mine_.empty()) {
           current = std::move(mine_.front().point);
-          workers_.begin({current, protocol_, mine_.front().check});
+          workers_.begin({current, protocol_, mine_.front().check, std::nullopt});
           mine_.pop_front();
         }
       }
@@ -674,7 +674,7 @@ std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {
 
 MeasureResult Sweep::measure_other(const Assigned& assigned, PendingSends& sends) {
   workers_.set_waiting_hook([&] { sends.heartbeat(); });  // a worker being started is no silence either
-  workers_.begin({assigned.point, protocol_, assigned.check});
+  workers_.begin({assigned.point, protocol_, assigned.check, std::nullopt});
   for (;;) {
     if (auto result = workers_.poll(1ms)) return *result;
     if (stop_requested() || asked_to_stop()) throw Interrupted(why_stop());
@@ -698,7 +698,7 @@ std::string Sweep::run_other() {
             sends.progress();
             sends.heartbeat();
           };
-          const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.check, protocol_, gangs_, duties);
+          const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.check, protocol_, gangs_, workers_, duties);
           if (result) sends.send(encode_result(record_of(assigned.point, *result), *result), kTagResult);
           continue;
         }

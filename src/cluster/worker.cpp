@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cluster/gpu_binding.h"
+#include "cluster/nccl_member.h"
 #include "cluster/pipe_channel.h"
 #include "cluster/worker_messages.h"
 #include "common/canonical_json.h"
@@ -65,6 +66,10 @@ class Worker {
         cache_.drop();
         continue;
       }
+      if (message.at("type") == "nccl_id") {
+        if (!channel_.send(new_nccl_id().dump())) break;
+        continue;
+      }
       const MeasureResult result = measure(decode_request(message));
       if (!channel_.send(encode(result))) break;
       if (result.worker_exits) break;
@@ -105,6 +110,9 @@ class Worker {
     } else if (implementation->backend == Backend::cuda && gpu_count_ == 0) {
       record.status = "skipped";
       record.message = "no GPU visible to this worker";
+    } else if (request.gang) {
+      cache_.drop();  // the collective's buffers have the device memory to themselves
+      return nccl_.measure(request);
     } else {
       time_and_check(*kernel, *implementation, request, result);
     }
@@ -159,6 +167,14 @@ class Worker {
     }
   }
 
+  Json new_nccl_id() {
+    try {
+      return {{"type", "nccl_id"}, {"id", nccl_.new_unique_id()}};
+    } catch (const std::exception& e) {
+      return {{"type", "nccl_id"}, {"error", e.what()}};
+    }
+  }
+
   // The L2 cache of this worker's GPU: the cold protocol's default flush.
   std::int64_t l2_cache_bytes() {
 #ifdef KERNELSWEEP_HAVE_CUDA
@@ -188,6 +204,7 @@ class Worker {
   int local_rank_;
   int gpu_count_ = 0;
   InstanceCache cache_;
+  NcclMember nccl_;  // the gangs' communicators, kept between their points
 };
 
 }  // namespace

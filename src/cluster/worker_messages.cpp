@@ -55,7 +55,11 @@ ProtocolSpec protocol_spec_from_json(const Json& j) {
 std::string encode(const MeasureRequest& r) {
   const Json point = {{"kernel", r.point.kernel}, {"implementation", r.point.implementation},
                       {"mode", r.point.mode}, {"params", r.point.params}};
-  return Json{{"type", "measure"}, {"point", point}, {"protocol", to_json(r.protocol)}, {"check", r.check}}.dump();
+  Json message = {{"type", "measure"}, {"point", point}, {"protocol", to_json(r.protocol)}, {"check", r.check}};
+  if (r.gang)
+    message["gang"] = {{"members", r.gang->members}, {"me", r.gang->me}, {"nccl_id", r.gang->nccl_id},
+                       {"timeout_s", r.gang->timeout_s}};
+  return message.dump();
 }
 
 MeasureRequest decode_request(const Json& j) {
@@ -67,6 +71,14 @@ MeasureRequest decode_request(const Json& j) {
   r.point.params = p.at("params");
   r.protocol = protocol_spec_from_json(j.at("protocol"));
   r.check = j.at("check").get<bool>();
+  if (const auto gang = j.find("gang"); gang != j.end()) {
+    GangSeat seat;
+    seat.members = gang->at("members").get<std::vector<int>>();
+    seat.me = gang->at("me").get<int>();
+    seat.nccl_id = gang->at("nccl_id").get<std::string>();
+    seat.timeout_s = gang->at("timeout_s").get<double>();
+    r.gang = std::move(seat);
+  }
   return r;
 }
 

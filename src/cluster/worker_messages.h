@@ -2,13 +2,17 @@
 // What a rank and its worker process say to each other (JSON over a PipeChannel):
 //   worker -> rank, once at start:  {"type":"hello","gpu_count":N,"gpu":{…},"host":{…}}
 //   rank -> worker:                 {"type":"measure","point":{kernel,implementation,mode,params},
-//                                    "protocol":{ProtocolSpec},"check":bool}
+//                                    "protocol":{ProtocolSpec},"check":bool[,"gang":{GangSeat}]}
 //   worker -> rank:                 {"type":"result","record":{RunRecord fields},"protocol":{…},
 //                                    "worker_exits":bool[,"implementation":{…}]}
 //   rank -> worker:                 {"type":"release"} (idle: let go of the last shape's instance)
+//   rank -> worker:                 {"type":"nccl_id"} (C++ worker: a new NCCL unique id)
+//   worker -> rank:                 {"type":"nccl_id","id":hex} or {"type":"nccl_id","error":text}
 //   rank -> worker:                 {"type":"stop"}
 // docs/worker-protocol.md describes each field, for workers written in other languages.
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,10 +24,22 @@ namespace ks {
 
 using Json = nlohmann::json;
 
+// A collective point's place in its gang, for the worker that measures it through NCCL (a member's
+// worker runs the collective with the other members' workers: cluster/nccl_member.h).
+struct GangSeat {
+  std::vector<int> members;  // the gang's world ranks, ascending
+  int me = 0;                // this member's index in `members`
+  // Hex of a fresh ncclUniqueId (NCCL_UNIQUE_ID_BYTES bytes): make the gang's communicator anew with
+  // it. Empty: use the one this worker keeps for these members.
+  std::string nccl_id;
+  double timeout_s = 300;  // the point's: past it the worker aborts the communicator
+};
+
 struct MeasureRequest {
   Point point;
   ProtocolSpec protocol;
   bool check = true;
+  std::optional<GangSeat> gang;  // a collective point measured by a gang's workers
 };
 
 struct MeasureResult {

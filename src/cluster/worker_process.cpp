@@ -129,6 +129,7 @@ std::string WorkerProcess::try_start() {
     return "its first message was not a hello";
   }
   hello_ = hello;
+  ++starts_;
   return "";
 }
 
@@ -152,7 +153,7 @@ void WorkerProcess::begin(const MeasureRequest& request) {
     busy_ = true;  // poll() hands the failure over as the point's result
     return;
   }
-  timeout_s_ = request.point.timeout_s;
+  timeout_s_ = request.point.timeout_s + (request.gang ? kGangAbortGrace_s : 0.0);
   deadline_ = std::chrono::steady_clock::now() +
               std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
   started_at_ = iso_utc_now();
@@ -229,6 +230,25 @@ std::string WorkerProcess::reap() {
   }
   if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
   return "ended";
+}
+
+nlohmann::json WorkerProcess::ask(const nlohmann::json& message, std::chrono::seconds timeout) {
+  if (busy_) throw std::logic_error("WorkerProcess::ask with a point in flight");
+  ensure_started();
+  channel_.send(message.dump());
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string text;
+  for (;;) {
+    const auto outcome = channel_.receive(text, std::chrono::milliseconds(100));
+    if (outcome == ReadOutcome::message) return nlohmann::json::parse(text);
+    if (outcome == ReadOutcome::closed) throw std::runtime_error("worker process " + reap() + " before it answered");
+    if (waiting_hook_) waiting_hook_();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill_worker();
+      reap();
+      throw std::runtime_error(fmt::format("worker process did not answer within {} s and was killed", timeout.count()));
+    }
+  }
 }
 
 void WorkerProcess::release() {

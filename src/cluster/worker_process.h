@@ -58,6 +58,18 @@ class WorkerProcess {
   MeasureResult measure(const MeasureRequest& request);
 
   void stop();
+  // One exchange with an idle worker outside a point (started if needed): sends `message`, returns
+  // its answer. Throws std::runtime_error when the worker dies or is silent for `timeout` (then it is
+  // killed).
+  nlohmann::json ask(const nlohmann::json& message, std::chrono::seconds timeout);
+  // How many workers this process has started: a worker's state (what it keeps) belongs to one start.
+  int starts() const { return starts_; }
+  bool running() const { return pid_ > 0; }
+
+  // A collective's worker aborts its communicator at the point's timeout; the rank kills it only
+  // this much later, so that the abort is what ends the point.
+  static constexpr double kGangAbortGrace_s = 15;
+
   // Tells an idle worker to let go of what it keeps between points (the instance of the last shape),
   // so that the device memory is free for another worker's point.
   void release();
@@ -81,6 +93,7 @@ class WorkerProcess {
   PipeChannel channel_;
   nlohmann::json hello_;
   bool busy_ = false;
+  int starts_ = 0;
   std::chrono::steady_clock::time_point deadline_;
   double timeout_s_ = 0;
   std::string started_at_;

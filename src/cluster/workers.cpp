@@ -62,4 +62,24 @@ void Workers::set_waiting_hook(std::function<void()> hook) {
   if (python_) python_->set_waiting_hook(std::move(hook));
 }
 
+std::string Workers::new_nccl_id() {
+  if (current_ && current_ != &native_) current_->release();
+  current_ = &native_;
+  const nlohmann::json answer = native_.ask({{"type", "nccl_id"}}, std::chrono::seconds(60));
+  if (answer.contains("error")) throw std::runtime_error(answer.at("error").get<std::string>());
+  return answer.at("id").get<std::string>();
+}
+
+bool Workers::keeps_nccl_communicator(const std::vector<int>& members) const {
+  const auto found = nccl_kept_.find(members);
+  return native_.running() && found != nccl_kept_.end() && found->second == native_.starts();
+}
+
+void Workers::note_nccl_communicator(const std::vector<int>& members, bool kept) {
+  if (kept)
+    nccl_kept_[members] = native_.starts();
+  else
+    nccl_kept_.erase(members);
+}
+
 }  // namespace ks

@@ -6,6 +6,7 @@
 // lets go of the instance it keeps between points, so that device memory is the point's alone.
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -36,6 +37,14 @@ class Workers {
   void begin(const MeasureRequest& request);
   std::optional<MeasureResult> poll(std::chrono::microseconds wait);
   void stop();
+
+  // The NCCL communicators of gangs, made and kept by the C++ worker: a new unique id from it (throws
+  // std::runtime_error with the reason when it has none to give), whether it keeps one for `members`
+  // (since its present start), and the note that it now does (or no longer does).
+  std::string new_nccl_id();
+  bool keeps_nccl_communicator(const std::vector<int>& members) const;
+  void note_nccl_communicator(const std::vector<int>& members, bool kept);
+
   void set_waiting_hook(std::function<void()> hook);
 
  private:
@@ -45,7 +54,8 @@ class Workers {
   WorkerProcess native_;
   std::vector<std::string> python_arguments_, python_environment_;
   std::unique_ptr<WorkerProcess> python_;
-  WorkerProcess* current_ = nullptr;  // the worker of the point in flight, or of the last one
+  WorkerProcess* current_ = nullptr;
+  std::map<std::vector<int>, int> nccl_kept_;  // members -> the native worker's start that made it  // the worker of the point in flight, or of the last one
   std::function<void()> hook_;
 };
 

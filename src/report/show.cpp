@@ -210,6 +210,10 @@ std::vector<Column> fixed_columns() {
       noise_column("samples_dropped", [](const RunRecord& run) { return Json(run.noise.samples_dropped); }),
       finite_column("sample_sm_clock_min_mhz", [](const ViewRow& row) { return row.run.sample_sm_clock_min_mhz; }),
       finite_column("sample_sm_clock_median_mhz", [](const ViewRow& row) { return row.run.sample_sm_clock_median_mhz; }),
+      // Collectives (docs/collectives.md): nccl-tests' busbw, and the elements the check found wrong.
+      finite_column("bus_gbps", [](const ViewRow& row) { return row.run.bus_gbps; }),
+      {"wrong_elements",
+       [](const ViewRow& row) { return row.run.wrong_elements >= 0 ? Json(row.run.wrong_elements) : Json(); }, {}},
   };
 }
 

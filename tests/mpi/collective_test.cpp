@@ -1,11 +1,14 @@
 // Collectives on gangs of ranks under the real mpirun: gangs formed among single-rank points on four
 // CPU ranks, each collective point measured once by its whole gang and recorded by its first member,
-// checked element by element, its bandwidths stored; gangs larger than the run recorded `skipped`.
+// checked element by element, its bandwidths stored; gangs larger than the run recorded `skipped`; a
+// member stopped in the middle of its gang's points: the point recorded `timeout`, the sweep going on.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -128,6 +131,76 @@ kernels:
   EXPECT_NE(result.exit_code, 0);
   EXPECT_NE(result.output.find("root: 2 is not a member of a gang of 2"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("sweep.yaml:"), std::string::npos) << result.output;
+}
+
+// The pid of rank `rank` of the running `kernelsweep-test run SWEEP` (other tests' runs name other
+// sweep files; its workers and mpirun have other command lines or no rank in their environment); 0
+// when there is none.
+int pid_of_rank(int rank, const fs::path& sweep) {
+  const auto found = run_shell(fmt::format(
+      "for p in $(pgrep -f 'kernelsweep-test run {}'); do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | "
+      "grep -qx OMPI_COMM_WORLD_RANK={} && ! tr '\\0' ' ' < /proc/$p/cmdline | grep -q mpirun && echo $p; done",
+      sweep.string(), rank));
+  return std::atoi(found.output.c_str());
+}
+
+TEST(Gangs, AMemberStoppedInTheMiddleOfCollectivesIsRecordedAsATimeoutWithoutAHang) {
+  const fs::path dir = fresh_directory("gangs_stopped_member");
+  const fs::path sweep = dir / "sweep.yaml";
+  // Twelve points of about half a second each, every one on both ranks: rank 1 spends nearly all its
+  // time inside a gang's calls.
+  write_file(sweep, R"(name: stopped
+protocol: {warmup_ms: 1, rep_ms: 400}
+kernels:
+  - kernel: all_reduce
+    implementations: [mpi]
+    timeout_s: 3
+    grid: {bytes: [1M], group_size: [2], op: [sum, max, min, prod], dtype: [fp32, int32, fp64]}
+)");
+  const auto ids = planned_ids(sweep);
+  ASSERT_EQ(ids.size(), 12u);
+  const fs::path rc = dir / "rc";
+  run_shell(fmt::format("(timeout 300 {} > {} 2>&1; echo $? > {}) > /dev/null 2>&1 &",
+                        mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())),
+                        (dir / "log").string(), rc.string()));
+  // Rank 1 stopped (SIGSTOP) past the points' timeout, twice: once after the first point, once two
+  // points later (unless the run is over by then), so that at least one stop falls inside a gang's
+  // point.
+  const fs::path results = dir / "stopped.h5";
+  int stops = 0;
+  int rank1 = 0;
+  for (int i = 0; i < 600 && rank1 == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    rank1 = pid_of_rank(1, sweep);
+  }
+  ASSERT_GT(rank1, 0) << "rank 1 of the run not found";
+  for (const std::uint64_t rows : {1, 3}) {
+    if (wait_for_rows(results, rows, 120) < rows) break;
+    if (run_shell(fmt::format("kill -STOP {0} && sleep 5 && kill -CONT {0}", rank1)).exit_code == 0) ++stops;
+  }
+  for (int i = 0; i < 1200 && !fs::exists(rc); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(rc)) << "the run did not end\n" << read_text(dir / "log");
+  // 1: the run ended in order, with points not passed (the timeouts); a crash or an abort says otherwise.
+  EXPECT_EQ(std::atoi(read_text(rc).c_str()), 1) << read_text(dir / "log");
+  EXPECT_EQ(read_text(dir / "log").find("Signal:"), std::string::npos) << read_text(dir / "log");
+  EXPECT_GE(stops, 1);
+
+  const ResultsFile file = ResultsFile::open_read_only(results);
+  const auto rows = file.read_runs();
+  std::map<std::string, int> seen;
+  int timeouts = 0;
+  for (const StoredRun& r : rows) {
+    ++seen[r.point_id];
+    if (r.status == "timeout") {
+      ++timeouts;
+      EXPECT_NE(r.message.find("within the point's timeout of 3 s"), std::string::npos) << r.message;
+      continue;
+    }
+    EXPECT_EQ(r.status, "passed") << r.params_json << ": " << r.message;
+  }
+  EXPECT_GE(timeouts, 1) << "no stop fell inside a point";
+  EXPECT_EQ(rows.size(), ids.size());
+  for (const auto& id : ids) EXPECT_EQ(seen[id], 1) << id;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The collectives' definitions against nccl-tests' (src/*.cu GetCollByteCount and GetBw, on fixed
-// inputs), the values their checks expect, and a corrupted element found.
+// inputs), the values their checks expect, a corrupted element found, the inputs' period, the
+// implementations of each collective, and what crosses a worker's pipe for a gang.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +8,9 @@
 #include <vector>
 
 #include "kernels/common/fp16.h"
+#include "cluster/worker_messages.h"
 #include "kernels/nccl/collective.h"
+#include "support/kernels.h"
 
 namespace ks::collective {
 namespace {
@@ -133,6 +136,67 @@ TEST(Collectives, AverageAllowsForRoundingAndNothingMore) {
   EXPECT_LT(tolerance(expected, s), 1e-4);
   s.op = ReduceOp::sum;
   EXPECT_EQ(tolerance(reduced_input(2, s), s), 0);  // small sums are exact
+}
+
+TEST(Collectives, InputsRepeatEveryInputPeriod) {
+  for (const ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::max}) {
+    for (const bool reduction : {false, true}) {
+      const Setting s{.members = 5, .me = 0, .root = 0, .op = op, .type = DataType::fp32, .in_place = false, .reduction = reduction};
+      const std::size_t period = input_period(s);
+      for (int member = 0; member < 5; ++member)
+        for (std::size_t i = 0; i < 200; ++i)
+          ASSERT_EQ(input_value(i, member, s), input_value(i + period, member, s)) << i << " " << member << " " << period;
+    }
+  }
+  // The period is the shortest: a period shorter by one breaks somewhere.
+  const Setting gathered{.members = 3, .reduction = false};
+  bool differs = false;
+  for (std::size_t i = 0; i < 200; ++i) differs = differs || input_value(i, 1, gathered) != input_value(i + 60, 1, gathered);
+  EXPECT_TRUE(differs);
+}
+
+TEST(Collectives, EachCollectiveHasAnMpiAndTwoNcclImplementations) {
+  for (const std::string name : {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast"}) {
+    const KernelSpec& kernel = testing::builtin_kernel(name);
+    ASSERT_NE(kernel.implementation("mpi"), nullptr) << name;
+    EXPECT_EQ(kernel.implementation("mpi")->backend, Backend::cpu) << name;
+    for (const std::string implementation : {"nccl", "nccl_graph"}) {
+      ASSERT_NE(kernel.implementation(implementation), nullptr) << name << " " << implementation;
+      EXPECT_EQ(kernel.implementation(implementation)->backend, Backend::cuda) << name << " " << implementation;
+    }
+    EXPECT_NE(find_collective(name), nullptr) << name;
+  }
+  EXPECT_EQ(transport_of("mpi"), Transport::mpi);
+  EXPECT_EQ(transport_of("nccl"), Transport::nccl);
+  EXPECT_EQ(transport_of("nccl_graph"), Transport::nccl_graph);
+}
+
+// What crosses a worker's pipe for a gang: the seat in the request, the wrong elements in the result
+// (absent, and read back as -1, for other kernels).
+TEST(Collectives, AGangSeatAndTheWrongElementsCrossTheWorkersPipe) {
+  MeasureRequest request;
+  request.point.kernel = "all_reduce";
+  request.point.implementation = "nccl";
+  request.point.mode = "run";
+  request.point.params = {{"bytes", 4096}};
+  request.gang = GangSeat{{0, 3, 5}, 2, std::string(256, 'a'), 12.5};
+  const MeasureRequest back = decode_request(nlohmann::json::parse(encode(request)));
+  ASSERT_TRUE(back.gang.has_value());
+  EXPECT_EQ(back.gang->members, (std::vector<int>{0, 3, 5}));
+  EXPECT_EQ(back.gang->me, 2);
+  EXPECT_EQ(back.gang->nccl_id, std::string(256, 'a'));
+  EXPECT_EQ(back.gang->timeout_s, 12.5);
+  request.gang.reset();
+  EXPECT_FALSE(decode_request(nlohmann::json::parse(encode(request))).gang.has_value());
+
+  MeasureResult result;
+  result.record.status = "failed";
+  result.record.wrong_elements = 7;
+  EXPECT_EQ(decode_result(nlohmann::json::parse(encode(result))).record.wrong_elements, 7);
+  result.record.wrong_elements = -1;
+  const std::string plain = encode(result);
+  EXPECT_EQ(plain.find("wrong_elements"), std::string::npos) << plain;
+  EXPECT_EQ(decode_result(nlohmann::json::parse(plain)).record.wrong_elements, -1);
 }
 
 }  // namespace

@@ -1,0 +1,27 @@
+#pragma once
+// One call of a collective through NCCL: what a CollectiveSpec's start_nccl takes. Only where
+// kernelsweep is built with NCCL (KERNELSWEEP_HAVE_NCCL).
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "kernels/nccl/collective.h"
+
+namespace ks::collective {
+
+// `send` is the input, `recv` the buffer the result lands in; in place, `send` points into `recv` at
+// the member's offset (Counts::send_in_place_offset), as NCCL wants it.
+struct NcclCall {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  Counts counts;
+  ncclDataType_t type = ncclFloat32;
+  ncclRedOp_t op = ncclSum;
+  int root = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+ncclDataType_t nccl_type(DataType type);
+ncclRedOp_t nccl_op(ReduceOp op);
+
+}  // namespace ks::collective

@@ -165,20 +165,17 @@ void declare_collective(KernelDeclaration& kernel, const CollectiveSpec& spec) {
   const std::string name = spec.name;
   kernel.work([name](const Parameters& p, const std::string&) {
     const CollectiveSpec* registered = find_collective(name);
-    const std::size_t size = size_of(data_type_from(p.get<std::string>("dtype")));
     const int members = p.get<int>("group_size");
-    const Counts counts = registered->counts(p.get<std::uint64_t>("bytes") / size, size, members);
-    return Work{0, registered->algorithm_bytes(counts, size, members)};
+    return Work{0, registered->algorithm_bytes(counts_of(*registered, p, members),
+                                               size_of(data_type_from(p.get<std::string>("dtype"))), members)};
   });
   kernel.validate([name](const Parameters& p) -> std::optional<std::string> {
     const CollectiveSpec* registered = find_collective(name);
-    const std::size_t size = size_of(data_type_from(p.get<std::string>("dtype")));
     const int members = p.get<int>("group_size");
     if (registered->rooted && p.get<int>("root") >= members)
       return fmt::format("root: {} is not a member of a gang of {} (members 0 to {})", p.get<int>("root"), members,
                          members - 1);
-    const Counts counts = registered->counts(p.get<std::uint64_t>("bytes") / size, size, members);
-    if (counts.param == 0)
+    if (counts_of(*registered, p, members).param == 0)
       return fmt::format("bytes: {} bytes of {} make no element for a member of a gang of {}", p.get<std::uint64_t>("bytes"),
                          p.get<std::string>("dtype"), members);
     return std::nullopt;
@@ -196,6 +193,11 @@ std::size_t input_period(const Setting& s) {
   if (!s.reduction) return 61;
   if (s.op == ReduceOp::prod) return static_cast<std::size_t>(s.members);
   return 4;
+}
+
+Counts counts_of(const CollectiveSpec& spec, const Parameters& params, int members) {
+  const std::size_t size = size_of(data_type_from(params.get<std::string>("dtype")));
+  return spec.counts(params.get<std::uint64_t>("bytes") / size, size, members);
 }
 
 Setting setting_of(const CollectiveSpec& spec, const Parameters& params, int members, int me) {

@@ -54,6 +54,9 @@ struct Setting {
 struct CollectiveSpec;
 Setting setting_of(const CollectiveSpec& spec, const Parameters& params, int members, int me);
 
+// The counts of a point's collective for a gang of `members` (its bytes and dtype).
+Counts counts_of(const CollectiveSpec& spec, const Parameters& params, int members);
+
 // One call through MPI: `send` is null in place (MPI_IN_PLACE), `recv` the buffer the result lands in.
 // MPI puts every result at the start of the receive buffer, in place too (where NCCL leaves
 // reduce_scatter's block at recv_in_place_offset).

@@ -79,7 +79,7 @@ class GangCollective {
     const Parameters params(point.params);
     setting_ = setting_of(spec, params, members, me);
     size_ = size_of(setting_.type);
-    counts_ = spec.counts(params.get<std::uint64_t>("bytes") / size_, size_, members);
+    counts_ = counts_of(spec, params, members);
     if (counts_.param > static_cast<std::size_t>(INT_MAX))
       throw std::invalid_argument(fmt::format("bytes: {} elements a call is more than MPI's counts hold ({})", counts_.param,
                                               INT_MAX));

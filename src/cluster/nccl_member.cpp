@@ -56,6 +56,12 @@ void check_cuda(cudaError_t error, const char* what) {
   if (error != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(error)));
 }
 
+double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+  return ms;
+}
+
 std::string nccl_problem(ncclComm_t comm, ncclResult_t result, const char* what) {
   const char* last = comm ? ncclGetLastError(comm) : nullptr;
   return fmt::format("{}: {}{}{}", what, ncclGetErrorString(result), last && *last ? ": " : "", last ? last : "");
@@ -131,11 +137,6 @@ class Events {
   Events(const Events&) = delete;
   Events& operator=(const Events&) = delete;
   cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
-  double elapsed_ms(std::size_t from, std::size_t to) const {
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, events_[from], events_[to]), "cudaEventElapsedTime");
-    return ms;
-  }
 
  private:
   std::vector<cudaEvent_t> events_;
@@ -150,12 +151,12 @@ class GpuCollective {
  public:
   // Allocates; waits for nothing (waits are for prepare() and on: a buffer freed while a collective
   // hangs would wait for it, so the communicator is aborted first).
-  GpuCollective(const CollectiveSpec& spec, const Point& point, const GangSeat& seat, ncclComm_t comm,
+  GpuCollective(const CollectiveSpec& spec, const Parameters& params, const GangSeat& seat, ncclComm_t comm,
                 const Deadline& deadline)
       : spec_(spec), comm_(comm), deadline_(deadline),
-        setting_(setting_of(spec, Parameters(point.params), static_cast<int>(seat.members.size()), seat.me)),
+        setting_(setting_of(spec, params, static_cast<int>(seat.members.size()), seat.me)),
         size_(size_of(setting_.type)),
-        counts_(spec.counts(Parameters(point.params).get<std::uint64_t>("bytes") / size_, size_, setting_.members)),
+        counts_(counts_of(spec, params, setting_.members)),
         recv_((setting_.in_place ? std::max(counts_.recv, counts_.send) : counts_.recv) * size_),
         send_(setting_.in_place ? 0 : counts_.send * size_) {
     if (!spec.start_nccl) throw std::runtime_error(spec.name + " has no NCCL call");
@@ -194,7 +195,7 @@ class GpuCollective {
     for (int i = 0; i < 5; ++i) launch();
     check_cuda(cudaEventRecord(marks[1], stream_), "cudaEventRecord");
     wait("the estimate's calls");
-    Timing timing = repetition_counts(gang_largest(marks.elapsed_ms(0, 1) / 5), protocol);
+    Timing timing = repetition_counts(gang_largest(elapsed_ms(marks[0], marks[1]) / 5), protocol);
     for (std::int64_t i = 0; i < timing.n_warmup; ++i) {
       launch();
       if ((i + 1) % kCallsBetweenWaits == 0) wait("the warm-up calls");
@@ -210,11 +211,7 @@ class GpuCollective {
     }
     wait("the timed calls");
     timing.samples_ns.resize(repeats);
-    for (std::size_t i = 0; i < repeats; ++i) {
-      float ms = 0;
-      check_cuda(cudaEventElapsedTime(&ms, starts[i], ends[i]), "cudaEventElapsedTime");
-      timing.samples_ns[i] = static_cast<double>(ms) * 1e6;
-    }
+    for (std::size_t i = 0; i < repeats; ++i) timing.samples_ns[i] = elapsed_ms(starts[i], ends[i]) * 1e6;
     return timing;
   }
 
@@ -368,7 +365,7 @@ MeasureResult NcclMember::measure(const MeasureRequest& request) {
     std::unique_ptr<GpuCollective> collective;
     try {
       const ncclComm_t comm = communicators_->of(seat, deadline);
-      collective = std::make_unique<GpuCollective>(*spec, request.point, seat, comm, deadline);
+      collective = std::make_unique<GpuCollective>(*spec, Parameters(request.point.params), seat, comm, deadline);
       collective->prepare(transport_of(request.point.implementation) == Transport::nccl_graph);
       Timing timing = collective->time(protocol);
       record.status = "passed";

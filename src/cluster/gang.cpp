@@ -202,9 +202,9 @@ std::string agree_on_nccl_id(const std::vector<int>& members, int me, MPI_Comm c
   if (me == 0) {
     std::string text;
     try {
-      text = "i" + workers.new_nccl_id();
+      text = fmt::format("i{}", workers.new_nccl_id());
     } catch (const std::exception& e) {
-      text = std::string("e") + e.what();
+      text = fmt::format("e{}", e.what());
     }
     text.copy(message.data(), message.size() - 1);
   }
@@ -255,8 +255,7 @@ void gather_outcome(MeasureResult& result, const CollectiveSpec& spec, int membe
   MPI_Ireduce(me == 0 ? MPI_IN_PLACE : &wrong, &wrong, 1, MPI_INT64_T, MPI_SUM, 0, comm, &request);
   waiter.wait(request, "the check");
   if (me != 0) return;
-  record.stats = summarize(record.samples_ns);
-  record.bus_gbps = record.bytes / record.stats.median_ns * spec.bus_factor(members);
+  summarize_collective(record, spec.bus_factor(members));
   if (record.wrong_elements < 0) return;  // not checked
   record.wrong_elements = wrong;
   record.status = wrong > 0 ? "failed" : "passed";
@@ -279,14 +278,18 @@ MeasureResult measure_on_gpus(const CollectiveSpec& spec, const Point& point, co
 
 }  // namespace
 
+void summarize_collective(RunRecord& record, double bus_factor) {
+  record.stats = summarize(record.samples_ns);
+  record.bus_gbps = record.bytes / record.stats.median_ns * bus_factor;
+}
+
 void record_collective_timing(RunRecord& record, Timing timing, double algorithm_bytes, double bus_factor) {
   record.n_warmup = timing.n_warmup;
   record.n_repeat = timing.n_repeat;
-  record.stats = summarize(timing.samples_ns);
   record.samples_ns = std::move(timing.samples_ns);
   record.flops = 0;
   record.bytes = algorithm_bytes;
-  record.bus_gbps = record.bytes / record.stats.median_ns * bus_factor;
+  summarize_collective(record, bus_factor);
 }
 
 GangCommunicators::~GangCommunicators() {

@@ -60,8 +60,12 @@ class GangCommunicators {
   std::map<std::vector<int>, MPI_Comm> made_;
 };
 
+// A collective's statistics from its samples, and its bus bandwidth (nccl-tests' busbw) at their
+// median: of a member's own timing, and on the gang's first member of the slowest member's samples.
+void summarize_collective(RunRecord& record, double bus_factor);
+
 // A collective's record from its timing: counts, statistics, samples, the algorithm bandwidth's
-// bytes and the bus bandwidth (nccl-tests' busbw, from the median).
+// bytes and the bus bandwidth.
 void record_collective_timing(RunRecord& record, Timing timing, double algorithm_bytes, double bus_factor);
 
 // Measures `point` on this rank as a member of `members` (through `workers` for the nccl

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "common/bytes.h"
+
 namespace ks {
 namespace {
 
@@ -75,45 +77,6 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
 
 namespace {
 
-template <typename T>
-void append_value(std::string& out, const T& value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-
-void need(std::string_view bytes, std::size_t offset, std::size_t count) {
-  if (offset > bytes.size() || bytes.size() - offset < count)
-    throw std::runtime_error("a run record's bytes end early (" + std::to_string(bytes.size()) + " bytes, " +
-                             std::to_string(offset + count) + " needed)");
-}
-
-// The same for `count` items of `size` bytes each, a count too large to multiply refused as short.
-void need_items(std::string_view bytes, std::size_t offset, std::uint64_t count, std::size_t size) {
-  need(bytes, offset, count > bytes.size() ? bytes.size() + 1 : count * size);
-}
-
-template <typename T>
-T value_at(std::string_view bytes, std::size_t& offset) {
-  need(bytes, offset, sizeof(T));
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof value);
-  offset += sizeof value;
-  return value;
-}
-
-void append_doubles(std::string& out, const std::vector<double>& values) {
-  append_value(out, static_cast<std::uint64_t>(values.size()));
-  if (!values.empty()) out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
-}
-
-std::vector<double> doubles_at(std::string_view bytes, std::size_t& offset) {
-  const auto count = value_at<std::uint64_t>(bytes, offset);
-  need_items(bytes, offset, count, sizeof(double));
-  std::vector<double> values(count);
-  if (count > 0) std::memcpy(values.data(), bytes.data() + offset, count * sizeof(double));  // data() of none may be null
-  offset += count * sizeof(double);
-  return values;
-}
-
 // Every field list a record has: the /runs columns, then the repetition's, the GPU state's, the
 // cold measurement's and the collective's.
 const std::vector<const std::vector<Field<RunRecord>>*>& all_field_lists() {
@@ -124,32 +87,15 @@ const std::vector<const std::vector<Field<RunRecord>>*>& all_field_lists() {
 
 }  // namespace
 
-void append_sized_bytes(std::string& out, std::string_view text) {
-  append_value(out, static_cast<std::uint64_t>(text.size()));
-  out.append(text);
-}
-
-std::string_view sized_bytes_at(std::string_view bytes, std::size_t& offset) {
-  const auto size = value_at<std::uint64_t>(bytes, offset);
-  need(bytes, offset, size);
-  const std::string_view text = bytes.substr(offset, size);
-  offset += size;
-  return text;
-}
-
 void append_run_record_bytes(std::string& out, const RunRecord& record) {
   for (const auto* list : all_field_lists())
     for_each_field(record, *list, [&](const Field<RunRecord>&, const auto& value) {
       if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) append_sized_bytes(out, value);
       else append_value(out, value);
     });
-  append_doubles(out, record.samples_ns);
-  append_doubles(out, record.sample_sm_clock_mhz);
-  append_value(out, static_cast<std::uint64_t>(record.quantiles.size()));
-  for (const Quantile& q : record.quantiles) {
-    append_value(out, q.quantile);
-    append_value(out, q.value_ns);
-  }
+  append_values(out, record.samples_ns);
+  append_values(out, record.sample_sm_clock_mhz);
+  append_values(out, record.quantiles);
 }
 
 RunRecord run_record_from_bytes(std::string_view bytes, std::size_t& offset) {
@@ -164,14 +110,9 @@ RunRecord run_record_from_bytes(std::string_view bytes, std::size_t& offset) {
             else target = value_at<Value>(bytes, offset);
           },
           field.access);
-  record.samples_ns = doubles_at(bytes, offset);
-  record.sample_sm_clock_mhz = doubles_at(bytes, offset);
-  const auto quantiles = value_at<std::uint64_t>(bytes, offset);
-  need_items(bytes, offset, quantiles, 2 * sizeof(double));
-  for (std::uint64_t i = 0; i < quantiles; ++i) {
-    const double quantile = value_at<double>(bytes, offset);
-    record.quantiles.push_back({quantile, value_at<double>(bytes, offset)});
-  }
+  record.samples_ns = values_at<double>(bytes, offset);
+  record.sample_sm_clock_mhz = values_at<double>(bytes, offset);
+  record.quantiles = values_at<Quantile>(bytes, offset);
   return record;
 }
 

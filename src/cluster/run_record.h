@@ -182,8 +182,5 @@ RunRecord run_record_from_json(const nlohmann::json& json);
 // std::runtime_error when the bytes end before the record does.
 void append_run_record_bytes(std::string& out, const RunRecord& record);
 RunRecord run_record_from_bytes(std::string_view bytes, std::size_t& offset);
-// A string after its length, the same way; and back.
-void append_sized_bytes(std::string& out, std::string_view text);
-std::string_view sized_bytes_at(std::string_view bytes, std::size_t& offset);
 
 }  // namespace ks

@@ -15,6 +15,7 @@
 #include "cluster/interruption.h"
 #include "cluster/worker_process.h"
 #include "cluster/workers.h"
+#include "common/bytes.h"
 #include "common/canonical_json.h"
 #include "common/clock.h"
 #include "common/digest.h"
@@ -96,8 +97,8 @@ RunRecord skipped_record(const Point& point, const std::string& reason) {
   return make_record(point, r, nobody, false);
 }
 
-// A point handed to a rank: the ranks other than 0 hold no plan, so the point travels whole, with
-// whether it is checked, and for a collective the gang that measures it together.
+// A point handed to a rank: the ranks other than 0 hold no plan, so the point travels whole (as bytes,
+// common/bytes.h), with whether it is checked, and for a collective the gang that measures it together.
 struct Assigned {
   Point point;
   bool check = false;
@@ -105,28 +106,39 @@ struct Assigned {
 };
 
 std::string encode_assignment(const std::vector<Assigned>& points) {
-  Json out = Json::array();
-  for (const Assigned& a : points)
-    out.push_back({{"index", a.point.index}, {"kernel", a.point.kernel}, {"implementation", a.point.implementation},
-                   {"mode", a.point.mode}, {"params", a.point.params}, {"timeout_s", a.point.timeout_s},
-                   {"id", a.point.id}, {"repetition", a.point.repetition}, {"check", a.check}, {"gang", a.gang}});
-  return out.dump();
+  std::string out;
+  append_value(out, static_cast<std::uint64_t>(points.size()));
+  for (const Assigned& a : points) {
+    append_value(out, static_cast<std::uint64_t>(a.point.index));
+    append_sized_bytes(out, a.point.kernel);
+    append_sized_bytes(out, a.point.implementation);
+    append_sized_bytes(out, a.point.mode);
+    append_sized_bytes(out, a.point.params.dump());
+    append_value(out, a.point.timeout_s);
+    append_sized_bytes(out, a.point.id);
+    append_value(out, a.point.repetition);
+    append_value(out, static_cast<std::uint8_t>(a.check));
+    append_values(out, a.gang);
+  }
+  return out;
 }
 
-std::vector<Assigned> decode_assignment(const std::string& bytes) {
-  std::vector<Assigned> out;
-  for (const Json& j : Json::parse(bytes)) {
-    Assigned& a = out.emplace_back();
-    a.point.index = j.at("index").get<std::size_t>();
-    a.point.kernel = j.at("kernel").get<std::string>();
-    a.point.implementation = j.at("implementation").get<std::string>();
-    a.point.mode = j.at("mode").get<std::string>();
-    a.point.params = j.at("params");
-    a.point.timeout_s = j.at("timeout_s").get<double>();
-    a.point.id = j.at("id").get<std::string>();
-    a.point.repetition = j.at("repetition").get<std::int32_t>();
-    a.check = j.at("check").get<bool>();
-    a.gang = j.at("gang").get<std::vector<int>>();
+std::vector<Assigned> decode_assignment(std::string_view bytes) {
+  std::size_t offset = 0;
+  const auto count = value_at<std::uint64_t>(bytes, offset);
+  need_bytes(bytes, offset, count);  // a point takes more than a byte: a count beyond the bytes is refused
+  std::vector<Assigned> out(count);
+  for (Assigned& a : out) {
+    a.point.index = value_at<std::uint64_t>(bytes, offset);
+    a.point.kernel = sized_bytes_at(bytes, offset);
+    a.point.implementation = sized_bytes_at(bytes, offset);
+    a.point.mode = sized_bytes_at(bytes, offset);
+    a.point.params = Json::parse(sized_bytes_at(bytes, offset));
+    a.point.timeout_s = value_at<double>(bytes, offset);
+    a.point.id = sized_bytes_at(bytes, offset);
+    a.point.repetition = value_at<std::int32_t>(bytes, offset);
+    a.check = value_at<std::uint8_t>(bytes, offset) != 0;
+    a.gang = values_at<int>(bytes, offset);
   }
   return out;
 }
@@ -173,25 +185,6 @@ std::string encode_result(const RunRecord& record, const MeasureResult& result) 
   append_sized_bytes(out, result.implementation.dump());
   return out;
 }
-
-// JSON that one result after another repeats (the protocol, the implementation's provenance), parsed
-// again only when its text changes.
-class ParsedText {
- public:
-  const Json& parse(std::string_view text) {
-    if (!parsed_ || text != text_) {
-      value_ = Json::parse(text);
-      text_ = text;
-      parsed_ = true;
-    }
-    return value_;
-  }
-
- private:
-  bool parsed_ = false;
-  std::string text_;
-  Json value_;
-};
 
 // Whether the worker timed the point on the GPU: a cuda implementation, or an `any` one that the
 // worker ran on the rank's GPU (its protocol's timer says so).

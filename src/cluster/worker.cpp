@@ -60,6 +60,12 @@ class Worker {
     if (!channel_.send(hello().dump())) return 0;
     std::string text;
     while (channel_.receive(text, std::chrono::microseconds(-1)) == ReadOutcome::message) {
+      if (is_bytes_message(text)) {  // a measure request from a rank of this executable: answered as bytes
+        const MeasureResult result = measure(request_from_bytes(text, protocols_));
+        if (!channel_.send(encode_bytes(result))) break;
+        if (result.worker_exits) break;
+        continue;
+      }
       const Json message = Json::parse(text);
       if (message.at("type") == "stop") break;
       if (message.at("type") == "release") {  // another worker of the rank takes the GPU for a while
@@ -196,6 +202,7 @@ class Worker {
   }
 
   PipeChannel channel_;
+  ParsedText protocols_;  // of the requests received as bytes
   const Registry& registry_;
   std::string gpu_uuid_;
   std::int64_t l2_bytes_ = 0;

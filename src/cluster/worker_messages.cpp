@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/bytes.h"
+
 namespace ks {
 
 Json to_json(const Statistics& s) {
@@ -94,6 +96,91 @@ MeasureResult decode_result(const Json& j) {
   r.protocol = j.at("protocol");
   r.worker_exits = j.at("worker_exits").get<bool>();
   r.implementation = j.value("implementation", Json());
+  return r;
+}
+
+const Json& ParsedText::parse(std::string_view text) {
+  if (!parsed_ || text != text_) {
+    value_ = Json::parse(text);
+    text_ = text;
+    parsed_ = true;
+  }
+  return value_;
+}
+
+namespace {
+
+// A message longer than what it holds comes from another layout: refused rather than half read.
+void need_all_read(std::string_view message, std::size_t offset) {
+  if (offset != message.size())
+    throw std::runtime_error("a message's bytes go on past its end (" + std::to_string(message.size()) + " bytes, " +
+                             std::to_string(offset) + " read)");
+}
+
+}  // namespace
+
+// Request: the tag, the point's kernel, implementation, mode and parameters (JSON text), the
+// protocol (JSON text), check, then whether a gang seat follows and the seat.
+std::string encode_bytes(const MeasureRequest& r) {
+  std::string out(1, kBytesMessage);
+  append_sized_bytes(out, r.point.kernel);
+  append_sized_bytes(out, r.point.implementation);
+  append_sized_bytes(out, r.point.mode);
+  append_sized_bytes(out, r.point.params.dump());
+  append_sized_bytes(out, to_json(r.protocol).dump());
+  append_value(out, static_cast<std::uint8_t>(r.check));
+  append_value(out, static_cast<std::uint8_t>(r.gang.has_value()));
+  if (r.gang) {
+    append_values(out, r.gang->members);
+    append_value(out, static_cast<std::int32_t>(r.gang->me));
+    append_sized_bytes(out, r.gang->nccl_id);
+    append_value(out, r.gang->timeout_s);
+  }
+  return out;
+}
+
+MeasureRequest request_from_bytes(std::string_view message, ParsedText& protocols) {
+  if (!is_bytes_message(message)) throw std::runtime_error("a measure request's bytes do not start with their tag");
+  std::size_t offset = 1;
+  MeasureRequest r;
+  r.point.kernel = sized_bytes_at(message, offset);
+  r.point.implementation = sized_bytes_at(message, offset);
+  r.point.mode = sized_bytes_at(message, offset);
+  r.point.params = Json::parse(sized_bytes_at(message, offset));
+  r.protocol = protocol_spec_from_json(protocols.parse(sized_bytes_at(message, offset)));
+  r.check = value_at<std::uint8_t>(message, offset) != 0;
+  if (value_at<std::uint8_t>(message, offset) != 0) {
+    GangSeat seat;
+    seat.members = values_at<int>(message, offset);
+    seat.me = value_at<std::int32_t>(message, offset);
+    seat.nccl_id = sized_bytes_at(message, offset);
+    seat.timeout_s = value_at<double>(message, offset);
+    r.gang = std::move(seat);
+  }
+  need_all_read(message, offset);
+  return r;
+}
+
+// Result: the tag, the record (append_run_record_bytes), the resolved protocol and the
+// implementation's provenance (JSON text, "null" for none), then whether the worker exits.
+std::string encode_bytes(const MeasureResult& r) {
+  std::string out(1, kBytesMessage);
+  append_run_record_bytes(out, r.record);
+  append_sized_bytes(out, r.protocol.dump());
+  append_sized_bytes(out, r.implementation.dump());
+  append_value(out, static_cast<std::uint8_t>(r.worker_exits));
+  return out;
+}
+
+MeasureResult result_from_bytes(std::string_view message, ParsedText& protocols, ParsedText& implementations) {
+  if (!is_bytes_message(message)) throw std::runtime_error("a measure result's bytes do not start with their tag");
+  std::size_t offset = 1;
+  MeasureResult r;
+  r.record = run_record_from_bytes(message, offset);
+  r.protocol = protocols.parse(sized_bytes_at(message, offset));
+  r.implementation = implementations.parse(sized_bytes_at(message, offset));
+  r.worker_exits = value_at<std::uint8_t>(message, offset) != 0;
+  need_all_read(message, offset);
   return r;
 }
 

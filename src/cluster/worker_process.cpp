@@ -59,7 +59,9 @@ static std::vector<std::string> cpp_worker_arguments(std::string executable, int
 }
 
 WorkerProcess::WorkerProcess(std::string executable, int local_rank, std::vector<std::string> plugins)
-    : WorkerProcess(cpp_worker_arguments(std::move(executable), local_rank, std::move(plugins)), {}) {}
+    : WorkerProcess(cpp_worker_arguments(std::move(executable), local_rank, std::move(plugins)), {}) {
+  bytes_messages_ = true;  // the worker is this executable: requests and results go as bytes
+}
 
 WorkerProcess::WorkerProcess(std::vector<std::string> arguments, std::vector<std::string> environment)
     : executable_(arguments.at(0)), arguments_(std::move(arguments)), environment_(std::move(environment)) {
@@ -158,7 +160,8 @@ void WorkerProcess::begin(const MeasureRequest& request) {
               std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
   started_at_ = iso_utc_now();
   busy_ = true;
-  channel_.send(encode(request));  // a dead worker is noticed by poll() as a closed pipe
+  // A dead worker is noticed by poll() as a closed pipe.
+  channel_.send(bytes_messages_ ? encode_bytes(request) : encode(request));
 }
 
 std::optional<MeasureResult> WorkerProcess::poll(std::chrono::microseconds wait) {
@@ -185,7 +188,8 @@ std::optional<MeasureResult> WorkerProcess::poll(std::chrono::microseconds wait)
     return lost_worker("crashed", "worker process " + how + " during the point");
   }
   busy_ = false;
-  MeasureResult result = decode_result(nlohmann::json::parse(text));
+  MeasureResult result = is_bytes_message(text) ? result_from_bytes(text, protocols_, implementations_)
+                                                : decode_result(nlohmann::json::parse(text));
   if (result.worker_exits) {
     reap();
   }

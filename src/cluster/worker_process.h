@@ -91,6 +91,10 @@ class WorkerProcess {
   std::vector<std::string> environment_;  // empty: this process's environment
   pid_t pid_ = -1;
   PipeChannel channel_;
+  // The C++ worker of this executable gets its requests, and sends its results, as bytes
+  // (worker_messages.h); any other worker speaks JSON.
+  bool bytes_messages_ = false;
+  ParsedText protocols_, implementations_;  // of the results received as bytes
   nlohmann::json hello_;
   bool busy_ = false;
   int starts_ = 0;

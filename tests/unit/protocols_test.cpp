@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cluster/run_record.h"
+#include "common/bytes.h"
 #include "common/canonical_json.h"
 #include "measure/cold.h"
 #include "measure/graph.h"

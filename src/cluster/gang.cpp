@@ -6,10 +6,12 @@
 #include <climits>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "cluster/worker_process.h"
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "kernels/nccl/collective.h"
 #include "measure/do_bench.h"
@@ -293,16 +295,19 @@ void record_collective_timing(RunRecord& record, Timing timing, double algorithm
 }
 
 GangCommunicators::~GangCommunicators() {
-  for (auto& [members, comm] : made_)
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  for (auto& [members, held] : held_)
+    if (held.comm != MPI_COMM_NULL && !held.lost) MPI_Comm_free(&held.comm);
   if (parent_ != MPI_COMM_NULL) MPI_Comm_free(&parent_);
 }
 
 void GangCommunicators::open() { MPI_Comm_dup(MPI_COMM_WORLD, &parent_); }
 
-MPI_Comm GangCommunicators::of(const std::vector<int>& members) {
-  const auto found = made_.find(members);
-  if (found != made_.end()) return found->second;
+MPI_Comm GangCommunicators::of(const std::vector<int>& members, std::uint32_t generation) {
+  const auto found = held_.find(members);
+  if (found != held_.end() && found->second.generation == generation)
+    return found->second.lost ? MPI_COMM_NULL : found->second.comm;
+  // A communicator of an earlier generation is left as it is: another member lost it, and may have
+  // left operations on it unfinished.
   MPI_Group world, gang;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_incl(world, static_cast<int>(members.size()), members.data(), &gang);
@@ -310,19 +315,40 @@ MPI_Comm GangCommunicators::of(const std::vector<int>& members) {
   MPI_Comm_create_group(parent_, gang, kCreateTag, &comm);
   MPI_Group_free(&gang);
   MPI_Group_free(&world);
-  made_[members] = comm;
+  held_[members] = Held{comm, generation, false};
   return comm;
 }
 
 void GangCommunicators::abandon(const std::vector<int>& members, std::vector<std::shared_ptr<void>> in_flight) {
-  made_.erase(members);
+  held_[members].lost = true;
+  lost_since_taken_.push_back(members);
   // Never freed: MPI may still write it (a leak of one point's buffers per timeout, by design).
   static auto* abandoned = new std::vector<std::shared_ptr<void>>();
   abandoned->insert(abandoned->end(), std::make_move_iterator(in_flight.begin()), std::make_move_iterator(in_flight.end()));
 }
 
-std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members, bool check,
-                                             const ProtocolSpec& protocol_spec, GangCommunicators& communicators,
+std::vector<std::vector<int>> GangCommunicators::take_lost() { return std::exchange(lost_since_taken_, {}); }
+
+std::string encode_member_sets(const std::vector<std::vector<int>>& sets) {
+  std::string out;
+  append_value(out, static_cast<std::uint64_t>(sets.size()));
+  for (const auto& members : sets) append_values(out, members);
+  return out;
+}
+
+std::vector<std::vector<int>> decode_member_sets(std::string_view bytes) {
+  std::vector<std::vector<int>> sets;
+  if (bytes.empty()) return sets;
+  std::size_t offset = 0;
+  const auto count = value_at<std::uint64_t>(bytes, offset);
+  need_bytes(bytes, offset, count);  // a set takes more than a byte: a count beyond the bytes is refused
+  for (std::uint64_t i = 0; i < count; ++i) sets.push_back(values_at<int>(bytes, offset));
+  return sets;
+}
+
+std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members,
+                                             std::uint32_t generation, bool check, const ProtocolSpec& protocol_spec,
+                                             GangCommunicators& communicators,
                                              Workers& workers, const std::function<void()>& while_waiting) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -333,8 +359,16 @@ std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vect
   try {
     const CollectiveSpec* spec = find_collective(point.kernel);
     if (!spec) throw std::invalid_argument(point.kernel + " is not a collective");
+    const MPI_Comm comm = communicators.of(members, generation);
+    if (comm == MPI_COMM_NULL) {  // the other members time out on it, and tell rank 0 so too
+      record.status = "timeout";
+      record.message = "not measured: an earlier point of this gang timed out on this member, which lost the gang's "
+                       "communicator (the gang's next points get a new one)";
+      record.ended_at = iso_utc_now();
+      if (me != 0) return std::nullopt;
+      return result;
+    }
     if (transport_of(point.implementation) != Transport::mpi) {
-      const MPI_Comm comm = communicators.of(members);
       // The worker's own deadline ends the point (it aborts its communicator); the ranks' waits on
       // each other allow for that as the worker process's does.
       Waiter waiter(point.timeout_s + WorkerProcess::kGangAbortGrace_s, while_waiting);
@@ -355,7 +389,6 @@ std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vect
     result.protocol = protocol_to_json(protocol);
     if (protocol.name != "do_bench")
       throw std::invalid_argument(fmt::format("protocol {}: collectives are timed with do_bench's loop only", protocol.name));
-    const MPI_Comm comm = communicators.of(members);
     Waiter waiter(point.timeout_s, while_waiting);
     const auto collective = std::make_shared<GangCollective>(*spec, point, static_cast<int>(members.size()), me, comm);
     waiter.keep(collective);  // its buffers are the calls'

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <deque>
 #include <list>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -27,7 +28,7 @@ namespace {
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr int kTagRequest = 101;  // rank -> 0: give me work
+constexpr int kTagRequest = 101;  // rank -> 0: give me work (and the gangs' communicators I lost)
 constexpr int kTagAssign = 102;   // 0 -> rank: the points of its next groups (none: no more work)
 constexpr int kTagResult = 103;   // rank -> 0: one record
 constexpr int kTagHeartbeat = 104;  // rank -> 0: still here (sent while a rank works)
@@ -103,6 +104,7 @@ struct Assigned {
   Point point;
   bool check = false;
   std::vector<int> gang;
+  std::uint32_t generation = 0;  // of the gang's communicator (GangCommunicators::of)
 };
 
 std::string encode_assignment(const std::vector<Assigned>& points) {
@@ -119,6 +121,7 @@ std::string encode_assignment(const std::vector<Assigned>& points) {
     append_value(out, a.point.repetition);
     append_value(out, static_cast<std::uint8_t>(a.check));
     append_values(out, a.gang);
+    append_value(out, a.generation);
   }
   return out;
 }
@@ -139,6 +142,7 @@ std::vector<Assigned> decode_assignment(std::string_view bytes) {
     a.point.repetition = value_at<std::int32_t>(bytes, offset);
     a.check = value_at<std::uint8_t>(bytes, offset) != 0;
     a.gang = values_at<int>(bytes, offset);
+    a.generation = value_at<std::uint32_t>(bytes, offset);
   }
   return out;
 }
@@ -225,6 +229,11 @@ class Sweep {
   std::vector<Assigned> receive_assignment(PendingSends& sends);
   std::vector<Assigned> points_of(const Handout& handout) const;
   void hand_out(const std::vector<Handout>& handouts);
+  void note_lost_communicators(const std::vector<std::vector<int>>& member_sets);
+  std::uint32_t generation_of(const std::vector<int>& gang) const {
+    const auto found = gang_generations_.find(gang);
+    return found == gang_generations_.end() ? 0 : found->second;
+  }
   void record_unrunnable(WorkQueue& queue, ResultSink& sink);
   void measure_root_gang(const Assigned& assigned, WorkQueue& queue, ResultSink& sink);
   void tell_parked_ranks(const WorkQueue& queue);
@@ -248,6 +257,8 @@ class Sweep {
   std::vector<SilentRank> silent_;
   std::vector<RankIdentity> ranks_;
   GangCommunicators gangs_;
+  // Rank 0's: the generation of each gang's communicator, one more each time a member lost it.
+  std::map<std::vector<int>, std::uint32_t> gang_generations_;
   Clock::time_point parked_told_ = Clock::now();
   // Rank 0's own work: points handed to it, whether it waits for a gang, whether nothing is left.
   std::deque<Assigned> mine_;
@@ -282,7 +293,7 @@ std::vector<Assigned> Sweep::points_of(const Handout& handout) const {
     bool first = true;
     for (Point& point : plan_->points_to_measure(group)) {
       const bool check = options_.check == CheckPolicy::every_mode || (options_.check == CheckPolicy::first_mode && first);
-      out.push_back({std::move(point), check, handout.gang});
+      out.push_back({std::move(point), check, handout.gang, generation_of(handout.gang)});
       first = false;
     }
   }
@@ -293,6 +304,7 @@ std::vector<Assigned> Sweep::points_of(const Handout& handout) const {
 // first member, which records it; its members' handouts come one after another, and its points are
 // made once for all of them.
 void Sweep::hand_out(const std::vector<Handout>& handouts) {
+  note_lost_communicators(gangs_.take_lost());  // rank 0's own, from the gang points it measured
   const Handout* gang_made = nullptr;
   std::vector<Assigned> gang_points;
   for (const Handout& handout : handouts) {
@@ -318,6 +330,10 @@ void Sweep::hand_out(const std::vector<Handout>& handouts) {
       ++ranks_finished_;
     }
   }
+}
+
+void Sweep::note_lost_communicators(const std::vector<std::vector<int>>& member_sets) {
+  for (const auto& members : member_sets) ++gang_generations_[members];
 }
 
 // Groups the queue found no ranks for (no GPU, a gang larger than the ranks left): recorded
@@ -359,7 +375,8 @@ void Sweep::measure_root_gang(const Assigned& assigned, WorkQueue& queue, Result
     tell_parked_ranks(queue);
     sink.on_tick();
   };
-  const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.check, protocol_, gangs_, workers_, duties);
+  const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.generation, assigned.check, protocol_, gangs_,
+                                      workers_, duties);
   if (!result) return;
   sink.on_record(record_of(assigned.point, *result), result->protocol, result->implementation);
   ++received_;
@@ -465,6 +482,7 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
     }
     last_heard_[source] = Clock::now();
     if (status.MPI_TAG == kTagRequest) {
+      note_lost_communicators(decode_member_sets(bytes));
       if (winding_down_) hand_out({Handout{source, {}, {}}});
       else hand_out(queue.ask(source));
     } else if (status.MPI_TAG == kTagResult) {
@@ -633,7 +651,9 @@ void Sweep::send_assignment(int rank, const std::vector<Assigned>& points) {
 }
 
 std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {
-  MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD);
+  // The request carries the gangs' communicators this rank lost since it last asked.
+  const std::string lost = encode_member_sets(gangs_.take_lost());
+  MPI_Send(lost.data(), static_cast<int>(lost.size()), MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD);
   MPI_Status status;
   // Rank 0 answers within microseconds, unless a write of the results file holds it up: five times
   // the silence limit before this rank gives up on it (and the job ends).
@@ -691,7 +711,8 @@ std::string Sweep::run_other() {
             sends.progress();
             sends.heartbeat();
           };
-          const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.check, protocol_, gangs_, workers_, duties);
+          const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.generation, assigned.check, protocol_, gangs_,
+                                      workers_, duties);
           if (result) sends.send(encode_result(record_of(assigned.point, *result), *result), kTagResult);
           continue;
         }

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/common/fp16.h"
+#include "cluster/gang.h"
 #include "cluster/worker_messages.h"
+#include "kernels/common/fp16.h"
 #include "kernels/nccl/collective.h"
 #include "support/kernels.h"
 
@@ -197,6 +198,18 @@ TEST(Collectives, AGangSeatAndTheWrongElementsCrossTheWorkersPipe) {
   const std::string plain = encode(result);
   EXPECT_EQ(plain.find("wrong_elements"), std::string::npos) << plain;
   EXPECT_EQ(decode_result(nlohmann::json::parse(plain)).record.wrong_elements, -1);
+}
+
+// A rank's request for work names the gangs' communicators it lost since it last asked (rank 0 then
+// starts a new generation of each); bytes cut short are refused.
+TEST(Collectives, TheCommunicatorsARankLostCrossItsRequestForWork) {
+  const std::vector<std::vector<int>> lost{{0, 1}, {2, 3, 5, 7}};
+  const std::string bytes = encode_member_sets(lost);
+  EXPECT_EQ(decode_member_sets(bytes), lost);
+  EXPECT_TRUE(decode_member_sets(encode_member_sets({})).empty());
+  EXPECT_TRUE(decode_member_sets("").empty()) << "a request that names none";
+  for (std::size_t cut = 1; cut < bytes.size(); ++cut)
+    EXPECT_THROW(decode_member_sets(bytes.substr(0, cut)), std::runtime_error) << cut;
 }
 
 }  // namespace

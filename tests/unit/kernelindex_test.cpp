@@ -101,7 +101,10 @@ struct Fixture {
 };
 
 Json do_bench_protocol_json() {
-  return ks::protocol_to_json(ks::Protocol{.timer = "cuda_events", .flush_bytes = std::int64_t{256} << 20});
+  ks::Protocol protocol;
+  protocol.timer = "cuda_events";
+  protocol.flush_bytes = std::int64_t{256} << 20;
+  return ks::protocol_to_json(protocol);
 }
 
 ks::RunRecord passed_record(const Json& params) {

@@ -133,6 +133,14 @@ kernels:
   EXPECT_NE(result.output.find("sweep.yaml:"), std::string::npos) << result.output;
 }
 
+// A timeout that reached one member only (tests/mpi/gang_communicators_ranks.cpp): the member that
+// lost the gang's communicator does not use it again, and both make the next generation together.
+TEST(Gangs, AfterOneMemberLostTheCommunicatorBothMakeTheNextGenerationTogether) {
+  const auto result = run_shell(fmt::format("{} -np 2 --oversubscribe {}/tests/gang_communicators_ranks 2>&1", KS_MPIEXEC,
+                                            KS_BINARY_DIR));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
 // The pid of rank `rank` of the running `kernelsweep-test run SWEEP` (other tests' runs name other
 // sweep files; its workers and mpirun have other command lines or no rank in their environment); 0
 // when there is none.

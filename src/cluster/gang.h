@@ -94,9 +94,10 @@ void summarize_collective(RunRecord& record, double bus_factor);
 void record_collective_timing(RunRecord& record, Timing timing, double algorithm_bytes, double bus_factor);
 
 // Measures `point` on this rank as a member of `members` (through `workers` for the nccl
-// implementations), on the gang's communicator of `generation`. Returns the result on the gang's first member (its record, the protocol it was
-// timed with), nothing on the others. `while_waiting` is called about every millisecond while MPI or
-// a worker works (the rank's heartbeats, rank 0's queue).
+// implementations), on the gang's communicator of `generation`. Returns the result on the gang's
+// first member (its record, the protocol it was timed with), nothing on the others. `while_waiting`
+// is called about every millisecond while MPI or a worker works (the rank's heartbeats, rank 0's
+// queue).
 std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members,
                                              std::uint32_t generation, bool check, const ProtocolSpec& protocol,
                                              GangCommunicators& communicators,

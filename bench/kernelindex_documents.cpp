@@ -60,7 +60,10 @@ ks::GpuInfo h200_gpu() {
 
 // The BenchmarkProtocol content of the default do_bench protocol on a GPU.
 ks::Json do_bench_protocol() {
-  return ks::protocol_to_json(ks::Protocol{.timer = "cuda_events", .flush_bytes = std::int64_t{256} << 20});
+  ks::Protocol protocol;
+  protocol.timer = "cuda_events";
+  protocol.flush_bytes = std::int64_t{256} << 20;
+  return ks::protocol_to_json(protocol);
 }
 
 ks::Json distill_params(std::int64_t tokens) {

@@ -139,6 +139,7 @@ std::vector<Assigned> decode_assignment(std::string_view bytes) {
     a.point.params = Json::parse(sized_bytes_at(bytes, offset));
     a.point.timeout_s = value_at<double>(bytes, offset);
     a.point.id = sized_bytes_at(bytes, offset);
+    a.point.key = point_key(a.point.id);
     a.point.repetition = value_at<std::int32_t>(bytes, offset);
     a.check = value_at<std::uint8_t>(bytes, offset) != 0;
     a.gang = values_at<int>(bytes, offset);

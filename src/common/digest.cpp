@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
@@ -19,13 +20,17 @@ const EVP_MD* sha256_method() {
 
 }  // namespace
 
-std::string sha256_hex(std::string_view bytes) {
+std::array<unsigned char, 32> sha256_bytes(std::string_view bytes) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> hash{};
   unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), hash.data(), &length, sha256_method(), nullptr) != 1)
+  if (EVP_Digest(bytes.data(), bytes.size(), hash.data(), &length, sha256_method(), nullptr) != 1 || length != 32)
     throw std::runtime_error("sha256: OpenSSL EVP_Digest failed");
-  return hex_of(std::span<const unsigned char>(hash.data(), length));
+  std::array<unsigned char, 32> digest{};
+  std::copy_n(hash.begin(), digest.size(), digest.begin());
+  return digest;
 }
+
+std::string sha256_hex(std::string_view bytes) { return hex_of(sha256_bytes(bytes)); }
 
 std::string hex_of(std::span<const unsigned char> bytes) {
   static constexpr char digits[] = "0123456789abcdef";

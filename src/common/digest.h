@@ -13,6 +13,8 @@ namespace ks {
 
 // Lowercase hex SHA-256 of the bytes.
 std::string sha256_hex(std::string_view bytes);
+// The same digest as its 32 bytes.
+std::array<unsigned char, 32> sha256_bytes(std::string_view bytes);
 // Lowercase hex of bytes.
 std::string hex_of(std::span<const unsigned char> bytes);
 

@@ -17,7 +17,7 @@ std::string Point::shape_key() const {
 
 // canonical_json(point.identity()) written directly: the identity's keys are already in canonical
 // order, and its parameters are not copied into it (a plan of millions of points digests each).
-std::string point_id(const Point& point) {
+PointKey point_digest(const Point& point) {
   std::string text = "{\"implementation\":";
   append_canonical_string(text, point.implementation);
   text += ",\"kernel\":";
@@ -27,7 +27,9 @@ std::string point_id(const Point& point) {
   text += ",\"params\":";
   append_canonical_json(text, point.params);
   text += '}';
-  return sha256_hex(text);
+  return sha256_bytes(text);
 }
+
+std::string point_id(const Point& point) { return hex_of(point_digest(point)); }
 
 }  // namespace ks

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/point_id_set.h"
+
 namespace ks {
 
 using Json = nlohmann::json;
@@ -28,6 +30,7 @@ struct Point {
   Json params;            // every parameter of the kernel, defaults filled in (an object)
   double timeout_s = 300;
   std::string id;         // point_id(*this)
+  PointKey key{};         // the 32 bytes `id` spells (point_key(id)); the enumerator sets both
   PointSource source;     // set by the enumerator; not part of the identity
   // Which measurement of the point this is, from 0 (a protocol's `repetitions`); not part of the
   // identity: every repetition is the same point.
@@ -41,6 +44,8 @@ struct Point {
 
 // Lowercase hex SHA-256 of canonical_json(point.identity()).
 std::string point_id(const Point& point);
+// The same SHA-256 as its 32 bytes: the point's key (common/point_id_set.h).
+PointKey point_digest(const Point& point);
 
 struct Plan {
   std::vector<Point> points;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/canonical_json.h"
+#include "common/digest.h"
 
 namespace ks {
 namespace {
@@ -482,7 +483,8 @@ class PointEnumerator::Walk {
       point.mode = mode;
       point.params = params;
       point.timeout_s = block.spec.timeout_s;
-      point.id = point_id(point);
+      point.key = point_digest(point);
+      point.id = hex_of(point.key);
       point.source = {static_cast<std::uint32_t>(block.index), static_cast<std::uint32_t>(implementation_index),
                       source.combination};
       if (!(*visit_)(point, groups_ - 1)) {

@@ -108,10 +108,10 @@ MeasuredBefore measured_before(const ResultsFile& file) {
     bool skipped = false;
   };
   std::vector<NotPassed> not_passed;
-  file.scan_statuses([&](std::uint64_t, const std::string& point_id, std::int32_t repetition, const std::string& status) {
-    const PointKey key = repetition_key(point_key(point_id), repetition);
-    if (status == "passed") out.passed.add(key);
-    else not_passed.push_back({key, status == "skipped"});
+  file.scan_point_keys([&](std::uint64_t, const PointKey& key, std::size_t status) {
+    const std::string_view name = kStatuses[status];
+    if (name == "passed") out.passed.add(key);
+    else not_passed.push_back({key, name == "skipped"});
   });
   out.passed.seal();
   std::stable_sort(not_passed.begin(), not_passed.end(),

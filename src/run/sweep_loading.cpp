@@ -258,7 +258,7 @@ std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& r
         sweep.spec.protocol.repetitions);
     for_each_point_where(*points, sweep.spec, registry, request, [&](Point& point, std::size_t group) {
       plan->add(point, group);
-      if (keys) keys->emplace_back(point_key(point.id), point.index);
+      if (keys) keys->emplace_back(point.key, point.index);
       return true;
     });
     plan->seal();
@@ -277,7 +277,7 @@ std::optional<PositionedKeys> plan_keys_of_text(const std::string& text, const s
   PositionedKeys keys;
   const bool planned = or_say_why(path, true, [&] {
     for_each_point_where(sweep->spec, registry, request, [&keys](Point& point, std::size_t) {
-      keys.emplace_back(point_key(point.id), keys.size());
+      keys.emplace_back(point.key, keys.size());
       return true;
     });
     add_repetition_keys(keys, sweep->spec.protocol.repetitions);

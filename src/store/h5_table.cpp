@@ -86,6 +86,13 @@ void Extendable1D::append(hid_t memory_type, std::uint64_t count, const void* bu
   size_ = new_size;
 }
 
+void Extendable1D::shrink_to(std::uint64_t size) {
+  if (size >= size_) return;
+  const hsize_t new_size = size;
+  check_status(H5Dset_extent(dataset_.get(), &new_size), "shrinking " + name_ + " to " + std::to_string(size) + " elements");
+  size_ = size;
+}
+
 void Extendable1D::read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const {
   read_through(transfer_properties(), memory_type, first, count, buffer);
 }

@@ -73,6 +73,8 @@ class Extendable1D {
   // append calls this first. `margin_chunks`: how many chunks past the end the killed writer may
   // have touched.
   void clear_past_end(std::uint64_t margin_chunks);
+  // Drops the elements from `size` on (a no-op when the dataset holds no more).
+  void shrink_to(std::uint64_t size);
 
  private:
   Extendable1D(Handle dataset, std::string name, std::uint64_t size, std::size_t conversion_buffer_bytes);

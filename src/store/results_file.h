@@ -38,7 +38,9 @@ namespace ks {
 // 5: /runs holds a collective's bus bandwidth and the count of wrong elements its check found
 // (bus_gbps, wrong_elements; NaN and -1 for other kernels). Files of layout 4 are read (and resumed)
 // without them.
-inline constexpr std::int64_t kResultsLayoutVersion = 5;
+// 6: /run_keys, beside /runs, holds each row's point key, status and repetition in fixed-size fields
+// (what status and a resume read). Files of layout 5 are read (and resumed) through /runs' columns.
+inline constexpr std::int64_t kResultsLayoutVersion = 6;
 
 // The root group's attributes: what was swept, and the session that created the file.
 struct RunInfo {
@@ -172,9 +174,13 @@ class ResultsFile {
   std::vector<RankInfo> read_ranks() const;
   std::vector<SessionInfo> read_sessions() const;
   // Every measurement with rows (a point, or one repetition of it: repetition_key), once, sorted by
-  // key (PointKeyLess). Reads the point_id, repetition and status columns of /runs, a block of rows at
-  // a time: what status needs, without the rest of the table, in about 50 bytes a row.
+  // key (PointKeyLess), through scan_point_keys: what status needs, without the rest of the table, in
+  // about 50 bytes a row.
   std::vector<PointStatus> point_statuses() const;
+  // Every row's measurement in row order, as status and a resume need it: visit(row, its key
+  // (repetition_key), its status as an index into kStatuses). Reads /run_keys, 37 bytes a row and no
+  // string, where the file has it whole (layout 6 on); the columns of /runs otherwise.
+  void scan_point_keys(const std::function<void(std::uint64_t row, const PointKey& key, std::size_t status)>& visit) const;
   // The same columns row by row, in row order, holding nothing: visit(row, point id, repetition,
   // status); the repetition is 0 in a file of a layout before 4.
   void scan_statuses(const std::function<void(std::uint64_t row, const std::string& point_id, std::int32_t repetition,

@@ -9,12 +9,14 @@
 #include <chrono>
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -693,6 +695,162 @@ TEST_F(StoreTest, PassedPointsAndLatestStatusFollowReruns) {
   EXPECT_EQ(points[1].latest_row, 1u);
   EXPECT_EQ(points[2].status, "timeout");
   EXPECT_FALSE(points[2].ever_passed);
+}
+
+// /run_keys read with the HDF5 C API, as another tool would: each row's key bytes, its status's
+// name in the enum and its repetition.
+struct StoredKey {
+  PointKey key{};
+  std::string status;
+  int repetition = 0;
+};
+
+std::vector<StoredKey> read_run_keys(const fs::path& path) {
+  struct Raw {
+    unsigned char key[32];
+    unsigned char status;
+    int repetition;
+  };
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t dataset = H5Dopen2(file, "/run_keys", H5P_DEFAULT);
+  const hid_t stored_type = H5Dget_type(dataset);
+  const hid_t status_type = H5Tget_native_type(H5Tget_member_type(stored_type, 1), H5T_DIR_ASCEND);
+  const hsize_t key_bytes = 32;
+  const hid_t key_type = H5Tarray_create2(H5T_NATIVE_UCHAR, 1, &key_bytes);
+  const hid_t memory_type = H5Tcreate(H5T_COMPOUND, sizeof(Raw));
+  H5Tinsert(memory_type, "point_key", offsetof(Raw, key), key_type);
+  H5Tinsert(memory_type, "status", offsetof(Raw, status), status_type);
+  H5Tinsert(memory_type, "repetition", offsetof(Raw, repetition), H5T_NATIVE_INT);
+  const hid_t space = H5Dget_space(dataset);
+  std::vector<Raw> raw(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
+  EXPECT_GE(H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+  std::vector<StoredKey> keys;
+  for (const Raw& row : raw) {
+    StoredKey& key = keys.emplace_back();
+    std::copy(std::begin(row.key), std::end(row.key), key.key.begin());
+    char name[16] = {};
+    EXPECT_GE(H5Tenum_nameof(status_type, &row.status, name, sizeof name), 0);
+    key.status = name;
+    key.repetition = row.repetition;
+  }
+  for (hid_t type : {space, memory_type, key_type, status_type, stored_type}) H5Idec_ref(type);
+  H5Dclose(dataset);
+  H5Fclose(file);
+  return keys;
+}
+
+// Opens the file's /run_keys to change it as a damaged or cut file would have it.
+template <class Change>
+void change_run_keys(const fs::path& path, Change&& change) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  const hid_t dataset = H5Dopen2(file, "/run_keys", H5P_DEFAULT);
+  change(dataset);
+  H5Dclose(dataset);
+  H5Fclose(file);
+}
+
+// The 32 bytes a 64-digit hex id spells, read here without the store's own parser.
+PointKey bytes_of_hex(const std::string& hex) {
+  PointKey key{};
+  for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  return key;
+}
+
+TEST_F(StoreTest, RunKeysSayOfEveryRowWhatRunsSays) {
+  std::vector<StoredRun> batch = make_batch(0, 7, 2);
+  const char* statuses[] = {"passed", "failed", "error", "crashed", "timeout", "skipped", "passed"};
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    batch[i].status = statuses[i];
+    batch[i].repetition = static_cast<std::int32_t>(i % 3);
+  }
+  const std::string sha_id = "3915be95d613e5a8f9379c2730cb664065394bcff9c1ab4b3ea9e30a202b42a4";
+  batch[1].point_id = sha_id;  // an id kernelsweep makes; the others are ids of another tool's rows
+  write_file({batch});
+
+  const std::vector<StoredKey> keys = read_run_keys(file_path());
+  ASSERT_EQ(keys.size(), batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    EXPECT_EQ(keys[i].key, point_key(batch[i].point_id));
+    EXPECT_EQ(keys[i].status, batch[i].status);
+    EXPECT_EQ(keys[i].repetition, batch[i].repetition);
+  }
+  EXPECT_EQ(keys[1].key, bytes_of_hex(sha_id)) << "a SHA-256 id is stored as its own bytes";
+
+  // What status and a resume read: each row's measurement key and status, in row order.
+  const ResultsFile file = ResultsFile::open_read_only(file_path());
+  std::vector<std::uint64_t> rows;
+  file.scan_point_keys([&](std::uint64_t row, const PointKey& key, std::size_t status) {
+    rows.push_back(row);
+    EXPECT_EQ(key, repetition_key(point_key(batch[row].point_id), batch[row].repetition)) << "row " << row;
+    EXPECT_EQ(std::string(kStatuses[status]), batch[row].status) << "row " << row;
+  });
+  EXPECT_EQ(rows, (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6}));
+}
+
+// A writer stopped between a batch's rows and their keys leaves /run_keys short: readers read /runs
+// instead, with the same answers, and the next writer completes /run_keys from /runs.
+TEST_F(StoreTest, AShortRunKeysIsReadAroundAndCompletedByTheNextWriter) {
+  const std::vector<StoredRun> appended = write_file({make_batch(0, 200, 5), make_batch(200, 100, 3)});
+  const auto statuses_of = [](const ResultsFile& file) {
+    std::vector<std::tuple<PointKey, std::string, std::uint64_t, std::uint64_t>> out;
+    for (const PointStatus& point : file.point_statuses())
+      out.emplace_back(point.key, std::string(point.status), point.first_row, point.latest_row);
+    return out;
+  };
+  const auto whole = statuses_of(ResultsFile::open_read_only(file_path()));
+  ASSERT_EQ(whole.size(), 300u);
+
+  change_run_keys(file_path(), [](hid_t dataset) {
+    const hsize_t rows = 120;
+    ASSERT_GE(H5Dset_extent(dataset, &rows), 0);
+  });
+  ASSERT_EQ(read_run_keys(file_path()).size(), 120u);
+  EXPECT_EQ(statuses_of(ResultsFile::open_read_only(file_path())), whole) << "read through /runs";
+
+  {
+    ResultsFile writer = ResultsFile::open_for_append(file_path());
+    writer.flush();
+    writer.finish("2026-11-30T14:00:00.000Z");
+  }
+  const std::vector<StoredKey> keys = read_run_keys(file_path());
+  ASSERT_EQ(keys.size(), appended.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(keys[i].key, point_key(appended[i].point_id)) << "row " << i;
+    EXPECT_EQ(keys[i].status, appended[i].status) << "row " << i;
+  }
+  EXPECT_EQ(statuses_of(ResultsFile::open_read_only(file_path())), whole);
+}
+
+// A /run_keys that says of a row something else than /runs makes the file damaged: status and a
+// resume would trust it.
+TEST_F(StoreTest, ARunKeyThatDisagreesWithItsRowIsDamage) {
+  write_file({make_batch(0, 50, 5)});
+  ASSERT_EQ(read_run_keys(file_path()).at(7).status, "passed");
+  change_run_keys(file_path(), [](hid_t dataset) {
+    // Row 7's status alone, written as "timeout".
+    const hid_t stored_type = H5Dget_type(dataset);
+    const hid_t status_type = H5Tget_native_type(H5Tget_member_type(stored_type, 1), H5T_DIR_ASCEND);
+    const hid_t memory_type = H5Tcreate(H5T_COMPOUND, 1);
+    H5Tinsert(memory_type, "status", 0, status_type);
+    unsigned char value = 0;
+    ASSERT_GE(H5Tenum_valueof(status_type, "timeout", &value), 0);
+    const hid_t file_space = H5Dget_space(dataset);
+    const hsize_t start = 7, count = 1;
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+    const hid_t memory_space = H5Screate_simple(1, &count, nullptr);
+    ASSERT_GE(H5Dwrite(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, &value), 0);
+    for (hid_t id : {memory_space, file_space, memory_type, status_type, stored_type}) H5Idec_ref(id);
+  });
+  ASSERT_EQ(read_run_keys(file_path()).at(7).status, "timeout");
+  try {
+    ResultsFile::open_read_only(file_path());
+    ADD_FAILURE() << "a /run_keys that disagrees with /runs was read";
+  } catch (const DamagedResultsFile& error) {
+    EXPECT_NE(std::string(error.what()).find("row 7 of /run_keys does not say what row 7 of /runs says"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST_F(StoreTest, SummaryCountsPointsByLatestStatusAndListsMissingOnes) {

@@ -10,6 +10,7 @@
 #   matches_mpirun    the template with 2 tasks gives the points `mpirun -np 2` gives; submitted
 #                     again on the finished sweep it adds no row (the cuda points stay skipped)
 #   signalled         a job signalled mid-sweep (scancel -b --signal=TERM, as --signal=B:TERM@N does)
+#   signalled_early   a job signalled while it validates the sweep file, before any rank starts
 #                     logs one clean message, requeues itself, resumes, and ends with every point
 #                     passed exactly once
 #   time_limit        the same at a real --time limit with --signal=B:TERM@N
@@ -166,9 +167,13 @@ signalled | time_limit)
   [[ $state == COMPLETED ]] && pass "the job completed" || fail "the job ended $state: $(cat "$log")"
   restarts=$(job_field "$job" Restarts)
   ((restarts >= 1)) && pass "requeued $restarts time(s)" || fail "never requeued: $(cat "$log")"
+  # A signal can come before the ranks start (Slurm's first check of the limit at the job's start):
+  # the script requeues the job without a run, and says so instead.
   interrupted=$(count 'kernelsweep: interrupted (' "$log")
-  [[ $interrupted == "$restarts" ]] && pass "one interruption message per requeue ($interrupted)" ||
-    fail "$interrupted interruption messages for $restarts requeues: $(cat "$log")"
+  before_start=$(count 'SIGTERM before the ranks started' "$log")
+  ((interrupted + before_start == restarts)) &&
+    pass "one interruption message per requeue ($interrupted, $before_start before the ranks started)" ||
+    fail "$interrupted interruption messages and $before_start before the ranks started for $restarts requeues: $(cat "$log")"
   [[ $(count 'kernelsweep: interrupted (SIGTERM to the batch script' "$log") == "$interrupted" ]] ||
     fail "an interruption not by SIGTERM: $(grep 'interrupted (' "$log")"
   [[ $(count 'requeueing job' "$log") == "$restarts" ]] || fail "requeue lines do not match $restarts restarts"
@@ -181,6 +186,36 @@ signalled | time_limit)
   # No rank or worker outlives its job.
   if pgrep -f -- "$work/slow.yaml" >/dev/null; then fail "processes of the job still run: $(pgrep -af -- "$work/slow.yaml")"
   else pass "no process of the job left"; fi
+  ;;
+
+signalled_early)
+  # The signal comes while the sweep file is validated, before any rank starts: validate is made slow
+  # (a wrapper that says when it starts), so that it surely does. The job is requeued, not killed,
+  # and its next run measures the sweep.
+  bin=$test_cli
+  printf '#!/usr/bin/env bash\nif [[ $1 == validate ]]; then touch %q; sleep 4; fi\nexec %q "$@"\n' \
+    "$work/validating" "$bin" >"$work/slow-validate"
+  chmod +x "$work/slow-validate"
+  export KERNELSWEEP=$work/slow-validate
+  points=6
+  sleepers quick "$points" 10
+  job=$(sbatch --parsable --ntasks-per-node=1 -o "$work/job-%j.out" "$template" "$work/quick.yaml")
+  deadline=$((SECONDS + 120))
+  until [[ -f $work/validating ]]; do
+    ((SECONDS < deadline)) || { fail "the batch script never validated: $(cat "$work"/job-*.out)"; finish; }
+    sleep 0.2
+  done
+  scancel -b --signal=TERM "$job"
+  state=$(wait_for_end "$job" 300)
+  log=$(echo "$work"/job-*.out)
+  [[ $state == COMPLETED ]] && pass "the job completed" || fail "the job ended $state: $(cat "$log")"
+  restarts=$(job_field "$job" Restarts)
+  ((restarts == 1)) && pass "requeued once" || fail "requeued ${restarts:-?} times: $(cat "$log")"
+  [[ $(count 'SIGTERM before the ranks started' "$log") == 1 ]] &&
+    pass "the log says the signal came before the ranks" || fail "no word of the early signal: $(cat "$log")"
+  [[ $(count 'kernelsweep: interrupted (' "$log") == 0 ]] && pass "no run was interrupted" ||
+    fail "a run was interrupted: $(cat "$log")"
+  check_every_point_passed_once "$bin" "$work/results/quick/quick.h5" "$points"
   ;;
 
 bad_sweep)

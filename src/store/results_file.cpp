@@ -109,6 +109,13 @@ const h5::CompoundLayout<Quantile>& quantile_layout() {
   return layout;
 }
 
+// The index of `status` in kStatuses (its value in /run_keys' enum); none for a status not ours.
+std::optional<std::uint8_t> status_index(std::string_view status) {
+  const auto known = std::find(std::begin(kStatuses), std::end(kStatuses), status);
+  if (known == std::end(kStatuses)) return std::nullopt;
+  return static_cast<std::uint8_t>(known - std::begin(kStatuses));
+}
+
 // /run_keys (layout 6 on): row i holds, in fixed-size fields, what status and a resume need of row i
 // of /runs: its point's key (the 32 bytes of its point_id: common/point_id_set.h), its status and
 // its repetition. Reading them takes no string from HDF5's global heap: a million rows are read in
@@ -117,6 +124,8 @@ struct RunKey {
   PointKey point_key{};
   std::uint8_t status = 0;  // index into kStatuses; an HDF5 enum of their names in the file
   std::int32_t repetition = 0;
+
+  bool operator==(const RunKey&) const = default;
 };
 
 h5::Handle run_key_type(bool in_file) {
@@ -149,15 +158,9 @@ hid_t run_key_file_type() {
 }
 
 RunKey run_key_of(const StoredRun& run) {
-  const auto known = std::find_if(std::begin(kStatuses), std::end(kStatuses),
-                                  [&](const char* status) { return run.status == status; });
-  if (known == std::end(kStatuses))
-    throw ResultsFileError(fmt::format("point {} has unknown status \"{}\"", run.point_id, run.status));
-  return {point_key(run.point_id), static_cast<std::uint8_t>(known - std::begin(kStatuses)), run.repetition};
-}
-
-bool same_key(const RunKey& a, const RunKey& b) {
-  return a.point_key == b.point_key && a.status == b.status && a.repetition == b.repetition;
+  const auto status = status_index(run.status);
+  if (!status) throw ResultsFileError(fmt::format("point {} has unknown status \"{}\"", run.point_id, run.status));
+  return {point_key(run.point_id), *status, run.repetition};
 }
 
 h5::CompoundLayout<DigestedDocument> document_layout(std::int64_t layout_version) {
@@ -252,9 +255,7 @@ SessionInfo first_session(const RunInfo& info) {
           info.git_commit};
 }
 
-bool is_known_status(const std::string& status) {
-  return std::find(std::begin(kStatuses), std::end(kStatuses), status) != std::end(kStatuses);
-}
+bool is_known_status(const std::string& status) { return status_index(status).has_value(); }
 
 // Between flushes the writer's metadata stays in memory: HDF5 evicting a dirty entry early (the
 // dataset's new size, a B-tree node, a heap of strings) would put part of an unflushed append on
@@ -697,7 +698,7 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       } else if (run.sample_clocks_offset > clocks || run.sample_clocks_count > clocks - run.sample_clocks_offset) {
         problem = fmt::format("row {} of /runs points at sample clocks {} to {}, and /sample_clocks holds {}", row,
                               run.sample_clocks_offset, run.sample_clocks_offset + run.sample_clocks_count, clocks);
-      } else if (row < keys_end && !same_key(key_at(row), run_key_of(run))) {
+      } else if (row < keys_end && key_at(row) != run_key_of(run)) {
         problem = fmt::format("row {} of /run_keys does not say what row {} of /runs says (its point, status or "
                               "repetition differ)", row, row);
       }
@@ -1178,10 +1179,10 @@ void ResultsFile::scan_point_keys(const std::function<void(std::uint64_t row, co
   Impl& self = impl();
   if (!self.run_keys_whole()) {
     scan_statuses([&](std::uint64_t row, const std::string& point_id, std::int32_t repetition, const std::string& status) {
-      const auto known = std::find(std::begin(kStatuses), std::end(kStatuses), status);
-      if (known == std::end(kStatuses))
+      const auto index = status_index(status);
+      if (!index)
         throw ResultsFileError(fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, status));
-      visit(row, repetition_key(point_key(point_id), repetition), static_cast<std::size_t>(known - std::begin(kStatuses)));
+      visit(row, repetition_key(point_key(point_id), repetition), *index);
     });
     return;
   }

@@ -714,7 +714,8 @@ std::vector<StoredKey> read_run_keys(const fs::path& path) {
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   const hid_t dataset = H5Dopen2(file, "/run_keys", H5P_DEFAULT);
   const hid_t stored_type = H5Dget_type(dataset);
-  const hid_t status_type = H5Tget_native_type(H5Tget_member_type(stored_type, 1), H5T_DIR_ASCEND);
+  const hid_t stored_status = H5Tget_member_type(stored_type, 1);
+  const hid_t status_type = H5Tget_native_type(stored_status, H5T_DIR_ASCEND);
   const hsize_t key_bytes = 32;
   const hid_t key_type = H5Tarray_create2(H5T_NATIVE_UCHAR, 1, &key_bytes);
   const hid_t memory_type = H5Tcreate(H5T_COMPOUND, sizeof(Raw));
@@ -733,7 +734,7 @@ std::vector<StoredKey> read_run_keys(const fs::path& path) {
     key.status = name;
     key.repetition = row.repetition;
   }
-  for (hid_t type : {space, memory_type, key_type, status_type, stored_type}) H5Idec_ref(type);
+  for (hid_t type : {space, memory_type, key_type, status_type, stored_status, stored_type}) H5Idec_ref(type);
   H5Dclose(dataset);
   H5Fclose(file);
   return keys;
@@ -830,7 +831,8 @@ TEST_F(StoreTest, ARunKeyThatDisagreesWithItsRowIsDamage) {
   change_run_keys(file_path(), [](hid_t dataset) {
     // Row 7's status alone, written as "timeout".
     const hid_t stored_type = H5Dget_type(dataset);
-    const hid_t status_type = H5Tget_native_type(H5Tget_member_type(stored_type, 1), H5T_DIR_ASCEND);
+    const hid_t stored_status = H5Tget_member_type(stored_type, 1);
+    const hid_t status_type = H5Tget_native_type(stored_status, H5T_DIR_ASCEND);
     const hid_t memory_type = H5Tcreate(H5T_COMPOUND, 1);
     H5Tinsert(memory_type, "status", 0, status_type);
     unsigned char value = 0;
@@ -840,7 +842,7 @@ TEST_F(StoreTest, ARunKeyThatDisagreesWithItsRowIsDamage) {
     H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
     const hid_t memory_space = H5Screate_simple(1, &count, nullptr);
     ASSERT_GE(H5Dwrite(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, &value), 0);
-    for (hid_t id : {memory_space, file_space, memory_type, status_type, stored_type}) H5Idec_ref(id);
+    for (hid_t id : {memory_space, file_space, memory_type, status_type, stored_status, stored_type}) H5Idec_ref(id);
   });
   ASSERT_EQ(read_run_keys(file_path()).at(7).status, "timeout");
   try {

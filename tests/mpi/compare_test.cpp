@@ -38,7 +38,12 @@ kernels:
                      protocol, sleepers);
 }
 
-constexpr const char* kProtocol = "{warmup_ms: 2, rep_ms: 30, max_repeat: 100, flush_bytes: 0}";
+constexpr const char* kProtocol = "{warmup_ms: 5, rep_ms: 120, max_repeat: 100, flush_bytes: 0}";
+
+// Sleeps long beside the scheduler's wake-up delays: on a loaded machine (a sanitized build beside
+// other tests) a 1 ms sleep took 1.2 ms with a 99% interval of the ratio 40% wide, and 30% longer
+// sleeps read as only 17% slower (the overhead adds, it does not scale).
+constexpr double kSleepMs = 5.0;
 
 // Sleepers id FROM..TO at run_ms MS.
 std::string sleepers(int from, int to, double ms) {
@@ -94,7 +99,7 @@ void expect_labels_follow_intervals(const Json& points) {
 
 TEST(CompareRuns, OneBuildRunTwiceFindsNoSleeperFasterOrSlower) {
   const fs::path dir = fresh_directory("compare_one_build");
-  const std::string text = sweep(kProtocol, sleepers(1, 6, 1.0));
+  const std::string text = sweep(kProtocol, sleepers(1, 6, kSleepMs));
   const fs::path first = run_sweep(dir, "first", text), second = run_sweep(dir, "second", text);
   const Compared compared = compare_json(first, second);
   ASSERT_EQ(compared.exit_code, 0) << compared.err;
@@ -114,9 +119,9 @@ TEST(CompareRuns, OneBuildRunTwiceFindsNoSleeperFasterOrSlower) {
   expect_labels_follow_intervals(out.at("points"));
 }
 
-// NEW is a run of the same sweep in which sleepers 1 to 3 sleep 1.3 ms instead of 1.0. A point's id
+// NEW is a run of the same sweep in which sleepers 1 to 3 sleep 30% longer. A point's id
 // digests all its parameters, so those sleepers are other points in that run; NEW is that run's
-// file with them under the ids (and parameters) of the 1.0 ms points they stand for: what a build
+// file with them under the ids (and parameters) of the shorter points they stand for: what a build
 // that made those points 30% slower would have written.
 fs::path with_base_identities(const fs::path& base, const fs::path& slower_run, const fs::path& out) {
   std::map<std::string, std::pair<std::string, std::string>> identity_by_params;  // params without run_ms
@@ -143,9 +148,9 @@ fs::path with_base_identities(const fs::path& base, const fs::path& slower_run, 
 
 TEST(CompareRuns, SleepersMadeThirtyPercentSlowerAreSlowerAndFailTheGate) {
   const fs::path dir = fresh_directory("compare_slower");
-  const fs::path base = run_sweep(dir, "base", sweep(kProtocol, sleepers(1, 6, 1.0)));
+  const fs::path base = run_sweep(dir, "base", sweep(kProtocol, sleepers(1, 6, kSleepMs)));
   const fs::path slower_run =
-      run_sweep(dir, "slower", sweep(kProtocol, sleepers(1, 3, 1.3) + sleepers(4, 6, 1.0)));
+      run_sweep(dir, "slower", sweep(kProtocol, sleepers(1, 3, 1.3 * kSleepMs) + sleepers(4, 6, kSleepMs)));
   const fs::path next = with_base_identities(base, slower_run, dir / "new.h5");
 
   const Compared compared = compare_json(base, next);
@@ -166,15 +171,15 @@ TEST(CompareRuns, SleepersMadeThirtyPercentSlowerAreSlowerAndFailTheGate) {
 
 TEST(CompareRuns, RunsUnderDifferentProtocolsAreSaidToBe) {
   const fs::path dir = fresh_directory("compare_protocols");
-  const fs::path base = run_sweep(dir, "base", sweep(kProtocol, sleepers(1, 2, 1.0)));
+  const fs::path base = run_sweep(dir, "base", sweep(kProtocol, sleepers(1, 2, kSleepMs)));
   const fs::path next = run_sweep(
-      dir, "next", sweep("{warmup_ms: 2, rep_ms: 20, max_repeat: 100, flush_bytes: 0}", sleepers(1, 2, 1.0)));
+      dir, "next", sweep("{warmup_ms: 5, rep_ms: 100, max_repeat: 100, flush_bytes: 0}", sleepers(1, 2, kSleepMs)));
   const Compared compared = compare_json(base, next);
   ASSERT_EQ(compared.exit_code, 0) << compared.err;
   ASSERT_EQ(compared.json.at("warnings").size(), 1u) << compared.json.at("warnings").dump();
   const std::string warning = compared.json.at("warnings")[0];
   EXPECT_NE(warning.find("6 of 6 matched points cite different protocols"), std::string::npos) << warning;
-  EXPECT_NE(warning.find("measurement.rep_ms: 30 -> 20"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("measurement.rep_ms: 120 -> 100"), std::string::npos) << warning;
   for (const Json& point : compared.json.at("points")) {
     EXPECT_TRUE(point.at("protocol_differs").get<bool>()) << point.dump();
     EXPECT_FALSE(point.at("environment_differs").get<bool>()) << point.dump();

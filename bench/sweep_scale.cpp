@@ -1,7 +1,7 @@
 // kernelsweep at scale: sweeps of the no-op kernel of 100,000 points and more on 2 ranks, jsonl
 // documents. For each size: validate and plan --json (wall, peak RSS), the run (wall, peak RSS of
-// rank 0 and rank 1, results file and documents on disk), then status and a --resume with nothing
-// left to do (wall, peak RSS). Sizes given with a trailing "p" (10000000p) are planned only:
+// rank 0 and rank 1, results file and documents on disk), then, once the files are written out
+// (sync), status and a --resume with nothing left to do (wall, peak RSS). Sizes given with a trailing "p" (10000000p) are planned only:
 // validate and plan, no run. Above a million points the sweep is another (sweep_text).
 //   bench_sweep_scale [POINTS[p] ...]     (default: 100000 1000000)
 // KERNELSWEEP_BENCH_CLI=PATH measures another build of kernelsweep instead of the test build.
@@ -120,6 +120,9 @@ void bench(std::uint64_t points, bool plan_only) {
       KS_MPIEXEC, dir.string(), cli(), sweep.string(), dir.string(), limit);
   const Measured measured = measure(run + " > /dev/null 2>&1");
   const double rank0 = peak_mb_in(dir / "rss.0"), rank1 = peak_mb_in(dir / "rss.1");
+  // Status and the resume meet the files as a later job does: written out. Measured while the run's
+  // gigabytes were still being written back, they took a second longer.
+  ::sync();
   const Measured status = measure(fmt::format("{} status {}/scale.h5 > /dev/null", cli(), dir.string()));
   const Measured resume = measure(run + " --resume > /dev/null 2>&1");
   std::printf("%-10llu run %7.1f s (%.0f points/s)  rank 0 %6.0f MB  rank 1 %6.0f MB  results %6.0f MB  documents "

@@ -39,6 +39,13 @@ void WorkPlan::add(const Point& point, std::size_t group) {
   skipped_before_.push_back(false);
 }
 
+void WorkPlan::reserve(std::uint64_t points) {
+  groups_.reserve(points);  // a point's group may be its own
+  needs_gpu_.reserve(points);
+  measured_before_.reserve(points);
+  skipped_before_.reserve(points);
+}
+
 void WorkPlan::seal() {
   measured_before_.resize(points() * static_cast<std::uint64_t>(repetitions_), false);
   groups_.shrink_to_fit();
@@ -52,7 +59,7 @@ void WorkPlan::mark_before(PositionedKeys& plan, const PointIdSet& passed, const
     throw std::logic_error(fmt::format("WorkPlan: {} keys given for a plan of {} points", plan.size(), size()));
   sort_by_key(plan);
   // Each set's keys found among the plan's, both sorted: calls mark(position) for each in both.
-  const auto walk = [&plan](const std::vector<PointKey>& set, auto&& mark) {
+  const auto walk = [&plan](const PointKeys& set, auto&& mark) {
     for (std::size_t i = 0, j = 0; i < plan.size() && j < set.size();) {
       if (PointKeyLess()(plan[i].first, set[j])) ++i;
       else if (PointKeyLess()(set[j], plan[i].first)) ++j;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cluster/work_queue.h"
+#include "common/huge_pages.h"
 #include "common/point_id_set.h"
 #include "kernels/kernel.h"
 #include "plan/point.h"
@@ -33,6 +34,8 @@ class WorkPlan {
 
   // The plan's points, in plan order, each once; `group` numbers groups from 0 as the plan does.
   void add(const Point& point, std::size_t group);
+  // Room for this many points, set aside before they are added.
+  void reserve(std::uint64_t points);
   // Called once every point is added: makes the measurements of the further repetitions and gives
   // back what growing the arrays left unused.
   void seal();
@@ -68,7 +71,7 @@ class WorkPlan {
   };
   const Registry* registry_;
   GroupMaker make_group_;
-  std::vector<Group> groups_;
+  LargeVector<Group> groups_;
   std::vector<bool> needs_gpu_;        // by group
   std::vector<bool> measured_before_;  // by measurement index
   std::vector<bool> skipped_before_;   // by plan index

@@ -62,7 +62,7 @@ void PointIdSet::seal() {
   sealed_ = true;
 }
 
-const std::vector<PointKey>& PointIdSet::sorted() const {
+const PointKeys& PointIdSet::sorted() const {
   if (!sealed_) throw std::logic_error("PointIdSet read before seal()");
   return keys_;
 }

@@ -12,9 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/huge_pages.h"
+
 namespace ks {
 
 using PointKey = std::array<unsigned char, 32>;
+using PointKeys = LargeVector<PointKey>;
 
 // The order of keys as memcmp sees them, its first eight bytes compared as one big-endian number:
 // keys are SHA-256s, which those bytes tell apart but once in 2^64, and sorting a million keys (what
@@ -54,19 +57,19 @@ class PointIdSet {
   bool contains(std::string_view id) const { return contains(point_key(id)); }
   bool contains(const PointKey& key) const;
   // The keys, sorted (PointKeyLess), each once; once sealed.
-  const std::vector<PointKey>& sorted() const;
+  const PointKeys& sorted() const;
   std::size_t size() const { return keys_.size(); }
   bool empty() const { return keys_.empty(); }
 
  private:
-  std::vector<PointKey> keys_;
+  PointKeys keys_;
   bool sealed_ = true;
 };
 
 // Keys each with its position in a sequence (a plan), 40 bytes a key. Sorted by key and walked beside
 // another sorted side (a results file's points), what one has and the other lacks comes out of one
 // linear pass: a lookup per key in a million would miss the cache once or twice each.
-using PositionedKeys = std::vector<std::pair<PointKey, std::uint64_t>>;
+using PositionedKeys = LargeVector<std::pair<PointKey, std::uint64_t>>;
 void sort_by_key(PositionedKeys& keys);
 
 // A plan's keys (`keys`, each at its position 0 .. n-1, n points) followed by the keys of their

@@ -103,6 +103,7 @@ std::vector<Json> integer_range(const Field& range, const MapEntry& from_entry, 
       range.fail(fmt::format("range has {} values, more than the limit of {}", static_cast<unsigned __int128>(steps) + 1,
                              kMaxRangeValues));
     const std::uint64_t count = steps + 1;
+    values.reserve(count);
     for (std::uint64_t i = 0; i < count; ++i)
       values.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(from) + i * static_cast<std::uint64_t>(step)));
     return values;
@@ -132,6 +133,7 @@ std::vector<Json> number_range(const Field& range, const MapEntry& from_entry, c
     const double count = (to - from) / step + 1 + slack;  // +inf when to - from overflows
     if (!(count <= static_cast<double>(kMaxRangeValues)))
       range.fail(fmt::format("range has more than the limit of {} values", kMaxRangeValues));
+    values.reserve(static_cast<std::size_t>(count));
     for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) values.emplace_back(from + static_cast<double>(i) * step);
     return values;
   }

@@ -16,9 +16,11 @@ std::string Point::shape_key() const {
 }
 
 // canonical_json(point.identity()) written directly: the identity's keys are already in canonical
-// order, and its parameters are not copied into it (a plan of millions of points digests each).
+// order, and its parameters are not copied into it (a plan of millions of points digests each, in a
+// buffer each thread keeps).
 PointKey point_digest(const Point& point) {
-  std::string text = "{\"implementation\":";
+  thread_local std::string text;
+  text = "{\"implementation\":";
   append_canonical_string(text, point.implementation);
   text += ",\"kernel\":";
   append_canonical_string(text, point.kernel);

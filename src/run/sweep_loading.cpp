@@ -240,6 +240,10 @@ std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequ
   return count;
 }
 
+// The most points whose room plan_work sets aside before it walks the plan (the address space of
+// 640 MB of keys; a larger plan grows its arrays as it goes).
+constexpr std::uint64_t kPlanRoom = std::uint64_t{1} << 24;
+
 std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
                                   PositionedKeys* keys) {
   std::optional<WorkPlan> plan;
@@ -256,6 +260,11 @@ std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& r
           return group;
         },
         sweep.spec.protocol.repetitions);
+    // Room for every point the grids may give, taken only as it is filled: grown by doubling, a
+    // million keys were moved once more and their pages faulted in twice.
+    const std::uint64_t room = std::min<std::uint64_t>(points->upper_bound(), kPlanRoom);
+    plan->reserve(room);
+    if (keys) keys->reserve(room);
     for_each_point_where(*points, sweep.spec, registry, request, [&](Point& point, std::size_t group) {
       plan->add(point, group);
       if (keys) keys->emplace_back(point.key, point.index);

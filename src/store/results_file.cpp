@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/digest.h"
+#include "common/huge_pages.h"
 #include "store/h5_table.h"
 #include "store/space_reserve.h"
 
@@ -1212,7 +1213,7 @@ std::vector<PointStatus> ResultsFile::point_statuses() const {
     std::uint64_t row = 0;
     std::uint8_t status = 0;  // index into kStatuses
   };
-  std::vector<Row> rows;
+  LargeVector<Row> rows;
   rows.reserve(run_count());
   scan_point_keys([&](std::uint64_t row, const PointKey& key, std::size_t status) {
     rows.push_back({key, row, static_cast<std::uint8_t>(status)});

@@ -174,6 +174,10 @@ kernels:
     include: [{M: 64, N: 96, K: 32}, {M: 1024, N: 64, K: 32}]
   - kernel: noop
     grid: {id: [1, 2, 2, 3]}
+  - kernel: noop
+    grid: {id: [12, 11, 10]}
+  - kernel: noop
+    grid: {id: [9, 7, 5, 7, 20]}
   - kernel: gemm
     implementations: [cpu]
     fixed: {N: 64}

@@ -86,12 +86,12 @@ void check_allowed(const Field& field, const Json& value, const ParamSpec& param
                          name_hint(word, shown_all(param.allowed))));
 }
 
-std::vector<Json> integer_range(const Field& range, const MapEntry& from_entry, const MapEntry& to_entry,
+AxisValues integer_range(const Field& range, const MapEntry& from_entry, const MapEntry& to_entry,
                                 const MapEntry* mul_entry, const MapEntry* step_entry) {
   const std::int64_t from = from_entry.value.integer();
   const std::int64_t to = to_entry.value.integer();
   if (to < from) to_entry.value.fail(fmt::format("to ({}) is below from ({})", to, from));
-  std::vector<Json> values;
+  AxisValues values;
   if (step_entry) {
     const std::int64_t step = step_entry->value.integer();
     if (step <= 0) step_entry->value.fail(fmt::format("step must be > 0, got {}", step));
@@ -118,7 +118,7 @@ std::vector<Json> integer_range(const Field& range, const MapEntry& from_entry, 
   return values;
 }
 
-std::vector<Json> number_range(const Field& range, const MapEntry& from_entry, const MapEntry& to_entry,
+AxisValues number_range(const Field& range, const MapEntry& from_entry, const MapEntry& to_entry,
                                const MapEntry* mul_entry, const MapEntry* step_entry) {
   const double from = from_entry.value.number();
   const double to = to_entry.value.number();
@@ -126,7 +126,7 @@ std::vector<Json> number_range(const Field& range, const MapEntry& from_entry, c
   // Values are computed as from + i*step or from * mul^i; the tolerance keeps `to` itself when
   // rounding lands it a hair beyond.
   const double slack = 1e-9;
-  std::vector<Json> values;
+  AxisValues values;
   if (step_entry) {
     const double step = step_entry->value.number();
     if (step <= 0) step_entry->value.fail(fmt::format("step must be > 0, got {}", step));
@@ -148,7 +148,7 @@ std::vector<Json> number_range(const Field& range, const MapEntry& from_entry, c
   return values;
 }
 
-std::vector<Json> range_values(const Field& field, const ParamSpec& param) {
+AxisValues range_values(const Field& field, const ParamSpec& param) {
   const MapFields range(field, {"from", "to", "mul", "step"}, "range key");
   if (param.type != ParamType::integer && param.type != ParamType::number)
     field.fail(fmt::format("a range needs an integer or number parameter; {} takes {}", param.name, type_phrase(param.type)));
@@ -165,7 +165,7 @@ std::vector<Json> range_values(const Field& field, const ParamSpec& param) {
     second.key.fail("a range takes mul or step, not both");
   }
   if (!mul && !step) field.fail("a range needs mul or step: {from, to, mul} or {from, to, step}");
-  std::vector<Json> values = param.type == ParamType::integer ? integer_range(field, from, to, mul, step)
+  AxisValues values = param.type == ParamType::integer ? integer_range(field, from, to, mul, step)
                                                               : number_range(field, from, to, mul, step);
   // Every value lies between from and to, so their bounds are the range's.
   check_bounds(from.value, values.front(), param);
@@ -188,11 +188,11 @@ Json parameter_value(const Field& field, const ParamSpec& param) {
   return out;
 }
 
-std::vector<Json> axis_values(const Field& field, const ParamSpec& param) {
+AxisValues axis_values(const Field& field, const ParamSpec& param) {
   if (field.is_map()) return range_values(field, param);
   if (!field.is_list())
     field.fail("expected a list of values or a range {from, to, mul} / {from, to, step}; one value goes under fixed");
-  std::vector<Json> values;
+  AxisValues values;
   for (const Field& element : field.elements()) values.push_back(parameter_value(element, param));
   return values;
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "config/sweep_spec.h"
 #include "config/yaml_field.h"
 #include "kernels/kernel.h"
 
@@ -18,6 +19,6 @@ inline constexpr std::size_t kMaxRangeValues = 1'000'000;
 Json parameter_value(const Field& field, const ParamSpec& param);
 
 // A grid axis: a non-empty list of values, or a range {from, to, mul} / {from, to, step}.
-std::vector<Json> axis_values(const Field& field, const ParamSpec& param);
+AxisValues axis_values(const Field& field, const ParamSpec& param);
 
 }  // namespace ks::config

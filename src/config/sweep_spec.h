@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/huge_pages.h"
+
 namespace ks {
 
 using Json = nlohmann::json;
@@ -69,9 +71,12 @@ struct ProtocolSpec {
   bool sm_clock_per_sample = true;
 };
 
+// An axis's values: a range may hold a million (common/huge_pages.h).
+using AxisValues = LargeVector<Json>;
+
 struct Axis {
   std::string name;
-  std::vector<Json> values;  // in the order written (a range expands in order)
+  AxisValues values;  // in the order written (a range expands in order)
   SourceLocation where;
 };
 

@@ -107,7 +107,7 @@ struct Slot {
   // values, is told so in one pass, without the canonical text of each value.
   bool rises_or_falls_strictly() const {
     if (axes.size() != 1) return false;
-    const std::vector<Json>& values = axes[0]->values;
+    const AxisValues& values = axes[0]->values;
     const auto integer = [](const Json& value) -> std::optional<std::int64_t> {
       constexpr auto largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
       if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > largest))
@@ -443,10 +443,10 @@ class PointEnumerator::Walk {
       source.include = static_cast<std::size_t>(where.combination - block.combinations);
       given = block.spec.include.at(source.include);
     }
-    const Json params = block.complete_parameters(given);
+    Json params = block.complete_parameters(given);
     bool validated = false;
     std::optional<std::string> params_text;
-    walk_group(block, params, source, where.implementation, validated, params_text);
+    walk_group(block, params, source, where.implementation, true, validated, params_text);
   }
 
  private:
@@ -475,23 +475,25 @@ class PointEnumerator::Walk {
     }
     for (std::size_t j = 0; j < block.spec.include.size() && !stopped_; ++j) {
       const Json params = block.complete_parameters(block.spec.include[j]);
-      walk_combination(block, params, {nullptr, j, block.combinations + j});
+      walk_combination(block, Json(params), {nullptr, j, block.combinations + j});
       block.includes_reached.emplace(canonical_json(params), j);
     }
   }
 
-  // One parameter combination: a group per implementation, a point per mode in it.
-  void walk_combination(const Block& block, const Json& params, const Source& source) {
+  // One parameter combination: a group per implementation, a point per mode in it. Its last point
+  // takes `params` (a plan of one implementation and one mode copies none).
+  void walk_combination(const Block& block, Json params, const Source& source) {
     bool validated = false;
     std::optional<std::string> params_text;
     for (std::size_t i = 0; i < block.implementations.size() && !stopped_; ++i)
-      walk_group(block, params, source, i, validated, params_text);
+      walk_group(block, params, source, i, i + 1 == block.implementations.size(), validated, params_text);
   }
 
   // The modes of one implementation of a combination. The kernel's validator runs only for
-  // combinations that keep a point, so an exclude rule can remove combinations it refuses.
-  void walk_group(const Block& block, const Json& params, const Source& source, std::size_t implementation_index,
-                  bool& validated, std::optional<std::string>& params_text) {
+  // combinations that keep a point, so an exclude rule can remove combinations it refuses. With
+  // `last_use`, the point of the last mode takes `params`, which nothing reads after it.
+  void walk_group(const Block& block, Json& params, const Source& source, std::size_t implementation_index,
+                  bool last_use, bool& validated, std::optional<std::string>& params_text) {
     const std::string& implementation = block.implementations.at(implementation_index);
     bool group_open = false;
     for (const auto& mode : block.modes) {
@@ -508,7 +510,8 @@ class PointEnumerator::Walk {
       point.kernel = block.kernel.name;
       point.implementation = implementation;
       point.mode = mode;
-      point.params = params;
+      if (last_use && &mode == &block.modes.back()) point.params = std::move(params);
+      else point.params = params;
       point.timeout_s = block.spec.timeout_s;
       point.key = point_digest(point);
       point.id = hex_of(point.key);

@@ -39,8 +39,8 @@ SweepFileError parse_error(const std::string& text) {
   return SweepFileError({}, "", "");
 }
 
-std::vector<Json> ints(std::initializer_list<std::int64_t> values) {
-  std::vector<Json> out;
+AxisValues ints(std::initializer_list<std::int64_t> values) {
+  AxisValues out;
   for (auto v : values) out.emplace_back(v);
   return out;
 }
@@ -83,7 +83,7 @@ TEST(ConfigParse, FullFileGivesEveryField) {
   EXPECT_EQ(gemm.grid[2].name, "dtype");
   EXPECT_EQ(gemm.grid[0].values, ints({256, 512, 1024}));
   EXPECT_EQ(gemm.grid[1].values, ints({256, 512, 1024}));  // {from: 256, to: 1024, mul: 2}
-  EXPECT_EQ(gemm.grid[2].values, (std::vector<Json>{"fp32", "bf16"}));
+  EXPECT_EQ(gemm.grid[2].values, (AxisValues{"fp32", "bf16"}));
   EXPECT_EQ(gemm.grid[1].where.line, 19);
   EXPECT_EQ(gemm.grid[1].where.column, 7);
   EXPECT_EQ(gemm.fixed, (Json{{"K", 256}}));
@@ -98,9 +98,9 @@ TEST(ConfigParse, FullFileGivesEveryField) {
   EXPECT_EQ(distill.kernel, "distill_cosine_loss");
   EXPECT_EQ(distill.modes, (std::vector<std::string>{"backward", "forward"}));
   EXPECT_EQ(axis(distill, "tokens").values, ints({64, 96, 128}));  // {from: 64, to: 128, step: 32}
-  EXPECT_EQ(axis(distill, "chunk_size").values, (std::vector<Json>{"auto", 32}));
-  EXPECT_EQ(axis(distill, "bias").values, (std::vector<Json>{false, true}));
-  const std::vector<Json>& temperature = axis(distill, "temperature").values;
+  EXPECT_EQ(axis(distill, "chunk_size").values, (AxisValues{"auto", 32}));
+  EXPECT_EQ(axis(distill, "bias").values, (AxisValues{false, true}));
+  const AxisValues& temperature = axis(distill, "temperature").values;
   ASSERT_EQ(temperature.size(), 3u);  // {from: 0.5, to: 2, mul: 2}: numbers, 2 included
   EXPECT_TRUE(temperature[0].is_number_float());
   EXPECT_EQ(temperature[0].get<double>(), 0.5);
@@ -184,7 +184,7 @@ TEST(ConfigParse, RangesExpandInclusively) {
   EXPECT_EQ(axis(block, "tokens").values, ints({1000, 2000, 4000}));
   EXPECT_EQ(axis(block, "vocab").values, ints({7}));
   EXPECT_EQ(axis(block, "hidden").values, ints({2, 6, 10}));
-  const std::vector<Json>& beta = axis(block, "beta").values;
+  const AxisValues& beta = axis(block, "beta").values;
   ASSERT_EQ(beta.size(), 4u);
   for (std::size_t i = 0; i < beta.size(); ++i) {
     EXPECT_TRUE(beta[i].is_number_float());

@@ -59,7 +59,7 @@ const Registry& registry() {
   return registry;
 }
 
-Axis axis(std::string name, std::vector<Json> values) { return Axis{std::move(name), std::move(values), {"t.yaml", 7, 5}}; }
+Axis axis(std::string name, AxisValues values) { return Axis{std::move(name), std::move(values), {"t.yaml", 7, 5}}; }
 
 KernelBlock block(std::string kernel, std::vector<Axis> grid) {
   KernelBlock b;
@@ -333,7 +333,7 @@ TEST(Plan, GroupsAreTheModesOfOneShape) {
 
 TEST(Plan, ALargerPlanThanMaxPointsIsRefusedBeforeExpansion) {
   // 10^15 points: expanding them would take years, so a quick refusal proves nothing was expanded.
-  std::vector<Json> values;
+  AxisValues values;
   for (int i = 1; i <= 100000; ++i) values.push_back(i);
   try {
     plan_of({gemm_block({axis("M", values), axis("N", values), axis("K", values)})});
@@ -347,7 +347,7 @@ TEST(Plan, ALargerPlanThanMaxPointsIsRefusedBeforeExpansion) {
 }
 
 TEST(Plan, CountsSaturateInsteadOfWrapping) {
-  std::vector<Json> values;
+  AxisValues values;
   for (int i = 1; i <= 100000; ++i) values.push_back(i);
   // 10^5 values on 5 axes is 10^25 points, past 2^64.
   const SweepSpec spec = sweep({gemm_block({axis("M", values), axis("N", values), axis("K", values),
@@ -368,7 +368,7 @@ TEST(Plan, MaxPointsIsAnInclusiveLimit) {
 // `shapes` parameter combinations of the toy kernel; each gives 2 groups (one per implementation) of
 // 2 points (one per mode).
 KernelBlock shard_block(int shapes) {
-  std::vector<Json> values;
+  AxisValues values;
   for (int i = 0; i < shapes; ++i) values.push_back(100 + i);
   return toy_block({axis("a", values)});
 }
@@ -417,7 +417,7 @@ TEST(Plan, ShardsAreTheSameOnEveryRunAndEvenWhenGroupsCostAlike) {
 
 TEST(Plan, ShardsBalanceTheKernelsWorkNotTheirPointCounts) {
   // One 65536x8192x8192 GEMM costs as much as many small ones: its shard takes fewer groups.
-  std::vector<Json> sizes{65536};
+  AxisValues sizes{65536};
   for (int i = 0; i < 12; ++i) sizes.push_back(64 + i);
   const KernelBlock gemms = gemm_block({axis("M", sizes), axis("N", {8192}), axis("K", {8192}), axis("dtype", {"fp32"})});
   PlanOptions options;

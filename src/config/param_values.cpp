@@ -87,7 +87,7 @@ void check_allowed(const Field& field, const Json& value, const ParamSpec& param
 }
 
 AxisValues integer_range(const Field& range, const MapEntry& from_entry, const MapEntry& to_entry,
-                                const MapEntry* mul_entry, const MapEntry* step_entry) {
+                         const MapEntry* mul_entry, const MapEntry* step_entry) {
   const std::int64_t from = from_entry.value.integer();
   const std::int64_t to = to_entry.value.integer();
   if (to < from) to_entry.value.fail(fmt::format("to ({}) is below from ({})", to, from));
@@ -119,7 +119,7 @@ AxisValues integer_range(const Field& range, const MapEntry& from_entry, const M
 }
 
 AxisValues number_range(const Field& range, const MapEntry& from_entry, const MapEntry& to_entry,
-                               const MapEntry* mul_entry, const MapEntry* step_entry) {
+                        const MapEntry* mul_entry, const MapEntry* step_entry) {
   const double from = from_entry.value.number();
   const double to = to_entry.value.number();
   if (to < from) to_entry.value.fail(fmt::format("to ({}) is below from ({})", to, from));
@@ -166,7 +166,7 @@ AxisValues range_values(const Field& field, const ParamSpec& param) {
   }
   if (!mul && !step) field.fail("a range needs mul or step: {from, to, mul} or {from, to, step}");
   AxisValues values = param.type == ParamType::integer ? integer_range(field, from, to, mul, step)
-                                                              : number_range(field, from, to, mul, step);
+                                                       : number_range(field, from, to, mul, step);
   // Every value lies between from and to, so their bounds are the range's.
   check_bounds(from.value, values.front(), param);
   check_bounds(to.value, values.back(), param);

@@ -156,10 +156,11 @@ signalled | time_limit)
     scancel -b --signal=TERM "$job"
   else
     # A one-minute limit, signalled 50 s before it: slurmctld checks time limits every 30 s, so the
-    # signal comes at the job's first check, within 30 s of its start, and again in every requeued
-    # run, until the sweep (40 s of work on 2 ranks) is complete.
+    # signal comes at the job's first check once 10 s have gone by (within 40 s of its start, later
+    # on a loaded machine), and again in every requeued run, until the sweep is complete. The sweep
+    # holds 55 s of work on 2 ranks, nearly the limit: with 40 s, a late check let a run end unsignalled.
     points=200
-    sleepers slow "$points" 400
+    sleepers slow "$points" 550
     job=$(sbatch --parsable --ntasks-per-node=2 --time=1 --signal=B:TERM@50 -o "$work/job-%j.out" "$template" "$work/slow.yaml")
   fi
   state=$(wait_for_end "$job" 500)
@@ -262,8 +263,10 @@ array)
 array_requeued)
   bin=$test_cli
   points=200
-  sleepers long "$points" 400
-  # One rank per task, both tasks at once: 40 s of work each, signalled within 30 s of the start.
+  sleepers long "$points" 550
+  # One rank per task, both tasks at once: 55 s of work each, nearly the one-minute limit, so that
+  # each is signalled (as in time_limit) before it can end: with 40 s, both tasks of one run ended
+  # unsignalled after 42 s on a loaded machine.
   said=$("$bin" submit "$work/long.yaml" --array 2 --batch-script "$template" -- --ntasks-per-node=1 --time=1 \
     --signal=B:TERM@50)
   merge_job=$(sed -n 's/.* and merge job \([0-9]*\) .*/\1/p' <<<"$said")

@@ -68,7 +68,7 @@ void summarize_sample_clocks(RunRecord& rec) {
 // The worker's measurement completed with the point and where it ran: the record as it stays.
 RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu) {
   RunRecord rec = r.record;
-  rec.point_id = point.id;
+  rec.point_id = point.id();
   rec.kernel = point.kernel;
   rec.implementation = point.implementation;
   rec.mode = point.mode;
@@ -117,7 +117,7 @@ std::string encode_assignment(const std::vector<Assigned>& points) {
     append_sized_bytes(out, a.point.mode);
     append_sized_bytes(out, a.point.params.dump());
     append_value(out, a.point.timeout_s);
-    append_sized_bytes(out, a.point.id);
+    append_value(out, a.point.key);
     append_value(out, a.point.repetition);
     append_value(out, static_cast<std::uint8_t>(a.check));
     append_values(out, a.gang);
@@ -138,8 +138,7 @@ std::vector<Assigned> decode_assignment(std::string_view bytes) {
     a.point.mode = sized_bytes_at(bytes, offset);
     a.point.params = Json::parse(sized_bytes_at(bytes, offset));
     a.point.timeout_s = value_at<double>(bytes, offset);
-    a.point.id = sized_bytes_at(bytes, offset);
-    a.point.key = point_key(a.point.id);
+    a.point.key = value_at<PointKey>(bytes, offset);
     a.point.repetition = value_at<std::int32_t>(bytes, offset);
     a.check = value_at<std::uint8_t>(bytes, offset) != 0;
     a.gang = values_at<int>(bytes, offset);
@@ -493,7 +492,7 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
       const Json& implementation = implementation_texts_.parse(sized_bytes_at(bytes, offset));
       auto& held = in_hand_[source];
       const auto at =
-          std::find_if(held.begin(), held.end(), [&](const Point& point) { return point.id == record.point_id; });
+          std::find_if(held.begin(), held.end(), [&](const Point& point) { return point.id() == record.point_id; });
       if (at != held.end()) held.erase(at);
       sink.on_record(std::move(record), protocol, implementation);
       ++received_;

@@ -1,6 +1,10 @@
 #include "common/point_id_set.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <stdexcept>
 
 #include "common/digest.h"
@@ -36,17 +40,17 @@ bool decode_digest(std::string_view hex, PointKey& out) {
 PointKey point_key(std::string_view id) {
   PointKey key;
   if (decode_digest(id, key)) return key;
-  Sha256 hash;
-  hash.update(id);
-  return hash.finish();
+  return sha256_bytes(id);
 }
 
+// SHA-256 of the point's 32 bytes followed by "repetition N", made in a buffer on the stack: every
+// row of a sweep with repetitions is keyed through here, a million times in a resume.
 PointKey repetition_key(const PointKey& point, std::int64_t repetition) {
   if (repetition == 0) return point;
-  Sha256 hash;
-  hash.update(std::string_view(reinterpret_cast<const char*>(point.data()), point.size()));
-  hash.update("repetition " + std::to_string(repetition));
-  return hash.finish();
+  std::array<char, 64> bytes;
+  std::memcpy(bytes.data(), point.data(), point.size());
+  const auto end = fmt::format_to_n(bytes.data() + point.size(), bytes.size() - point.size(), "repetition {}", repetition);
+  return sha256_bytes(std::string_view(bytes.data(), end.out));
 }
 
 std::string point_key_hex(const PointKey& key) { return hex_of(key); }

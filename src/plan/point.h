@@ -29,13 +29,15 @@ struct Point {
   std::string mode;
   Json params;            // every parameter of the kernel, defaults filled in (an object)
   double timeout_s = 300;
-  std::string id;         // point_id(*this)
-  PointKey key{};         // the 32 bytes `id` spells (point_key(id)); the enumerator sets both
+  PointKey key{};         // point_digest(*this), set by the enumerator
   PointSource source;     // set by the enumerator; not part of the identity
   // Which measurement of the point this is, from 0 (a protocol's `repetitions`); not part of the
   // identity: every repetition is the same point.
   std::int32_t repetition = 0;
 
+  // The point's id: `key` in lowercase hex, as the results file and the documents name the point.
+  // Spelled out only where it is shown or stored: a plan walk of a million points needs only keys.
+  std::string id() const { return point_key_hex(key); }
   // {"implementation":…,"kernel":…,"mode":…,"params":{…}}: what the id digests.
   Json identity() const;
   // Points of one (kernel, implementation, params) share a setup: the same key for every mode.

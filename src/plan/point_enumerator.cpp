@@ -514,7 +514,6 @@ class PointEnumerator::Walk {
       else point.params = params;
       point.timeout_s = block.spec.timeout_s;
       point.key = point_digest(point);
-      point.id = hex_of(point.key);
       point.source = {static_cast<std::uint32_t>(block.index), static_cast<std::uint32_t>(implementation_index),
                       source.combination};
       if (!(*visit_)(point, groups_ - 1)) {

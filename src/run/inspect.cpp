@@ -21,7 +21,7 @@ std::string compact_params(const Json& params) {
 }
 
 Json point_json(const Point& p) {
-  return {{"index", p.index}, {"id", p.id}, {"kernel", p.kernel}, {"implementation", p.implementation},
+  return {{"index", p.index}, {"id", p.id()}, {"kernel", p.kernel}, {"implementation", p.implementation},
           {"mode", p.mode}, {"params", p.params}};
 }
 
@@ -108,7 +108,7 @@ int print_plan(const PlanRequest& args, Registry& registry) {
   std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", "#", "id", "kernel", "impl", "mode", "parameters");
   std::size_t points = 0, groups = 0;
   const bool planned = stream_plan(*loaded, args, registry, [&](Point& p, std::size_t group) {
-    std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", p.index, p.id.substr(0, 12), p.kernel,
+    std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", p.index, p.id().substr(0, 12), p.kernel,
                              p.implementation, p.mode, compact_params(p.params));
     ++points;
     groups = group + 1;

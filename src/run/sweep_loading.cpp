@@ -73,7 +73,7 @@ std::optional<std::string> value_of(const Point& point, const std::string& key) 
   if (key == "kernel") return point.kernel;
   if (key == "implementation") return point.implementation;
   if (key == "mode") return point.mode;
-  if (key == "point") return point.id;
+  if (key == "point") return point.id();
   return parameter_text(point.params, key);
 }
 

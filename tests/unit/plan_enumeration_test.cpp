@@ -99,8 +99,8 @@ std::vector<Point> reference_plan(const SweepSpec& spec, const Registry& registr
           point.implementation = implementation;
           point.mode = mode;
           point.params = params;
-          point.id = point_id(point);
-          if (excluded(block, point) || !seen.insert(point.id).second) continue;
+          point.key = point_digest(point);
+          if (excluded(block, point) || !seen.insert(point.id()).second) continue;
           point.index = points.size();
           points.push_back(point);
         }
@@ -120,7 +120,7 @@ void expect_groups_made_again(const SweepSpec& spec, const Plan& plan, const std
     ASSERT_EQ(again.size(), plan.groups[g].last - plan.groups[g].first) << name << " group " << g;
     for (std::size_t k = 0; k < again.size(); ++k) {
       const Point& original = plan.points[plan.groups[g].first + k];
-      EXPECT_EQ(again[k].id, original.id) << name << " group " << g;
+      EXPECT_EQ(again[k].id(), original.id()) << name << " group " << g;
       EXPECT_EQ(again[k].params, original.params) << name << " group " << g;
       EXPECT_EQ(again[k].timeout_s, original.timeout_s) << name << " group " << g;
       EXPECT_EQ(again[k].source.combination, original.source.combination) << name << " group " << g;
@@ -133,7 +133,7 @@ void expect_plan_is_the_reference(const SweepSpec& spec, const std::string& name
   const Plan plan = make_plan(spec, builtin_registry());
   ASSERT_EQ(plan.points.size(), expected.size()) << name;
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(plan.points[i].id, expected[i].id) << name << " point " << i;
+    EXPECT_EQ(plan.points[i].id(), expected[i].id()) << name << " point " << i;
     EXPECT_EQ(plan.points[i].index, i) << name;
     EXPECT_EQ(plan.points[i].params, expected[i].params) << name << " point " << i;
   }

@@ -121,7 +121,7 @@ SweepFileError plan_error(std::vector<KernelBlock> blocks) {
 
 std::set<std::string> ids_of(const Plan& plan) {
   std::set<std::string> ids;
-  for (const auto& p : plan.points) ids.insert(p.id);
+  for (const auto& p : plan.points) ids.insert(p.id());
   return ids;
 }
 
@@ -385,7 +385,7 @@ TEST(Plan, ShardsPartitionThePlanByWholeGroups) {
       options.shard_count = count;
       const Plan shard = plan_of({shard_block(30)}, options);
       total += shard.points.size();
-      for (const auto& p : shard.points) EXPECT_TRUE(seen.insert(p.id).second) << "point in two shards: " << p.id;
+      for (const auto& p : shard.points) EXPECT_TRUE(seen.insert(p.id()).second) << "point in two shards: " << p.id();
       for (std::size_t i = 0; i < shard.points.size(); ++i) EXPECT_EQ(shard.points[i].index, i);
       for (const auto& group : shard.groups) EXPECT_EQ(group.last - group.first, 2u) << "a group was split";
     }
@@ -492,8 +492,8 @@ TEST(PointId, GoldenIdOfAGemmPoint) {
   // python3 -c 'import json,hashlib; print(hashlib.sha256(json.dumps({"implementation":"cpu","kernel":"gemm",
   //   "mode":"forward","params":{"M":256,"N":512,"K":128,"dtype":"fp32","seed":0,"inputs":"counter"}},
   //   sort_keys=True, separators=(",",":")).encode()).hexdigest())'
-  EXPECT_EQ(plan.points[0].id, "b6f4805e9ba5875471084efd8e0e435d867fb59c24ccb2cdb1f19651aeb53c12");
-  EXPECT_EQ(plan.points[0].id, point_id(plan.points[0]));
+  EXPECT_EQ(plan.points[0].id(), "b6f4805e9ba5875471084efd8e0e435d867fb59c24ccb2cdb1f19651aeb53c12");
+  EXPECT_EQ(plan.points[0].id(), point_id(plan.points[0]));
 }
 
 TEST(PointId, GoldenIdWithFloatsBooleansNegativesAndStrings) {

@@ -1,6 +1,7 @@
 // Rank 0's plan of a run: groups kept by their source, points made again when handed out, the points
 // measured before left out, and the sets of ids a resume reads from the results file.
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -46,9 +47,9 @@ struct Fixture {
     for (const Point& point : plan.points) {
       while (point.index >= plan.groups[group].last) ++group;
       work.add(point, group);
-      keys.emplace_back(point_key(point.id), point.index);
-      if (measured.contains(point.index)) passed_ids.add(point.id);
-      if (skipped.contains(point.index)) skipped_ids.add(point.id);
+      keys.emplace_back(point_key(point.id()), point.index);
+      if (measured.contains(point.index)) passed_ids.add(point.id());
+      if (skipped.contains(point.index)) skipped_ids.add(point.id());
     }
     points->count();
     work.seal();
@@ -70,21 +71,21 @@ TEST(WorkPlan, RepetitionsComeRoundAfterRoundAndAreMarkedEachOnItsOwn) {
   for (const Point& point : plan.points) {
     while (point.index >= plan.groups[group].last) ++group;
     work.add(point, group);
-    keys.emplace_back(point_key(point.id), point.index);
+    keys.emplace_back(point_key(point.id()), point.index);
   }
   points->count();
   work.seal();
   add_repetition_keys(keys, 3);
   ASSERT_EQ(keys.size(), 24u);
   EXPECT_EQ(keys[8 + 2].second, 10u);  // repetition 1 of point 2
-  EXPECT_EQ(keys[8 + 2].first, repetition_key(point_key(plan.points[2].id), 1));
+  EXPECT_EQ(keys[8 + 2].first, repetition_key(point_key(plan.points[2].id()), 1));
   EXPECT_NE(keys[8 + 2].first, keys[2].first);
   EXPECT_NE(keys[16 + 2].first, keys[8 + 2].first);
 
   // Passed before: point 2 in repetitions 0 and 2, point 7 in repetition 1.
   PointIdSet passed, skipped;
   for (const auto& [repetition, index] : {std::pair{0, 2}, {2, 2}, {1, 7}})
-    passed.add(repetition_key(point_key(plan.points[static_cast<std::size_t>(index)].id), repetition));
+    passed.add(repetition_key(point_key(plan.points[static_cast<std::size_t>(index)].id()), repetition));
   passed.seal();
   skipped.seal();
   work.mark_before(keys, passed, skipped);
@@ -98,7 +99,7 @@ TEST(WorkPlan, RepetitionsComeRoundAfterRoundAndAreMarkedEachOnItsOwn) {
   // Group 1 (the 128-token shape: points 2 and 3) in round 2 keeps its backward point only.
   const std::vector<Point> shape = work.points_to_measure(10 + 1);
   ASSERT_EQ(shape.size(), 1u);
-  EXPECT_EQ(shape[0].id, plan.points[3].id);
+  EXPECT_EQ(shape[0].id(), plan.points[3].id());
   EXPECT_EQ(shape[0].repetition, 2);
   EXPECT_EQ(shape[0].index, 16u + 3);
   EXPECT_TRUE(work.needs(5 + 4).gpu);  // gemm on cuBLASLt in round 1
@@ -117,10 +118,10 @@ TEST(WorkPlan, MakesTheGroupsAgainWithoutThePointsMeasuredBefore) {
   const std::vector<Point> group1 = f.work.points_to_measure(1);
   ASSERT_EQ(group1.size(), 1u);
   EXPECT_EQ(group1[0].index, 2u);
-  EXPECT_EQ(group1[0].id, f.plan.points[2].id);
+  EXPECT_EQ(group1[0].id(), f.plan.points[2].id());
   const std::vector<Point> group2 = f.work.points_to_measure(2);
   ASSERT_EQ(group2.size(), 2u);
-  EXPECT_EQ(group2[1].id, f.plan.points[5].id);
+  EXPECT_EQ(group2[1].id(), f.plan.points[5].id());
   EXPECT_EQ(group2[1].params, f.plan.points[5].params);
   EXPECT_FALSE(f.work.needs(3).gpu);
   EXPECT_TRUE(f.work.needs(4).gpu);  // gemm on cuBLASLt
@@ -140,18 +141,18 @@ TEST(WorkPlan, RefusesPointsOutOfPlanOrder) {
 TEST(PointIdSet, HoldsDigestsAndOtherIdsAlike) {
   const Fixture f;
   PointIdSet set;
-  set.add(f.plan.points[3].id);
+  set.add(f.plan.points[3].id());
   set.add("imported-row-17");
-  set.add(f.plan.points[3].id);
+  set.add(f.plan.points[3].id());
   EXPECT_THROW(set.contains("imported-row-17"), std::logic_error);  // not sealed
   set.seal();
   EXPECT_EQ(set.size(), 2u);
-  EXPECT_TRUE(set.contains(f.plan.points[3].id));
+  EXPECT_TRUE(set.contains(f.plan.points[3].id()));
   EXPECT_TRUE(set.contains("imported-row-17"));
-  EXPECT_FALSE(set.contains(f.plan.points[4].id));
+  EXPECT_FALSE(set.contains(f.plan.points[4].id()));
   EXPECT_FALSE(set.contains("imported-row-18"));
   // Upper-case hex is other text, not the same digest.
-  std::string upper = f.plan.points[3].id;
+  std::string upper = f.plan.points[3].id();
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   EXPECT_FALSE(set.contains(upper));
 }
@@ -165,6 +166,19 @@ TEST(PointIdSet, FindsEachOfManyIdsAndNoOther) {
   EXPECT_EQ(set.size(), 2500u);
   for (int i = 0; i < 5000; ++i) EXPECT_EQ(set.contains(sha256_hex(std::to_string(i))), i % 2 == 0) << i;
   EXPECT_EQ(point_key_hex(point_key(sha256_hex("7"))), sha256_hex("7"));
+}
+
+// A repetition's key is the SHA-256 of the point's 32 bytes followed by "repetition N" (N from 1;
+// repetition 0 is the point's own key): the keys of files already written depend on it.
+TEST(PointKey, ARepetitionsKeyDigestsThePointsBytesAndItsNumber) {
+  const PointKey point = point_key(sha256_hex("a point"));
+  const std::string bytes(reinterpret_cast<const char*>(point.data()), point.size());
+  EXPECT_EQ(repetition_key(point, 0), point);
+  EXPECT_EQ(repetition_key(point, 1), sha256_bytes(bytes + "repetition 1"));
+  EXPECT_EQ(repetition_key(point, 999), sha256_bytes(bytes + "repetition 999"));
+  const auto largest = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(repetition_key(point, largest), sha256_bytes(bytes + "repetition " + std::to_string(largest)));
+  EXPECT_EQ(point_key("not a digest"), sha256_bytes("not a digest"));
 }
 
 TEST(PointKeyLess, OrdersKeysAsTheirBytesDo) {

@@ -16,6 +16,13 @@
 # TOKENS (default "1024 2048 4096 8192") picks the sizes. CPUS (a taskset list, such as the GPU's
 # NUMA-local cores that `nvidia-smi topo -m` names) runs both sides on those cores alone; each round
 # prints the cores each side was allowed, since a pass bound by the host runs as fast as its core.
+# MEASURES (default 1) measures each size that many times in a row in each process: kernelsweep with
+# the protocol's `repetitions`, Liger by calling its function again. Where the host's speed moves from
+# process to process and from second to second, more measurements a process sample more of its
+# moments; the summary then also compares the medians of every measurement of each side. On an H200
+# host at 1024 tokens a kernelsweep process took 20 s to start and 1.6 s a repetition; Liger's
+# function 11-13 s a call, since it builds its models anew each time: MEASURES=12 makes a round of
+# 190-290 s.
 #   bench/gpu/liger_rounds.sh [BUILD_DIR] [OUT_DIR]
 # Liger-Kernel at 08906d3d in external/liger (or $LIGER_SRC), never committed: see liger_benchmark.sh.
 export NCCL_NVLS_ENABLE=0  # NVLink multicast off, as everywhere in bench/gpu
@@ -25,6 +32,7 @@ require_gpus
 
 rounds=${ROUNDS:-4}
 tokens=${TOKENS:-1024 2048 4096 8192}
+measures=${MEASURES:-1}
 pin=()
 [[ -n ${CPUS:-} ]] && pin=(taskset -c "$CPUS")
 liger=${LIGER_SRC:-$ks_root/external/liger}
@@ -35,25 +43,38 @@ python=$KERNELSWEEP_PYTHON
 print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__, "liger-kernel", version("liger-kernel"))' \
   || exit 2
 
-# One round of kernelsweep: "tokens median_ms" lines into $1.
+# The sweep file of the kernelsweep side: configs/liger-distill-cosine.yaml measuring each point
+# MEASURES times (the protocol's `repetitions`).
+sweep=$out/liger-distill-cosine.yaml
+sed "s/^  name: do_bench$/  name: do_bench\n  repetitions: $measures/" configs/liger-distill-cosine.yaml > "$sweep"
+grep -q "^  repetitions: $measures$" "$sweep" || { echo "no protocol name: do_bench in configs/liger-distill-cosine.yaml"; exit 2; }
+
+# One round of kernelsweep: "tokens median_ms" lines into $1, one a measurement (the documents of
+# the run: one a repetition).
 kernelsweep_round() {
   local dir=$out/round-$2/kernelsweep
   local sizes
   sizes=$(tr -s ' ' '|' <<< "$tokens")
-  "${pin[@]}" "$build/kernelsweep" run configs/liger-distill-cosine.yaml --where "implementation=liger,inputs=torch_rand,tokens=$sizes" \
+  "${pin[@]}" "$build/kernelsweep" run "$sweep" --where "implementation=liger,inputs=torch_rand,tokens=$sizes" \
     --overwrite --output-dir "$dir" > "$dir.run.txt" 2>&1 || { tail -5 "$dir.run.txt"; return 1; }
-  "$build/kernelsweep" show "$dir/liger-distill-cosine.h5" --columns tokens,median_ms,status --format csv > "$dir.csv" \
-    || return 1
-  # show's CSV ends its lines with CRLF (RFC 4180): read by a CSV reader.
-  "$python" -c 'import csv, sys
-for row in csv.DictReader(open(sys.argv[1], newline="")):
-    if row["status"] == "passed": print(row["tokens"], row["median_ms"])' "$dir.csv" > "$1"
-  [[ -s $1 ]] || { echo "no passed point in $dir.csv:"; cat "$dir.csv"; return 1; }
+  "$python" - "$dir/kernelindex" > "$1" <<'PY'
+import json, pathlib, sys
+runs = []
+for path in pathlib.Path(sys.argv[1]).glob("*.json"):
+    document = json.loads(path.read_text())
+    native = document["run"]["spec"]["sourceNative"]
+    if native["status"] == "passed":
+        runs.append((document["workload"]["spec"]["parameters"]["tokens"], native["repetition"],
+                     native["metrics"]["median_ns"] / 1e6))
+for tokens, _, median_ms in sorted(runs):
+    print(tokens, median_ms)
+PY
+  [[ -s $1 ]] || { echo "no passed measurement in $dir/kernelindex:"; tail -5 "$dir.run.txt"; return 1; }
 }
 
 # One round of Liger's own benchmark function: "tokens median_ms" lines into $1.
 liger_round() {
-  (cd "$liger/benchmark/scripts" && TOKENS=$tokens "${pin[@]}" "$python" - > "$1" 2> "$out/round-$2/liger.stderr.txt") <<'PY'
+  (cd "$liger/benchmark/scripts" && TOKENS=$tokens MEASURES=$measures "${pin[@]}" "$python" - > "$1" 2> "$out/round-$2/liger.stderr.txt") <<'PY'
 import os
 import torch
 import benchmark_distill_cosine_loss as liger_benchmark
@@ -63,9 +84,10 @@ from utils import SingleBenchmarkRunInput
 config = {"H": 4096, "V": 128256, "mode": "forward", "dtype": torch.bfloat16, "bias": False,
           "weight_hard_loss": 0.5, "weight_soft_loss": 0.5, "ignore_index": -100}
 for tokens in map(int, os.environ["TOKENS"].split()):
-    result = liger_benchmark.bench_speed_cosine_similarity_loss(SingleBenchmarkRunInput(
-        x=tokens, kernel_provider="liger", kernel_operation_mode="full", extra_benchmark_config=config))
-    print(tokens, result.y_50, flush=True)
+    for _ in range(int(os.environ["MEASURES"])):
+        result = liger_benchmark.bench_speed_cosine_similarity_loss(SingleBenchmarkRunInput(
+            x=tokens, kernel_provider="liger", kernel_operation_mode="full", extra_benchmark_config=config))
+        print(tokens, result.y_50, flush=True)
 PY
 }
 
@@ -83,22 +105,29 @@ for ((round = 1; round <= rounds; ++round)); do
   echo "round $round ($(($(date +%s) - start)) s): kernelsweep $(tr '\n' ' ' < "$out/round-$round/kernelsweep.txt")| Liger $(tr '\n' ' ' < "$out/round-$round/liger.txt")"
 done
 
-echo "== full pass, median ms: each round, then the median across rounds"
+echo "== full pass, median ms: each round (the median of its measurements), then across rounds"
 "$python" - "$out" "$rounds" <<'PY' || exit 1
-import statistics, sys
+import collections, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 def read(path):
-    return {int(t): float(ms) for t, ms in (line.split() for line in open(path) if line.strip())}
+    """tokens -> the medians (ms) of that round's measurements, in order."""
+    measured = collections.defaultdict(list)
+    for line in open(path):
+        if line.strip():
+            tokens, ms = line.split()
+            measured[int(tokens)].append(float(ms))
+    return measured
 ours = [read(f"{out}/round-{r}/kernelsweep.txt") for r in range(1, rounds + 1)]
 theirs = [read(f"{out}/round-{r}/liger.txt") for r in range(1, rounds + 1)]
-worst = worst_best = 0.0
+def percent(a, b):
+    return (a - b) / b * 100
+worst = worst_best = worst_all = 0.0
 print(f"{'tokens':>6}  {'kernelsweep by round':<40} {'Liger by round':<40} {'ks median':>9} {'Liger median':>12} {'difference':>10}"
       f" {'ks fastest':>10} {'Liger fastest':>13} {'difference':>10}")
 for tokens in sorted(theirs[0]):
-    a = [r[tokens] for r in ours]
-    b = [r[tokens] for r in theirs]
-    difference = (statistics.median(a) - statistics.median(b)) / statistics.median(b) * 100
-    best = (min(a) - min(b)) / min(b) * 100
+    a = [statistics.median(r[tokens]) for r in ours]
+    b = [statistics.median(r[tokens]) for r in theirs]
+    difference, best = percent(statistics.median(a), statistics.median(b)), percent(min(a), min(b))
     worst, worst_best = max(worst, abs(difference)), max(worst_best, abs(best))
     print(f"{tokens:>6}  {' '.join(f'{x:.3f}' for x in a):<40} {' '.join(f'{x:.3f}' for x in b):<40} "
           f"{statistics.median(a):>9.3f} {statistics.median(b):>12.3f} {difference:>+9.2f}%"
@@ -108,5 +137,19 @@ print(f"largest difference of the medians across {rounds} rounds: {worst:.2f}% (
 # liger_host_bound.py), a round's median follows the host CPU's speed of the moment; the fastest
 # round of each side is the pass timed while the host ran at its fastest.
 print(f"largest difference of the fastest rounds: {worst_best:.2f}%")
+if any(len(r[t]) > 1 for r in ours + theirs for t in r):
+    print("== every measurement of each side: count, quartiles and median (ms)")
+    print(f"{'tokens':>6}  {'side':<12} {'count':>5} {'p25':>8} {'median':>8} {'p75':>8}")
+    for tokens in sorted(theirs[0]):
+        medians = {}
+        for side, results in (("kernelsweep", ours), ("Liger", theirs)):
+            every = [ms for r in results for ms in r[tokens]]
+            q1, q2, q3 = statistics.quantiles(every, n=4) if len(every) > 1 else every * 3
+            medians[side] = statistics.median(every)
+            print(f"{tokens:>6}  {side:<12} {len(every):>5} {q1:>8.3f} {medians[side]:>8.3f} {q3:>8.3f}")
+        difference = percent(medians["kernelsweep"], medians["Liger"])
+        worst_all = max(worst_all, abs(difference))
+        print(f"{tokens:>6}  difference of the medians of every measurement: {difference:+.2f}%")
+    print(f"largest difference of the medians of every measurement: {worst_all:.2f}% (goal: within 2% at every size)")
 PY
 gpu_state

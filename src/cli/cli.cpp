@@ -196,9 +196,12 @@ int main(int argc, char** argv, Registry& registry) {
     // Help goes to stdout as written; an error names what was typed, shown on one terminal line.
     std::ostringstream error;
     const int code = app.exit(e, std::cout, error);
+    // The first rank writes the error and gives the job its exit code; the others leave quietly with
+    // 0. One that left with an error first would make mpirun kill the first rank, sometimes before
+    // its message was out. mpirun and srun give the job the non-zero code of the one that has it.
+    if (launched_as_another_rank()) return kExitOk;
     std::istringstream lines(error.str());
-    if (!launched_as_another_rank())
-      for (std::string line; std::getline(lines, line);) std::cerr << printable(line) << "\n";
+    for (std::string line; std::getline(lines, line);) std::cerr << printable(line) << "\n";
     return code == 0 ? kExitOk : kExitBadInput;
   }
 

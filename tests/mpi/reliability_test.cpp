@@ -264,6 +264,23 @@ std::vector<pid_t> descendants(pid_t root) {
   return found;
 }
 
+// A line for each process below `job`: its pid, its state (R running, S sleeping, T stopped, ...), the
+// kernel function it waits in, and its command line. What a hung job was doing, for its failure message.
+std::string process_table(pid_t job) {
+  std::string table;
+  for (pid_t pid : descendants(job)) {
+    std::ifstream stat_file(fmt::format("/proc/{}/stat", pid)), wchan_file(fmt::format("/proc/{}/wchan", pid));
+    const std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+    const std::string wchan((std::istreambuf_iterator<char>(wchan_file)), std::istreambuf_iterator<char>());
+    const auto end = stat.rfind(')');
+    const char state = end != std::string::npos && end + 2 < stat.size() ? stat[end + 2] : '?';
+    std::string command = command_line_of(pid);
+    std::replace(command.begin(), command.end(), '\0', ' ');
+    table += fmt::format("  {} {} {:<24} {}\n", pid, state, wchan.empty() ? "-" : wchan, command.substr(0, 200));
+  }
+  return table;
+}
+
 // The processes of a job that are ranks (kernelsweep-test run) and workers (kernelsweep-test worker).
 std::vector<pid_t> processes_running(pid_t job, const std::string& subcommand) {
   const std::string prefix = std::string(KS_TEST_CLI) + '\0' + subcommand + '\0';
@@ -503,9 +520,11 @@ TEST(Chaos, EveryPointEndsPassedOnceWhateverDiesStopsOrFills) {
   std::set<pid_t> seen;
   int status = 0;
   bool hung = false;
+  std::string hung_processes;
   while (::waitpid(job, &status, WNOHANG) == 0) {
     if (since_start() > 120) {
       hung = true;
+      hung_processes = process_table(job);
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 400)(random)));
@@ -532,7 +551,10 @@ TEST(Chaos, EveryPointEndsPassedOnceWhateverDiesStopsOrFills) {
   }
   for (pid_t pid : seen) ::kill(pid, SIGKILL);  // a stopped rank the job left behind
   if (hung) ::waitpid(job, nullptr, 0);
-  ASSERT_FALSE(hung) << "the job under chaos did not end within 120 s\n" << read_text(dir / "job.log");
+  ASSERT_FALSE(hung) << fmt::format("the job under chaos did not end within 120 s (seed {}: a rank {}stopped, the disk {}filled, "
+                                     "{} workers killed); its processes then:\n{}", seed, rank_stopped ? "" : "not ",
+                                     disk_filled ? "" : "not ", workers_killed, hung_processes)
+                     << read_text(dir / "job.log");
   std::cout << fmt::format("chaos seed {}: {} workers killed, a rank {}stopped, the disk {}filled, exit {}\n", seed,
                            workers_killed, rank_stopped ? "" : "not ", disk_filled ? "" : "not ",
                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

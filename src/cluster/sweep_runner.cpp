@@ -491,8 +491,8 @@ void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
       const Json& protocol = protocol_texts_.parse(sized_bytes_at(bytes, offset));
       const Json& implementation = implementation_texts_.parse(sized_bytes_at(bytes, offset));
       auto& held = in_hand_[source];
-      const auto at =
-          std::find_if(held.begin(), held.end(), [&](const Point& point) { return point.id() == record.point_id; });
+      const PointKey key = point_key(record.point_id);
+      const auto at = std::find_if(held.begin(), held.end(), [&](const Point& point) { return point.key == key; });
       if (at != held.end()) held.erase(at);
       sink.on_record(std::move(record), protocol, implementation);
       ++received_;

@@ -10,13 +10,13 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "common/processes.h"
 
 namespace ks {
 namespace {
@@ -71,31 +71,11 @@ std::optional<Holder> read_holder(const std::filesystem::path& path) {
   return holder;
 }
 
-// A process's state and start time (clock ticks after boot), from /proc/PID/stat; nullopt when there
-// is no such process.
-struct ProcessStat {
-  char state = '?';
-  std::string start_ticks;
-};
-
-std::optional<ProcessStat> process_stat(long pid) {
-  const std::string text = read_whole(fmt::format("/proc/{}/stat", pid));
-  const auto name_end = text.rfind(')');  // the command name, in parentheses, may hold spaces
-  if (text.empty() || name_end == std::string::npos) return std::nullopt;
-  std::istringstream fields(text.substr(name_end + 2));
-  ProcessStat stat;
-  fields >> stat.state;
-  std::string field;
-  for (int i = 4; i <= 22 && fields >> field; ++i)  // fields 4..22: the 22nd is starttime
-    if (i == 22) stat.start_ticks = field;
-  return stat;
-}
-
 // Gone: no such process, a zombie (killed, its parent not yet told), or another process that got
 // the same pid since (its start time differs).
 bool process_is_gone(long pid, const std::string& start_ticks) {
   if (pid <= 0) return true;
-  const auto stat = process_stat(pid);
+  const auto stat = process_stat(static_cast<pid_t>(pid));
   if (!stat) return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
   if (stat->state == 'Z' || stat->state == 'X') return true;
   return !start_ticks.empty() && stat->start_ticks != start_ticks;
@@ -141,7 +121,7 @@ WriterLock WriterLock::acquire(const std::filesystem::path& results_file, const 
                                const std::string& command_line) {
   const auto path = lock_path(results_file);
   const long pid = ::getpid();
-  const auto self = process_stat(pid);
+  const auto self = process_stat(static_cast<pid_t>(pid));
   const std::string content = Json{{"host", host},
                                    {"pid", pid},
                                    {"process_start", self ? self->start_ticks : ""},

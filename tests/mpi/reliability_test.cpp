@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/processes.h"
 #include "store/results_file.h"
 #include "store/writer_lock.h"
 #include "support/cli_runner.h"
@@ -231,27 +232,13 @@ TEST(WorkerStart, AWorkerThatHangsBeforeItsHelloIsKilledAtItsDeadline) {
 }
 
 // A process's argv, NUL-separated; empty once it is gone.
-std::string command_line_of(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+std::string command_line_of(pid_t pid) { return ks::read_process_file(pid, "cmdline").value_or(""); }
 
 // Every process below `root` (its children, theirs, ...), from /proc.
 std::vector<pid_t> descendants(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto end = text.rfind(')');
-    if (end == std::string::npos) continue;
-    std::istringstream fields(text.substr(end + 2));
-    char state = 0;
-    pid_t parent = 0;
-    fields >> state >> parent;
-    children[parent].push_back(std::stoi(name));
-  }
+  for (pid_t pid : ks::process_ids())
+    if (const auto stat = ks::process_stat(pid)) children[stat->parent].push_back(pid);
   std::vector<pid_t> found, todo{root};
   while (!todo.empty()) {
     const pid_t pid = todo.back();
@@ -269,14 +256,12 @@ std::vector<pid_t> descendants(pid_t root) {
 std::string process_table(pid_t job) {
   std::string table;
   for (pid_t pid : descendants(job)) {
-    std::ifstream stat_file(fmt::format("/proc/{}/stat", pid)), wchan_file(fmt::format("/proc/{}/wchan", pid));
-    const std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
-    const std::string wchan((std::istreambuf_iterator<char>(wchan_file)), std::istreambuf_iterator<char>());
-    const auto end = stat.rfind(')');
-    const char state = end != std::string::npos && end + 2 < stat.size() ? stat[end + 2] : '?';
+    const auto stat = ks::process_stat(pid);
+    const std::string wchan = ks::read_process_file(pid, "wchan").value_or("");
     std::string command = command_line_of(pid);
     std::replace(command.begin(), command.end(), '\0', ' ');
-    table += fmt::format("  {} {} {:<24} {}\n", pid, state, wchan.empty() ? "-" : wchan, command.substr(0, 200));
+    table += fmt::format("  {} {} {:<24} {}\n", pid, stat ? stat->state : '-', wchan.empty() ? "-" : wchan,
+                         command.substr(0, 200));
   }
   return table;
 }

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/processes.h"
 #include "kernelindex/document_reader.h"
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
@@ -467,13 +468,8 @@ TEST(RunFailures, CrashHangErrorAndFailedCheckCostOnlyTheirPoint) {
 
 // Whether a process runs with `text` in its command line.
 bool process_mentions(const std::string& text) {
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    const std::string command((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (command.find(text) != std::string::npos) return true;
-  }
+  for (pid_t pid : ks::process_ids())
+    if (ks::read_process_file(pid, "cmdline").value_or("").find(text) != std::string::npos) return true;
   return false;
 }
 

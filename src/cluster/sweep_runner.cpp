@@ -284,15 +284,27 @@ RunRecord Sweep::record_of(const Point& point, const MeasureResult& result) cons
   return make_record(point, counted, me_, on_gpu);
 }
 
+// Whether the worker compares the point's result with its reference: every point, none, or the
+// first of its group (the first mode of a shape) in the shape's first repetition. A shape's further
+// repetitions compute what the first did; checking them again would cost each a reference run (and,
+// for torch.compile'd code, a compilation afresh after the check) without telling anything new.
+bool checks(CheckPolicy policy, const Point& point, bool first_of_group) {
+  switch (policy) {
+    case CheckPolicy::none: return false;
+    case CheckPolicy::every_mode: return true;
+    case CheckPolicy::first_mode: return first_of_group && point.repetition == 0;
+  }
+  return false;
+}
+
 // The points of `groups` still to measure, made again from rank 0's plan, each with whether the
-// worker checks it against its reference: every point, or the first of each group (the first mode
-// of a shape), or none.
+// worker checks it.
 std::vector<Assigned> Sweep::points_of(const Handout& handout) const {
   std::vector<Assigned> out;
   for (std::size_t group : handout.groups) {
     bool first = true;
     for (Point& point : plan_->points_to_measure(group)) {
-      const bool check = options_.check == CheckPolicy::every_mode || (options_.check == CheckPolicy::first_mode && first);
+      const bool check = checks(options_.check, point, first);
       out.push_back({std::move(point), check, handout.gang, generation_of(handout.gang)});
       first = false;
     }

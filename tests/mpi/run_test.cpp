@@ -268,6 +268,11 @@ kernels:
   const auto ordered = ResultsFile::open_read_only(dir / "one" / "repeated.h5").read_runs();
   ASSERT_EQ(ordered.size(), 4u * 3);
   for (std::size_t i = 0; i < ordered.size(); ++i) EXPECT_EQ(ordered[i].repetition, static_cast<std::int32_t>(i / 4)) << i;
+  // A shape is checked in its first repetition only (`--check first`, the default).
+  for (const StoredRun& r : ordered) {
+    if (r.kernel != "gemm") continue;
+    EXPECT_EQ(r.message.find("worst error") != std::string::npos, r.repetition == 0) << r.repetition << ": " << r.message;
+  }
   // A document per measurement, however fast the repetitions came (the run names carry the repetition).
   std::set<std::int64_t> documented;
   std::size_t documents = 0;

@@ -23,6 +23,9 @@
 # host at 1024 tokens a kernelsweep process took 20 s to start and 1.6 s a repetition; Liger's
 # function 11-13 s a call, since it builds its models anew each time: MEASURES=12 makes a round of
 # 190-290 s.
+# LIGER_CLOSURE=1 calls Liger's function once a size and has it time its closure MEASURES times: its
+# triton.testing.do_bench is called MEASURES times in a row on the same closure, as kernelsweep's
+# repetitions time the same instance again, instead of building the models anew for each measurement.
 #   bench/gpu/liger_rounds.sh [BUILD_DIR] [OUT_DIR]
 # Liger-Kernel at 08906d3d in external/liger (or $LIGER_SRC), never committed: see liger_benchmark.sh.
 export NCCL_NVLS_ENABLE=0  # NVLink multicast off, as everywhere in bench/gpu
@@ -74,20 +77,39 @@ PY
 
 # One round of Liger's own benchmark function: "tokens median_ms" lines into $1.
 liger_round() {
-  (cd "$liger/benchmark/scripts" && TOKENS=$tokens MEASURES=$measures "${pin[@]}" "$python" - > "$1" 2> "$out/round-$2/liger.stderr.txt") <<'PY'
+  (cd "$liger/benchmark/scripts" && TOKENS=$tokens MEASURES=$measures LIGER_CLOSURE=${LIGER_CLOSURE:-0} \
+    "${pin[@]}" "$python" - > "$1" 2> "$out/round-$2/liger.stderr.txt") <<'PY'
 import os
 import torch
+import triton.testing
 import benchmark_distill_cosine_loss as liger_benchmark
 from utils import SingleBenchmarkRunInput
+
+measures = int(os.environ["MEASURES"])
+timed_closure = os.environ["LIGER_CLOSURE"] == "1"
+medians = []  # of the measurements of the call in progress
+
+# With LIGER_CLOSURE=1 the function's do_bench times its closure `measures` times; the function
+# returns the last measurement, and every one is printed.
+do_bench_once = triton.testing.do_bench
+def do_bench_repeated(fn, *args, **kwargs):
+    for _ in range(measures):
+        result = do_bench_once(fn, *args, **kwargs)
+        medians.append(result[0])  # quantiles (0.5, 0.2, 0.8): the median first
+    return result
+if timed_closure:
+    triton.testing.do_bench = do_bench_repeated
 
 # extra_benchmark_configs[0] of the script's __main__ (its "mode" key is not read).
 config = {"H": 4096, "V": 128256, "mode": "forward", "dtype": torch.bfloat16, "bias": False,
           "weight_hard_loss": 0.5, "weight_soft_loss": 0.5, "ignore_index": -100}
 for tokens in map(int, os.environ["TOKENS"].split()):
-    for _ in range(int(os.environ["MEASURES"])):
+    for _ in range(1 if timed_closure else measures):
+        medians.clear()
         result = liger_benchmark.bench_speed_cosine_similarity_loss(SingleBenchmarkRunInput(
             x=tokens, kernel_provider="liger", kernel_operation_mode="full", extra_benchmark_config=config))
-        print(tokens, result.y_50, flush=True)
+        for median in medians if timed_closure else [result.y_50]:
+            print(tokens, median, flush=True)
 PY
 }
 

@@ -32,6 +32,4 @@ PointKey point_digest(const Point& point) {
   return sha256_bytes(text);
 }
 
-std::string point_id(const Point& point) { return hex_of(point_digest(point)); }
-
 }  // namespace ks

@@ -44,9 +44,8 @@ struct Point {
   std::string shape_key() const;
 };
 
-// Lowercase hex SHA-256 of canonical_json(point.identity()).
-std::string point_id(const Point& point);
-// The same SHA-256 as its 32 bytes: the point's key (common/point_id_set.h).
+// SHA-256 of canonical_json(point.identity()) as its 32 bytes: the point's key
+// (common/point_id_set.h); Point::id() spells it in hex.
 PointKey point_digest(const Point& point);
 
 struct Plan {

@@ -331,7 +331,8 @@ RunRecord run_record(const LigerRow& row) {
   point.implementation = row.provider;
   point.mode = row.mode;
   point.params = row.params;
-  record.point_id = point_id(point);
+  point.key = point_digest(point);
+  record.point_id = point.id();
   record.kernel = row.kernel;
   record.implementation = row.provider;
   record.mode = row.mode;

@@ -520,8 +520,10 @@ TEST(Chaos, EveryPointEndsPassedOnceWhateverDiesStopsOrFills) {
       ++workers_killed;
     }
     if (!rank_stopped && since_start() > stop_rank_at && fs::exists(WriterLock::lock_path(results))) {
-      const pid_t writer = Json::parse(read_text(WriterLock::lock_path(results)), nullptr, false).value("pid", 0);
-      for (pid_t rank : processes_running(job, "run")) {
+      // The lock file is made empty and then written: until its pid is there, the writer is unknown.
+      const Json lock = Json::parse(read_text(WriterLock::lock_path(results)), nullptr, false);
+      const pid_t writer = lock.is_object() ? lock.value("pid", 0) : 0;
+      for (pid_t rank : writer > 0 ? processes_running(job, "run") : std::vector<pid_t>{}) {
         if (rank == writer) continue;
         for (pid_t pid : descendants(rank)) ::kill(pid, SIGSTOP);
         ::kill(rank, SIGSTOP);

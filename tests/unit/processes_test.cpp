@@ -38,12 +38,17 @@ TEST(Processes, StatReadsStateParentAndStartTimeWhateverTheCommandNameHolds) {
   const pid_t child = start_named_child("a) b (c) 9 9");
   ASSERT_GT(child, 0);
   ASSERT_TRUE(wait_for_name(child, "a) b (c) 9 9"));
-  const auto stat = ks::process_stat(child);
+  // Renamed, it may still be on its way into pause(): wait until it sleeps there.
+  auto stat = ks::process_stat(child);
+  for (int attempt = 0; attempt < 500 && stat && stat->state != 'S'; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stat = ks::process_stat(child);
+  }
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   ASSERT_TRUE(stat.has_value());
   EXPECT_EQ(stat->parent, ::getpid());
-  EXPECT_EQ(stat->state, 'S');  // waiting in pause()
+  EXPECT_EQ(stat->state, 'S');  // sleeping in pause(), read past the name's parentheses
   EXPECT_FALSE(stat->start_ticks.empty());
   EXPECT_EQ(stat->start_ticks.find_first_not_of("0123456789"), std::string::npos) << stat->start_ticks;
   // The child started after this process: its start time is not earlier.

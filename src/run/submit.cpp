@@ -79,6 +79,24 @@ ResultsPaths results_paths(const SweepSpec& spec, const fs::path& output, int sh
           base.parent_path() / (stem + extension)};
 }
 
+// The sbatch options of the merge job: those of the array, less `--signal`. The early signal is for
+// the batch script, which traps it to stop its ranks in order; the merge job's shell has no such
+// trap, and the signal would only end it before its time limit (a `--signal=B:TERM@50` under
+// `--time=1` ended a merge job while it wrote its report).
+std::vector<std::string> merge_job_options(const std::vector<std::string>& array_options) {
+  std::vector<std::string> options;
+  for (std::size_t i = 0; i < array_options.size(); ++i) {
+    const std::string& option = array_options[i];
+    if (option == "--signal") {
+      ++i;  // and its value, the next word
+      continue;
+    }
+    if (option.starts_with("--signal=")) continue;
+    options.push_back(option);
+  }
+  return options;
+}
+
 // The folder and job names follow the sweep file's name, as the batch script's results folder does.
 Jobs sbatch_commands(const SubmitRequest& request, const std::string& executable, const fs::path& script,
                      const fs::path& output, const std::string& stem, const ResultsPaths& results) {
@@ -100,7 +118,8 @@ Jobs sbatch_commands(const SubmitRequest& request, const std::string& executable
                   shell_quoted((output / "report").string()));
   jobs.merge = {"sbatch", "--parsable", "--dependency=afterany:ARRAY_ID", "--kill-on-invalid-dep=yes",
                 fmt::format("--job-name=ks-{}-merge", stem), "--output=" + (output / "slurm-%j-merge.out").string()};
-  jobs.merge.insert(jobs.merge.end(), request.sbatch_options.begin(), request.sbatch_options.end());
+  const std::vector<std::string> merge_options = merge_job_options(request.sbatch_options);
+  jobs.merge.insert(jobs.merge.end(), merge_options.begin(), merge_options.end());
   for (const char* one : {"--nodes=1", "--ntasks=1"}) jobs.merge.push_back(one);
   jobs.merge.push_back("--wrap=" + then);
   return jobs;

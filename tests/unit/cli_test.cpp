@@ -112,7 +112,7 @@ TEST(Cli, ShardsPartitionThePlan) {
 TEST(Submit, DryRunPrintsTheArrayAndTheMergeJobsSbatchCommands) {
   const auto dir = fresh_directory("submit_dry_run");
   const auto r = run_shell(fmt::format("cd {} && {} submit {} --array 3 --dry-run --run-option=--check=all -- "
-                                       "--partition=gpu --time=30",
+                                       "--partition=gpu --signal=B:TERM@120 --time=30 --signal B:USR1@60",
                                        dir.string(), KS_CLI, config("quickstart.yaml")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::istringstream lines(r.output);
@@ -124,14 +124,17 @@ TEST(Submit, DryRunPrintsTheArrayAndTheMergeJobsSbatchCommands) {
   for (const std::string& part :
        {std::string("sbatch --parsable --array=0-2 --job-name=ks-quickstart --output=") + output + "/slurm-%A_%a.out",
         fmt::format("--export=ALL,KERNELSWEEP={},KERNELSWEEP_SHARDS=3,KERNELSWEEP_OUTPUT={}", KS_CLI, output),
-        std::string(" --partition=gpu --time=30 ") + KS_SOURCE_DIR + "/slurm/sweep.sbatch " + config("quickstart.yaml") +
-            " --check=all"})
+        std::string(" --partition=gpu --signal=B:TERM@120 --time=30 --signal B:USR1@60 ") + KS_SOURCE_DIR +
+            "/slurm/sweep.sbatch " + config("quickstart.yaml") + " --check=all"})
     EXPECT_NE(array.find(part), std::string::npos) << part << "\nnot in\n" << array;
   for (const std::string& part :
        {std::string("sbatch --parsable --dependency=afterany:ARRAY_ID "), std::string(" --partition=gpu --time=30 --nodes=1 --ntasks=1 "),
         fmt::format("{} merge {}/quickstart.shard-*-of-3.h5 -o {}/quickstart.h5 --overwrite", KS_CLI, output, output),
         fmt::format("{} status {}/quickstart.h5", KS_CLI, output)})
     EXPECT_NE(merge.find(part), std::string::npos) << part << "\nnot in\n" << merge;
+  // The early signal is the batch script's, which stops its ranks on it; the merge job has no use for it.
+  EXPECT_EQ(merge.find("--signal"), std::string::npos) << merge;
+  EXPECT_EQ(merge.find("USR1"), std::string::npos) << merge;
   EXPECT_FALSE(std::filesystem::exists(dir / "results")) << "a dry run makes nothing";
 }
 

@@ -275,6 +275,25 @@ std::vector<pid_t> processes_running(pid_t job, const std::string& subcommand) {
   return found;
 }
 
+// The pid of the results file's writer (rank 0), as its lock file names it; 0 while there is no lock
+// or it is not yet written (the file is made empty, then written).
+pid_t writer_pid(const fs::path& results) {
+  const Json lock = Json::parse(read_text(WriterLock::lock_path(results)), nullptr, false);
+  return lock.is_object() ? lock.value("pid", 0) : 0;
+}
+
+// Stops (SIGSTOP) a rank of `job` other than `writer`, and its workers first; its pid, or 0 when
+// there is none.
+pid_t stop_a_rank_other_than(pid_t job, pid_t writer) {
+  for (pid_t rank : processes_running(job, "run")) {
+    if (rank == writer) continue;
+    for (pid_t pid : descendants(rank)) ::kill(pid, SIGSTOP);
+    ::kill(rank, SIGSTOP);
+    return rank;
+  }
+  return 0;
+}
+
 // A sweep of slow sleepers in the background under mpirun, writing into a fresh folder; `command`
 // runs it again (with --resume, say).
 struct SlowSweep {
@@ -312,7 +331,7 @@ TEST_P(OneRankSignalled, StopsEveryRankWithOneMessageAndTheResumableExitCode) {
   const bool rank_zero = GetParam();
   const SlowSweep sweep = start_slow_sweep(rank_zero ? "sigterm_rank0" : "sigterm_rank1", 30, 500, 3);
   ASSERT_GE(wait_for_rows(sweep.results, 3), 3u) << sweep.log();
-  const pid_t root = Json::parse(read_text(WriterLock::lock_path(sweep.results))).at("pid").get<pid_t>();
+  const pid_t root = writer_pid(sweep.results);
   std::map<pid_t, std::string> processes;
   for (pid_t pid : descendants(sweep.job)) processes[pid] = command_line_of(pid);
   pid_t target = 0;
@@ -415,18 +434,10 @@ TEST(SilentRank, AStoppedRankCostsOnlyThePointsItHeldAndTheSweepEnds) {
   const std::uint64_t stored = wait_for_rows(results, 4);
   ASSERT_GE(stored, 4u) << sweep.log();
   // Rank 0 holds the writer lock; stop another rank (and its worker).
-  const Json lock = Json::parse(read_text(WriterLock::lock_path(results)));
-  pid_t stopped = 0;
-  const std::string rank_command = std::string(KS_TEST_CLI) + std::string("\0run\0", 5);
-  for (pid_t pid : descendants(job)) {
-    if (command_line_of(pid).starts_with(rank_command) && pid != lock.at("pid").get<pid_t>()) {
-      stopped = pid;
-      break;
-    }
-  }
+  const pid_t writer = writer_pid(results);
+  ASSERT_GT(writer, 0) << "no writer named in the lock file";
+  const pid_t stopped = stop_a_rank_other_than(job, writer);
   ASSERT_GT(stopped, 0) << "no rank other than rank 0 found";
-  for (pid_t pid : descendants(stopped)) ::kill(pid, SIGSTOP);
-  ::kill(stopped, SIGSTOP);
   const int exit_code = exit_code_of(job);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ::kill(stopped, SIGKILL);  // should the job have left it behind
@@ -520,16 +531,9 @@ TEST(Chaos, EveryPointEndsPassedOnceWhateverDiesStopsOrFills) {
       ++workers_killed;
     }
     if (!rank_stopped && since_start() > stop_rank_at && fs::exists(WriterLock::lock_path(results))) {
-      // The lock file is made empty and then written: until its pid is there, the writer is unknown.
-      const Json lock = Json::parse(read_text(WriterLock::lock_path(results)), nullptr, false);
-      const pid_t writer = lock.is_object() ? lock.value("pid", 0) : 0;
-      for (pid_t rank : writer > 0 ? processes_running(job, "run") : std::vector<pid_t>{}) {
-        if (rank == writer) continue;
-        for (pid_t pid : descendants(rank)) ::kill(pid, SIGSTOP);
-        ::kill(rank, SIGSTOP);
-        rank_stopped = true;
-        break;
-      }
+      // Until the lock names the writer, the writer is unknown: nobody is stopped yet.
+      const pid_t writer = writer_pid(results);
+      rank_stopped = writer > 0 && stop_a_rank_other_than(job, writer) > 0;
     }
     if (!disk_filled && since_start() > fill_disk_at) {
       disk->fill(0);

@@ -26,6 +26,9 @@
 # LIGER_CLOSURE=1 calls Liger's function once a size and has it time its closure MEASURES times: its
 # triton.testing.do_bench is called MEASURES times in a row on the same closure, as kernelsweep's
 # repetitions time the same instance again, instead of building the models anew for each measurement.
+# KS_ARGS adds arguments to the kernelsweep side's `run` (such as `--check none`, which leaves out the
+# check at a reduced shape and the compiler reset after it), to tell which part of its process moves
+# its time.
 #   bench/gpu/liger_rounds.sh [BUILD_DIR] [OUT_DIR]
 # Liger-Kernel at 08906d3d in external/liger (or $LIGER_SRC), never committed: see liger_benchmark.sh.
 export NCCL_NVLS_ENABLE=0  # NVLink multicast off, as everywhere in bench/gpu
@@ -59,7 +62,7 @@ kernelsweep_round() {
   local sizes
   sizes=$(tr -s ' ' '|' <<< "$tokens")
   "${pin[@]}" "$build/kernelsweep" run "$sweep" --where "implementation=liger,inputs=torch_rand,tokens=$sizes" \
-    --overwrite --output-dir "$dir" > "$dir.run.txt" 2>&1 || { tail -5 "$dir.run.txt"; return 1; }
+    --overwrite --output-dir "$dir" ${KS_ARGS:-} > "$dir.run.txt" 2>&1 || { tail -5 "$dir.run.txt"; return 1; }
   "$python" - "$dir/kernelindex" > "$1" <<'PY'
 import json, pathlib, sys
 runs = []
@@ -129,7 +132,7 @@ done
 
 echo "== full pass, median ms: each round (the median of its measurements), then across rounds"
 "$python" - "$out" "$rounds" <<'PY' || exit 1
-import collections, statistics, sys
+import collections, random, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 def read(path):
     """tokens -> the medians (ms) of that round's measurements, in order."""
@@ -172,6 +175,15 @@ if any(len(r[t]) > 1 for r in ours + theirs for t in r):
         difference = percent(medians["kernelsweep"], medians["Liger"])
         worst_all = max(worst_all, abs(difference))
         print(f"{tokens:>6}  difference of the medians of every measurement: {difference:+.2f}%")
+        # The measurements of one process are not independent (a process can stay in one state of the
+        # host for all of them): the interval resamples whole rounds of each side.
+        if rounds > 1:
+            generator = random.Random(1)
+            def resampled_median(results):
+                return statistics.median([ms for r in generator.choices(results, k=rounds) for ms in r[tokens]])
+            ratios = sorted(resampled_median(ours) / resampled_median(theirs) for _ in range(2000))
+            print(f"{tokens:>6}  ratio of the medians, 95% interval resampling whole rounds: "
+                  f"{ratios[50]:.3f} to {ratios[1949]:.3f}")
     print(f"largest difference of the medians of every measurement: {worst_all:.2f}% (goal: within 2% at every size)")
 PY
 gpu_state

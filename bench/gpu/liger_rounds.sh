@@ -56,7 +56,10 @@ sed "s/^  name: do_bench$/  name: do_bench\n  repetitions: $measures/" configs/l
 grep -q "^  repetitions: $measures$" "$sweep" || { echo "no protocol name: do_bench in configs/liger-distill-cosine.yaml"; exit 2; }
 
 # One round of kernelsweep: "tokens median_ms" lines into $1, one a measurement (the documents of
-# the run: one a repetition).
+# the run: one a repetition), each followed by what the document holds of its moment: the seconds
+# since the round's first measurement started, and NVML's SM clock (MHz) before the first timed call
+# and after the last, and the temperature (C) after it ("-" where not read). A pass whose time drifts
+# within a process can so be told from one whose GPU clock moved.
 kernelsweep_round() {
   local dir=$out/round-$2/kernelsweep
   local sizes
@@ -64,16 +67,19 @@ kernelsweep_round() {
   "${pin[@]}" "$build/kernelsweep" run "$sweep" --where "implementation=liger,inputs=torch_rand,tokens=$sizes" \
     --overwrite --output-dir "$dir" ${KS_ARGS:-} > "$dir.run.txt" 2>&1 || { tail -5 "$dir.run.txt"; return 1; }
   "$python" - "$dir/kernelindex" > "$1" <<'PY'
-import json, pathlib, sys
+import datetime, json, pathlib, sys
 runs = []
 for path in pathlib.Path(sys.argv[1]).glob("*.json"):
     document = json.loads(path.read_text())
     native = document["run"]["spec"]["sourceNative"]
     if native["status"] == "passed":
+        started = datetime.datetime.fromisoformat(native["startedAt"].replace("Z", "+00:00")).timestamp()
+        state = [native["metrics"].get(name, "-") for name in ("sm_clock_mhz_start", "sm_clock_mhz_end", "temperature_c_end")]
         runs.append((document["workload"]["spec"]["parameters"]["tokens"], native["repetition"],
-                     native["metrics"]["median_ns"] / 1e6))
-for tokens, _, median_ms in sorted(runs):
-    print(tokens, median_ms)
+                     native["metrics"]["median_ns"] / 1e6, started, state))
+first = min((run[3] for run in runs), default=0.0)
+for tokens, _, median_ms, started, state in sorted(runs):
+    print(tokens, median_ms, f"{started - first:.2f}", *state)
 PY
   [[ -s $1 ]] || { echo "no passed measurement in $dir/kernelindex:"; tail -5 "$dir.run.txt"; return 1; }
 }
@@ -127,7 +133,7 @@ for ((round = 1; round <= rounds; ++round)); do
   else
     liger_round "$out/round-$round/liger.txt" "$round" && kernelsweep_round "$out/round-$round/kernelsweep.txt" "$round"
   fi || { echo "round $round failed"; exit 1; }
-  echo "round $round ($(($(date +%s) - start)) s): kernelsweep $(tr '\n' ' ' < "$out/round-$round/kernelsweep.txt")| Liger $(tr '\n' ' ' < "$out/round-$round/liger.txt")"
+  echo "round $round ($(($(date +%s) - start)) s): kernelsweep $(cut -d' ' -f1,2 "$out/round-$round/kernelsweep.txt" | tr '\n' ' ')| Liger $(tr '\n' ' ' < "$out/round-$round/liger.txt")"
 done
 
 echo "== full pass, median ms: each round (the median of its measurements), then across rounds"
@@ -139,7 +145,7 @@ def read(path):
     measured = collections.defaultdict(list)
     for line in open(path):
         if line.strip():
-            tokens, ms = line.split()
+            tokens, ms = line.split()[:2]
             measured[int(tokens)].append(float(ms))
     return measured
 ours = [read(f"{out}/round-{r}/kernelsweep.txt") for r in range(1, rounds + 1)]

@@ -9,12 +9,15 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/common/cores.h"
+
 namespace ks {
 
-// Calls work(i) for every i in [0, count), on up to 16 threads; returns when all are done. The
+// Calls work(i) for every i in [0, count), on up to 16 threads (no more than the usable cores);
+// returns when all are done. The
 // first exception a call throws is rethrown here (the other threads finish their items first).
 inline void in_parallel(std::size_t count, const std::function<void(std::size_t)>& work) {
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+  const std::size_t threads = std::clamp<std::size_t>(static_cast<std::size_t>(usable_cores()), 1, 16);
   std::exception_ptr first_error;
   std::mutex error_mutex;
   const auto stride = [&](std::size_t start) {

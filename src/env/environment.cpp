@@ -1,6 +1,5 @@
 #include "env/environment.h"
 
-#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -14,6 +13,8 @@
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "kernels/common/cores.h"
 
 #ifdef KERNELSWEEP_HAVE_CUDA
 #include <cublasLt.h>
@@ -167,9 +168,7 @@ HostInfo read_host_info() {
   std::array<char, 256> name{};
   if (gethostname(name.data(), name.size() - 1) == 0) host.hostname = name.data();
   read_cpuinfo(host);
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) host.cpus_allowed = CPU_COUNT(&allowed);
+  host.cpus_allowed = count_usable_cores();
   utsname system{};
   if (uname(&system) == 0) host.architecture = system.machine;
   host.os = read_os_pretty_name();

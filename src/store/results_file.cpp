@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -28,6 +27,7 @@
 
 #include "common/digest.h"
 #include "common/huge_pages.h"
+#include "kernels/common/cores.h"
 #include "store/h5_table.h"
 #include "store/space_reserve.h"
 
@@ -767,8 +767,7 @@ std::uint64_t reading_slices(const std::filesystem::path& path) {
     return std::clamp<std::uint64_t>(std::strtoull(given, nullptr, 10), 1, 64);
   std::error_code error;
   const auto bytes = std::filesystem::file_size(path, error);
-  cpu_set_t allowed;
-  const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+  const int cores = count_usable_cores();
   const std::uint64_t by_size = error ? 1 : std::max<std::uint64_t>(1, bytes / (64u << 20));
   return std::clamp<std::uint64_t>(std::min<std::uint64_t>(by_size, static_cast<std::uint64_t>(cores)), 1, 8);
 }

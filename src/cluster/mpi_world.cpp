@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "cluster/poll_interval.h"
+
 namespace ks {
 namespace {
 
@@ -28,9 +30,12 @@ std::vector<int> displacements(const std::vector<int>& counts) {
 }  // namespace
 
 // Every collective step is started non-blocking and waited for with a deadline: a rank that stops
-// (or never arrives) would otherwise hold every other rank inside MPI for good.
+// (or never arrives) would otherwise hold every other rank inside MPI for good. A rank that finished
+// its share waits here for the others' last points, however long they take: it looks ever less often
+// (poll_interval.h), leaving the cores it may share to the workers still measuring.
 void MpiWorld::wait(MPI_Request& request, const char* step) const {
   const auto deadline = std::chrono::steady_clock::now() + collective_deadline_;
+  PollInterval interval(std::chrono::microseconds(100), std::chrono::microseconds(5000));
   for (int done = 0;;) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) return;
@@ -40,7 +45,8 @@ void MpiWorld::wait(MPI_Request& request, const char* step) const {
                    "lost); ending the job\n", rank_, step, static_cast<long long>(collective_deadline_.count()));
       abort(1);
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    std::this_thread::sleep_for(interval.next());
+    interval.after_look(false);
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "cluster/gang.h"
 #include "cluster/interruption.h"
+#include "cluster/poll_interval.h"
 #include "cluster/worker_process.h"
 #include "cluster/workers.h"
 #include "common/bytes.h"
@@ -51,8 +52,21 @@ Clock::duration silence_limit() {
 Clock::duration heartbeat_interval() { return silence_limit() / 4; }
 
 // How long rank 0 waits, once a run is interrupted, for the other ranks to say they stopped. They
-// poll for the word every millisecond, so this is only reached by a rank that is stuck.
+// look for the word at least every kLongestMeasuringLook (below), so this is only reached by a rank
+// that is stuck.
 constexpr auto kWindDownLimit = std::chrono::seconds(30);
+
+// The ceilings of a rank's waits between looks at MPI (poll_interval.h). Rank 0's bounds how long a
+// rank asking for work waits for its answer: 5 ms while rank 0's own worker times a point, 1 ms
+// while it has none (at the end of a sweep, when the points handed out are small and many ranks
+// ask). A rank waiting for its own answer looks as often, its worker being idle meanwhile. A rank
+// whose worker measures looks only for a stop from rank 0 and to keep its heartbeat, unless a result
+// of its own is still on its way (MPI moves a large one only while its sender looks).
+constexpr auto kRootLongestLook = std::chrono::microseconds(5000);
+constexpr auto kRootIdleLongestLook = std::chrono::microseconds(1000);
+constexpr auto kAnswerLongestLook = std::chrono::microseconds(1000);
+constexpr auto kLongestMeasuringLook = std::chrono::microseconds(20'000);
+constexpr auto kSendingMeasuringLook = std::chrono::microseconds(1000);
 
 // The lowest and the median SM clock over the samples whose clock was read.
 void summarize_sample_clocks(RunRecord& rec) {
@@ -168,6 +182,7 @@ class PendingSends {
     last_heartbeat_ = now;
     send(std::string(), kTagHeartbeat);
   }
+  bool empty() const { return items_.empty(); }
   void wait_all() {
     while (!items_.empty()) {
       progress();
@@ -220,7 +235,8 @@ class Sweep {
  private:
   void check_sweep_is_shared() const;
   void check_gpus_not_shared() const;
-  void serve_requests(WorkQueue& queue, ResultSink& sink);
+  // Takes in what the other ranks sent; whether anything came.
+  bool serve_requests(WorkQueue& queue, ResultSink& sink);
   void drop_silent_ranks(WorkQueue& queue, ResultSink& sink);
   void wind_down(WorkQueue& queue, ResultSink& sink);
   bool is_silent(int rank) const;
@@ -475,12 +491,12 @@ bool Sweep::is_silent(int rank) const {
   return std::any_of(silent_.begin(), silent_.end(), [&](const SilentRank& s) { return s.rank == rank; });
 }
 
-void Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
-  for (;;) {
+bool Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
+  for (bool served = false;; served = true) {
     int waiting = 0;
     MPI_Status status;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
-    if (!waiting) return;
+    if (!waiting) return served;
     const int source = status.MPI_SOURCE;
     int length = 0;
     MPI_Get_count(&status, MPI_CHAR, &length);
@@ -570,7 +586,8 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
   if (!stop_requested()) record_unrunnable(queue, sink);
   // While rank 0's own worker starts (which may take a while), the others are still served.
   workers_.set_waiting_hook([&] { serve_requests(queue, sink); });
-  const auto poll_slice = others > 0 ? std::chrono::microseconds(200) : std::chrono::microseconds(50'000);
+  // Alone, rank 0 has only its own worker to wait for, and looks at MPI (for nothing) every 50 ms.
+  PollInterval interval = others > 0 ? PollInterval(200us, kRootLongestLook) : PollInterval(50ms, 50ms);
   Point current;
   std::string interruption;
   try {
@@ -594,15 +611,18 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
           mine_.pop_front();
         }
       }
+      bool found = false;
       if (workers_.busy()) {
-        if (auto result = workers_.poll(poll_slice)) {
+        if (auto result = workers_.poll(interval.next())) {
           sink.on_record(record_of(current, *result), result->protocol, result->implementation);
           ++received_;
+          found = true;
         }
       } else {
-        std::this_thread::sleep_for(100us);
+        std::this_thread::sleep_for(std::min<std::chrono::microseconds>(interval.next(), kRootIdleLongestLook));
       }
-      serve_requests(queue, sink);
+      found = serve_requests(queue, sink) || found;
+      interval.after_look(found);
       drop_silent_ranks(queue, sink);
       tell_parked_ranks(queue);
       sink.on_tick();
@@ -673,6 +693,7 @@ std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {
   // on its way when the job ends.
   auto deadline = Clock::now() + 5 * silence_limit();
   bool stopping = false;
+  PollInterval interval(50us, kAnswerLongestLook);
   for (int arrived = 0;;) {
     MPI_Iprobe(0, kTagAssign, MPI_COMM_WORLD, &arrived, &status);
     if (arrived) break;
@@ -687,7 +708,8 @@ std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {
                                            std::chrono::duration<double>(5 * silence_limit()).count()));
     sends.progress();
     sends.heartbeat();
-    std::this_thread::sleep_for(50us);  // a blocking receive would spin a core the workers need
+    std::this_thread::sleep_for(interval.next());  // a blocking receive would spin a core the workers need
+    interval.after_look(false);
   }
   int count = 0;
   MPI_Get_count(&status, MPI_CHAR, &count);
@@ -701,7 +723,8 @@ MeasureResult Sweep::measure_other(const Assigned& assigned, PendingSends& sends
   workers_.set_waiting_hook([&] { sends.heartbeat(); });  // a worker being started is no silence either
   workers_.begin({assigned.point, protocol_, assigned.check, std::nullopt});
   for (;;) {
-    if (auto result = workers_.poll(1ms)) return *result;
+    // The worker's result ends the wait at once, whatever its length.
+    if (auto result = workers_.poll(sends.empty() ? kLongestMeasuringLook : kSendingMeasuringLook)) return *result;
     if (stop_requested() || asked_to_stop()) throw Interrupted(why_stop());
     sends.progress();  // large results need this side's help to move (rendezvous)
     sends.heartbeat();

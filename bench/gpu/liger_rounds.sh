@@ -11,8 +11,8 @@
 #   2. Liger's bench_speed_cosine_similarity_loss (benchmark/scripts/benchmark_distill_cosine_loss.py
 #      at 08906d3d), called for provider liger, mode full, at the same sizes, as its run_benchmarks
 #      calls it (triton.testing.do_bench, rep 100 ms).
-# The order alternates (kernelsweep first in odd rounds, Liger first in even ones), so that neither
-# always runs on a GPU the other warmed.
+# The order turns by one side each round (of two sides: kernelsweep first in odd rounds, Liger first
+# in even ones), so that none always runs on a GPU another warmed.
 # TOKENS (default "1024 2048 4096 8192") picks the sizes. CPUS (a taskset list, such as the GPU's
 # NUMA-local cores that `nvidia-smi topo -m` names) runs both sides on those cores alone; each round
 # prints the cores each side was allowed, since a pass bound by the host runs as fast as its core.
@@ -29,6 +29,15 @@
 # KS_ARGS adds arguments to the kernelsweep side's `run` (such as `--check none`, which leaves out the
 # check at a reduced shape and the compiler reset after it), to tell which part of its process moves
 # its time.
+# SIDES (default "kernelsweep liger") picks what each round times, each in a fresh process, in an
+# order that turns by one each round; besides the two ends, the layers between them (liger_sides.py):
+#   worker    the Python worker alone, handed the point over its pipes as a rank hands it (no rank,
+#             no MPI, no C++ worker; the check after the first measurement unless KS_ARGS has
+#             `--check none`);
+#   instance  kernelsweep's liger implementation in a plain process, its pass timed by
+#             triton.testing.do_bench as Liger's script times its closure (no worker, no protocol).
+# SIDES="kernelsweep worker instance liger" places a difference between the ends in one layer. Each
+# side is compared with Liger's.
 #   bench/gpu/liger_rounds.sh [BUILD_DIR] [OUT_DIR]
 # Liger-Kernel at 08906d3d in external/liger (or $LIGER_SRC), never committed: see liger_benchmark.sh.
 export NCCL_NVLS_ENABLE=0  # NVLink multicast off, as everywhere in bench/gpu
@@ -39,6 +48,11 @@ require_gpus
 rounds=${ROUNDS:-4}
 tokens=${TOKENS:-1024 2048 4096 8192}
 measures=${MEASURES:-1}
+read -ra sides <<< "${SIDES:-kernelsweep liger}"
+for side in "${sides[@]}"; do
+  [[ $side =~ ^(kernelsweep|worker|instance|liger)$ ]] || { echo "SIDES: unknown side '$side' (kernelsweep, worker, instance, liger)"; exit 2; }
+done
+[[ " ${sides[*]} " == *" liger "* && ${#sides[@]} -ge 2 ]] || { echo "SIDES must hold liger and another side"; exit 2; }
 pin=()
 [[ -n ${CPUS:-} ]] && pin=(taskset -c "$CPUS")
 liger=${LIGER_SRC:-$ks_root/external/liger}
@@ -82,6 +96,20 @@ for tokens, _, median_ms, started, state in sorted(runs):
     print(tokens, median_ms, f"{started - first:.2f}", *state)
 PY
   [[ -s $1 ]] || { echo "no passed measurement in $dir/kernelindex:"; tail -5 "$dir.run.txt"; return 1; }
+}
+
+# One round of a layer between the two ends (liger_sides.py $3): "tokens median_ms" lines into $1.
+layer_round() {
+  local size planned check=--check
+  [[ " ${KS_ARGS:-} " == *" --check none "* ]] && check=
+  : > "$1"
+  for size in $tokens; do
+    planned=$("$build/kernelsweep" plan --json "$sweep" --where "implementation=liger,inputs=torch_rand,tokens=$size" \
+      | "$python" -c 'import json, sys; points = json.load(sys.stdin); assert len(points) == 1, points; print(json.dumps(points[0]))') \
+      || { echo "no single liger point of $size tokens in $sweep"; return 1; }
+    "${pin[@]}" "$python" bench/gpu/liger_sides.py "$3" "$planned" "$measures" $check >> "$1" 2>> "$out/round-$2/$3.stderr.txt" \
+      || { tail -5 "$out/round-$2/$3.stderr.txt"; return 1; }
+  done
 }
 
 # One round of Liger's own benchmark function: "tokens median_ms" lines into $1.
@@ -128,18 +156,23 @@ for ((round = 1; round <= rounds; ++round)); do
   if ((SECONDS >= deadline)); then rounds=$((round - 1)); echo "deadline reached after $rounds rounds"; break; fi
   mkdir -p "$out/round-$round/kernelsweep"
   start=$(date +%s)
-  if ((round % 2)); then
-    kernelsweep_round "$out/round-$round/kernelsweep.txt" "$round" && liger_round "$out/round-$round/liger.txt" "$round"
-  else
-    liger_round "$out/round-$round/liger.txt" "$round" && kernelsweep_round "$out/round-$round/kernelsweep.txt" "$round"
-  fi || { echo "round $round failed"; exit 1; }
-  echo "round $round ($(($(date +%s) - start)) s): kernelsweep $(cut -d' ' -f1,2 "$out/round-$round/kernelsweep.txt" | tr '\n' ' ')| Liger $(tr '\n' ' ' < "$out/round-$round/liger.txt")"
+  said="round $round"
+  for ((i = 0; i < ${#sides[@]}; ++i)); do
+    side=${sides[(i + round - 1) % ${#sides[@]}]}
+    case $side in
+      kernelsweep) kernelsweep_round "$out/round-$round/$side.txt" "$round" ;;
+      liger) liger_round "$out/round-$round/$side.txt" "$round" ;;
+      *) layer_round "$out/round-$round/$side.txt" "$round" "$side" ;;
+    esac || { echo "round $round failed ($side)"; exit 1; }
+    said+=" | $side $(cut -d' ' -f1,2 "$out/round-$round/$side.txt" | tr '\n' ' ')"
+  done
+  echo "$said ($(($(date +%s) - start)) s)"
 done
 
-echo "== full pass, median ms: each round (the median of its measurements), then across rounds"
-"$python" - "$out" "$rounds" <<'PY' || exit 1
+echo "== full pass, median ms: each round (the median of its measurements), then across rounds; each side against Liger"
+"$python" - "$out" "$rounds" "${sides[@]}" <<'PY' || exit 1
 import collections, random, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+out, rounds, sides = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def read(path):
     """tokens -> the medians (ms) of that round's measurements, in order."""
     measured = collections.defaultdict(list)
@@ -148,48 +181,52 @@ def read(path):
             tokens, ms = line.split()[:2]
             measured[int(tokens)].append(float(ms))
     return measured
-ours = [read(f"{out}/round-{r}/kernelsweep.txt") for r in range(1, rounds + 1)]
-theirs = [read(f"{out}/round-{r}/liger.txt") for r in range(1, rounds + 1)]
+results = {side: [read(f"{out}/round-{r}/{side}.txt") for r in range(1, rounds + 1)] for side in sides}
+theirs = results["liger"]
+others = [side for side in sides if side != "liger"]
+headline = "kernelsweep" if "kernelsweep" in sides else others[0]  # the side held to the 2% goal
 def percent(a, b):
     return (a - b) / b * 100
 worst = worst_best = worst_all = 0.0
-print(f"{'tokens':>6}  {'kernelsweep by round':<40} {'Liger by round':<40} {'ks median':>9} {'Liger median':>12} {'difference':>10}"
-      f" {'ks fastest':>10} {'Liger fastest':>13} {'difference':>10}")
+print(f"{'tokens':>6}  {'side':<12} {'by round':<40} {'median':>8} {'difference':>10} {'fastest':>8} {'difference':>10}")
 for tokens in sorted(theirs[0]):
-    a = [statistics.median(r[tokens]) for r in ours]
     b = [statistics.median(r[tokens]) for r in theirs]
-    difference, best = percent(statistics.median(a), statistics.median(b)), percent(min(a), min(b))
-    worst, worst_best = max(worst, abs(difference)), max(worst_best, abs(best))
-    print(f"{tokens:>6}  {' '.join(f'{x:.3f}' for x in a):<40} {' '.join(f'{x:.3f}' for x in b):<40} "
-          f"{statistics.median(a):>9.3f} {statistics.median(b):>12.3f} {difference:>+9.2f}%"
-          f" {min(a):>10.3f} {min(b):>13.3f} {best:>+9.2f}%")
-print(f"largest difference of the medians across {rounds} rounds: {worst:.2f}% (goal: within 2% at every size)")
+    for side in sides:
+        a = [statistics.median(r[tokens]) for r in results[side]]
+        difference, best = percent(statistics.median(a), statistics.median(b)), percent(min(a), min(b))
+        if side == headline:
+            worst, worst_best = max(worst, abs(difference)), max(worst_best, abs(best))
+        print(f"{tokens:>6}  {side:<12} {' '.join(f'{x:.3f}' for x in a):<40} {statistics.median(a):>8.3f} "
+              f"{difference:>+9.2f}% {min(a):>8.3f} {best:>+9.2f}%")
+print(f"largest difference of {headline}'s medians across {rounds} rounds from Liger's: {worst:.2f}% (goal: within 2% at every size)")
 # Where the host enqueues the pass more slowly than the GPU runs it (1024 tokens: see
 # liger_host_bound.py), a round's median follows the host CPU's speed of the moment; the fastest
 # round of each side is the pass timed while the host ran at its fastest.
 print(f"largest difference of the fastest rounds: {worst_best:.2f}%")
-if any(len(r[t]) > 1 for r in ours + theirs for t in r):
+if any(len(r[t]) > 1 for side in sides for r in results[side] for t in r):
     print("== every measurement of each side: count, quartiles and median (ms)")
     print(f"{'tokens':>6}  {'side':<12} {'count':>5} {'p25':>8} {'median':>8} {'p75':>8}")
     for tokens in sorted(theirs[0]):
         medians = {}
-        for side, results in (("kernelsweep", ours), ("Liger", theirs)):
-            every = [ms for r in results for ms in r[tokens]]
+        for side in sides:
+            every = [ms for r in results[side] for ms in r[tokens]]
             q1, q2, q3 = statistics.quantiles(every, n=4) if len(every) > 1 else every * 3
             medians[side] = statistics.median(every)
             print(f"{tokens:>6}  {side:<12} {len(every):>5} {q1:>8.3f} {medians[side]:>8.3f} {q3:>8.3f}")
-        difference = percent(medians["kernelsweep"], medians["Liger"])
-        worst_all = max(worst_all, abs(difference))
-        print(f"{tokens:>6}  difference of the medians of every measurement: {difference:+.2f}%")
-        # The measurements of one process are not independent (a process can stay in one state of the
-        # host for all of them): the interval resamples whole rounds of each side.
-        if rounds > 1:
-            generator = random.Random(1)
-            def resampled_median(results):
-                return statistics.median([ms for r in generator.choices(results, k=rounds) for ms in r[tokens]])
-            ratios = sorted(resampled_median(ours) / resampled_median(theirs) for _ in range(2000))
-            print(f"{tokens:>6}  ratio of the medians, 95% interval resampling whole rounds: "
-                  f"{ratios[50]:.3f} to {ratios[1949]:.3f}")
-    print(f"largest difference of the medians of every measurement: {worst_all:.2f}% (goal: within 2% at every size)")
+        for side in others:
+            difference = percent(medians[side], medians["liger"])
+            if side == headline:
+                worst_all = max(worst_all, abs(difference))
+            print(f"{tokens:>6}  {side} against Liger, difference of the medians of every measurement: {difference:+.2f}%")
+            # The measurements of one process are not independent (a process can stay in one state of
+            # the host for all of them): the interval resamples whole rounds of each side.
+            if rounds > 1:
+                generator = random.Random(1)
+                def resampled_median(side_results):
+                    return statistics.median([ms for r in generator.choices(side_results, k=rounds) for ms in r[tokens]])
+                ratios = sorted(resampled_median(results[side]) / resampled_median(theirs) for _ in range(2000))
+                print(f"{tokens:>6}  {side} against Liger, ratio of the medians, 95% interval resampling whole rounds: "
+                      f"{ratios[50]:.3f} to {ratios[1949]:.3f}")
+    print(f"largest difference of {headline}'s median of every measurement from Liger's: {worst_all:.2f}% (goal: within 2% at every size)")
 PY
 gpu_state

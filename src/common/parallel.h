@@ -1,6 +1,6 @@
 #pragma once
-// Work on independent items spread over the machine's cores, for the offline commands (show,
-// report, compare), whose reading of HDF5 is single-threaded but whose per-point work is not.
+// Work on independent items spread over the cores this process may use, for the offline commands
+// (show, report, compare), whose reading of HDF5 is single-threaded but whose per-point work is not.
 #include <algorithm>
 #include <cstddef>
 #include <exception>
@@ -14,8 +14,8 @@
 namespace ks {
 
 // Calls work(i) for every i in [0, count), on up to 16 threads (no more than the usable cores);
-// returns when all are done. The
-// first exception a call throws is rethrown here (the other threads finish their items first).
+// returns when all are done. The first exception a call throws is rethrown here (the other threads
+// finish their items first).
 inline void in_parallel(std::size_t count, const std::function<void(std::size_t)>& work) {
   const std::size_t threads = std::clamp<std::size_t>(static_cast<std::size_t>(usable_cores()), 1, 16);
   std::exception_ptr first_error;

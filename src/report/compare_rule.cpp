@@ -155,7 +155,10 @@ double ratio_quantile(const MedianBootstrap& base, const MedianBootstrap& next, 
     if (ratio_cdf(base, next, middle) >= q) high = middle;
     else low = middle;
   }
-  return high;
+  // The exact quantile lies in [low, high]. Rounded away from the middle, an interval of two of these
+  // holds the exact one: where the samples are tight and tied, the exact bound is the ratio of two
+  // samples, often the point's own ratio, which a bound rounded inwards would leave outside.
+  return q < 0.5 ? low : high;
 }
 
 ChangeJudge::ChangeJudge(ChangeRule rule) : rule_(rule) {

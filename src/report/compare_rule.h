@@ -65,7 +65,8 @@ struct Verdict {
 Change change_of(const RatioInterval& interval, double threshold);
 
 // The q-quantile of NEW*/BASE*, NEW* and BASE* being independent draws from the two distributions:
-// the smallest ratio r with P(NEW* <= r * BASE*) >= q, to a relative 1e-6.
+// the smallest ratio r with P(NEW* <= r * BASE*) >= q, to a relative 1e-6, rounded away from the
+// middle (down for q < 0.5, up above).
 double ratio_quantile(const MedianBootstrap& base, const MedianBootstrap& next, double q);
 
 // Judges points under one rule. It keeps the bootstrap probabilities of each sample count it has

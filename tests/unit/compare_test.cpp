@@ -130,6 +130,23 @@ TEST(CompareRule, ClearChangesAreFoundAndIdenticalSetsAreNeverFasterOrSlower) {
   }
 }
 
+// A CPU timer's samples of a short kernel are a few values, most of them one: each bound of the
+// interval is then the ratio of two samples, often the point's own ratio, and the interval holds it.
+TEST(CompareRule, TightTiedSamplesHaveTheirRatioWithinTheInterval) {
+  std::vector<double> base(100, 1663.0), next(100, 1573.0);
+  for (std::size_t i = 0; i < 30; ++i) {
+    base[i] = 1664.0 + static_cast<double>(i % 3);
+    next[i] = 1574.0 + static_cast<double>(i % 4);
+  }
+  ChangeJudge judge;
+  const Verdict verdict = judge.judge(base, next);
+  ASSERT_TRUE(verdict.has_interval);
+  EXPECT_DOUBLE_EQ(verdict.ratio, 1573.0 / 1663.0);
+  EXPECT_LE(verdict.interval.low, verdict.ratio);
+  EXPECT_GE(verdict.interval.high, verdict.ratio);
+  EXPECT_EQ(verdict.change, Change::faster);
+}
+
 TEST(CompareRule, TooFewSamplesAreUnclear) {
   ChangeJudge judge;
   const Verdict verdict = judge.judge({1e6, 1e6, 1e6}, {2e6, 2e6, 2e6, 2e6, 2e6});

@@ -300,8 +300,6 @@ GangCommunicators::~GangCommunicators() {
   if (parent_ != MPI_COMM_NULL) MPI_Comm_free(&parent_);
 }
 
-void GangCommunicators::open() { MPI_Comm_dup(MPI_COMM_WORLD, &parent_); }
-
 MPI_Comm GangCommunicators::of(const std::vector<int>& members, std::uint32_t generation) {
   const auto found = held_.find(members);
   if (found != held_.end() && found->second.generation == generation)

@@ -49,9 +49,10 @@ class GangCommunicators {
   GangCommunicators& operator=(const GangCommunicators&) = delete;
   ~GangCommunicators();
 
-  // A copy of MPI_COMM_WORLD that the gangs' communicators are made from, so that making them never
-  // meets the run's own messages: every rank calls it, together, before the sweep.
-  void open();
+  // Takes the copy of MPI_COMM_WORLD (MpiWorld::duplicate_world, made by every rank together before
+  // the sweep) that the gangs' communicators are made from, so that making them never meets the
+  // run's own messages.
+  void open(MPI_Comm parent) { parent_ = parent; }
   // The communicator of `members` (world ranks, ascending) in `generation`: every member asks for it
   // at the same time, with the generation rank 0 handed out with the point. Made anew, by all members
   // together, when the one held is of an earlier generation; MPI_COMM_NULL when this rank lost it in

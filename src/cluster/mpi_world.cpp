@@ -50,6 +50,7 @@ void MpiWorld::wait(MPI_Request& request, const char* step) const {
   }
 }
 
+// MPI_Comm_split_type has no non-blocking form; like MPI_Init before it, it waits for every rank.
 MpiWorld::MpiWorld(int* argc, char*** argv) {
   MPI_Init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -59,7 +60,10 @@ MpiWorld::MpiWorld(int* argc, char*** argv) {
   MPI_Comm_size(node_, &local_size_);
 }
 
+// MPI_Finalize waits for every rank without a deadline: a rank stopped after the last collective step
+// would hold the others there for good. They meet first at a barrier that has one.
 MpiWorld::~MpiWorld() {
+  barrier();
   if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
   MPI_Finalize();
 }
@@ -108,6 +112,14 @@ bool MpiWorld::all(bool ok) const {
   MPI_Iallreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
   wait(request, "an agreement");
   return every == 1;
+}
+
+MPI_Comm MpiWorld::duplicate_world() const {
+  MPI_Comm copy = MPI_COMM_NULL;
+  MPI_Request request;
+  MPI_Comm_idup(MPI_COMM_WORLD, &copy, &request);
+  wait(request, "the set-up of the gangs' communicators");
+  return copy;
 }
 
 void MpiWorld::barrier() const {

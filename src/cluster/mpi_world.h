@@ -14,7 +14,7 @@ namespace ks {
 class MpiWorld {
  public:
   MpiWorld(int* argc, char*** argv);
-  ~MpiWorld();
+  ~MpiWorld();  // meets the other ranks (with the deadline), then MPI_Finalize
   MpiWorld(const MpiWorld&) = delete;
   MpiWorld& operator=(const MpiWorld&) = delete;
 
@@ -32,7 +32,8 @@ class MpiWorld {
   std::string broadcast_from_root(const std::string& root_value) const;
   // True on every rank when `ok` is true on every rank.
   bool all(bool ok) const;
-  void barrier() const;
+  // A communicator of every rank apart from MPI_COMM_WORLD (its messages never meet the run's).
+  MPI_Comm duplicate_world() const;
   // How long a collective step may wait for the other ranks (default 10 minutes).
   void set_collective_deadline(std::chrono::seconds deadline) { collective_deadline_ = deadline; }
   // Ends the job from any rank (an MPI rank that returns alone would hang the others).
@@ -42,6 +43,7 @@ class MpiWorld {
 
  private:
   void wait(MPI_Request& request, const char* step) const;
+  void barrier() const;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::chrono::seconds collective_deadline_{600};
   MPI_Comm node_ = MPI_COMM_NULL;

@@ -470,7 +470,7 @@ Json Sweep::python_facts() {
 
 std::vector<RankIdentity> Sweep::introduce() {
   check_sweep_is_shared();
-  gangs_.open();
+  gangs_.open(world_.duplicate_world());
   const Json hello = first_hello();
   me_.rank = world_.rank();
   me_.local_rank = world_.local_rank();

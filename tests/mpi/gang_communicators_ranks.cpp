@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
   };
   {
     ks::GangCommunicators gangs;
-    gangs.open();
+    MPI_Comm parent = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &parent);
+    gangs.open(parent);
     const std::vector<int> members{0, 1};
     const MPI_Comm first = gangs.of(members, 0);
     expect(first != MPI_COMM_NULL, "the first generation is made");

@@ -17,8 +17,8 @@
 #   bad_sweep         a bad sweep file fails the job at once, its error in the output file, no requeue
 #   array             `kernelsweep submit --array 3`: three shards of equal size and the merge job give
 #                     one results file with every point exactly once, its status and its report
-#   array_requeued    the same for 2 shards whose tasks reach their time limit and are requeued: the
-#                     merge job waits for the requeued tasks
+#   array_requeued    the same for 2 shards whose tasks are signalled as near their time limit and
+#                     are requeued: the merge job waits for the requeued tasks
 #
 # Exit 0 when every check holds.
 set -euo pipefail
@@ -66,20 +66,44 @@ EOF
 
 job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 
-# Waits until job $1 has ended (COMPLETED, FAILED, ...), starting it again at once whenever a requeue
-# leaves it pending until its begin time (Slurm holds a requeued job back for a while); prints the state.
+# Waits until job $1 has ended (COMPLETED, FAILED, ...), starting it, and the jobs $3 names, again at
+# once whenever a requeue leaves one pending until its begin time (Slurm holds a requeued job back for
+# a while); prints the state.
 wait_for_end() {
-  local job=$1 deadline=$((SECONDS + ${2:-400})) state reason
+  local job=$1 deadline=$((SECONDS + ${2:-400})) state one
+  local -a others=()
+  read -ra others <<<"${3:-}"
   while ((SECONDS < deadline)); do
+    for one in "$job" "${others[@]}"; do
+      [[ $(job_field "$one" JobState) == PENDING && $(job_field "$one" Reason) == BeginTime ]] &&
+        scontrol update JobId="$one" StartTime=now 2>/dev/null
+    done
     state=$(job_field "$job" JobState)
-    reason=$(job_field "$job" Reason)
     case $state in
       COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) echo "$state"; return ;;
-      PENDING) [[ $reason == BeginTime ]] && scontrol update JobId="$job" StartTime=now 2>/dev/null ;;
     esac
     sleep 1
   done
   echo "STILL-$state"
+}
+
+# The rows stored in results file $2 (0 while it is not there), as `$1 status --json` counts them.
+stored_rows() {
+  [[ -f $2 ]] || { echo 0; return; }
+  "$1" status --json "$2" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"])' 2>/dev/null || echo 0
+}
+
+# Waits until results file $3 of job $2 holds at least 4 rows, then sends SIGTERM to the job's batch
+# script, as Slurm does near a time limit (but at a moment the test chooses, not slurmctld's next
+# check of the limits).
+signal_once_rows_stored() {
+  local bin=$1 job=$2 file=$3 deadline=$((SECONDS + 120))
+  until (($(stored_rows "$bin" "$file") >= 4)); do
+    [[ $(job_field "$job" JobState) =~ ^(PENDING|RUNNING|CONFIGURING)$ ]] && ((SECONDS < deadline)) ||
+      { fail "no rows stored in $file while job $job ran"; return 1; }
+    sleep 0.5
+  done
+  scancel -b --signal=TERM "$job"
 }
 
 # Rows of each status: "passed=N skipped=M ..." and the rows per point, from the results file.
@@ -145,15 +169,7 @@ signalled | time_limit)
     points=40
     sleepers slow "$points" 400
     job=$(sbatch --parsable --ntasks-per-node=2 -o "$work/job-%j.out" "$template" "$work/slow.yaml")
-    # The signal comes once the job has stored some points.
-    deadline=$((SECONDS + 120))
-    until [[ -f $work/results/slow/slow.h5 ]] && (($("$bin" status --json "$work/results/slow/slow.h5" 2>/dev/null |
-      python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"])' 2>/dev/null || echo 0) >= 4)); do
-      [[ $(job_field "$job" JobState) =~ ^(PENDING|RUNNING|CONFIGURING)$ ]] && ((SECONDS < deadline)) ||
-        { fail "no rows stored while the job ran: $(cat "$work"/job-*.out)"; finish; }
-      sleep 0.5
-    done
-    scancel -b --signal=TERM "$job"
+    signal_once_rows_stored "$bin" "$job" "$work/results/slow/slow.h5" || { cat "$work"/job-*.out >&2; finish; }
   else
     # A one-minute limit, signalled 50 s before it: slurmctld checks time limits every 30 s, so the
     # signal comes at the job's first check once 10 s have gone by (within 40 s of its start, later
@@ -262,20 +278,25 @@ array)
 
 array_requeued)
   bin=$test_cli
-  points=200
-  sleepers long "$points" 550
-  # One rank per task, both tasks at once: 55 s of work each, nearly the one-minute limit, so that
-  # each is signalled (as in time_limit) before it can end: with 40 s, both tasks of one run ended
-  # unsignalled after 42 s on a loaded machine.
-  said=$("$bin" submit "$work/long.yaml" --array 2 --batch-script "$template" -- --ntasks-per-node=1 --time=1 \
-    --signal=B:TERM@50)
+  points=80
+  sleepers long "$points" 400
+  # One rank per task, both tasks at once, 16 s of work each. Each task's batch script gets SIGTERM,
+  # as near its time limit, once its shard has stored rows (the time limit itself is time_limit's
+  # case: here the signal must come while the task still has work, whatever the machine's load).
+  said=$("$bin" submit "$work/long.yaml" --array 2 --batch-script "$template" -- --ntasks-per-node=1)
   merge_job=$(sed -n 's/.* and merge job \([0-9]*\) .*/\1/p' <<<"$said")
-  [[ -n $merge_job ]] || { fail "submit said: $said"; finish; }
-  state=$(wait_for_end "$merge_job" 500)
+  array_job=$(sed -n 's/^submitted array job \([0-9]*\) .*/\1/p' <<<"$said")
+  [[ -n $merge_job && -n $array_job ]] || { fail "submit said: $said"; finish; }
+  for task in 0 1; do
+    signal_once_rows_stored "$bin" "${array_job}_$task" "$work/results/long/long.shard-$task-of-2.h5" || finish
+  done
+  state=$(wait_for_end "$merge_job" 400 "${array_job}_0 ${array_job}_1")
   [[ $state == COMPLETED ]] && pass "the merge job completed" ||
     fail "the merge job ended $state: $(cat "$work"/results/long/slurm-*-merge.out)"
-  requeues=$(cat "$work"/results/long/slurm-*_*.out | grep -c 'requeueing job' || true)
-  ((requeues >= 1)) && pass "the tasks were requeued $requeues time(s)" || fail "no task was requeued"
+  for task in 0 1; do
+    requeues=$(cat "$work"/results/long/slurm-*_"$task".out | grep -c 'requeueing job' || true)
+    ((requeues >= 1)) && pass "task $task was requeued $requeues time(s)" || fail "task $task was not requeued"
+  done
   check_every_point_passed_once "$bin" "$work/results/long/long.h5" "$points"
   ;;
 

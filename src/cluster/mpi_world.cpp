@@ -114,11 +114,11 @@ bool MpiWorld::all(bool ok) const {
   return every == 1;
 }
 
-MPI_Comm MpiWorld::duplicate_world() const {
+MPI_Comm MpiWorld::duplicate_world(const char* step) const {
   MPI_Comm copy = MPI_COMM_NULL;
   MPI_Request request;
   MPI_Comm_idup(MPI_COMM_WORLD, &copy, &request);
-  wait(request, "the set-up of the gangs' communicators");
+  wait(request, step);
   return copy;
 }
 

@@ -32,8 +32,9 @@ class MpiWorld {
   std::string broadcast_from_root(const std::string& root_value) const;
   // True on every rank when `ok` is true on every rank.
   bool all(bool ok) const;
-  // A communicator of every rank apart from MPI_COMM_WORLD (its messages never meet the run's).
-  MPI_Comm duplicate_world() const;
+  // A communicator of every rank apart from MPI_COMM_WORLD (its messages never meet the run's),
+  // made by every rank together: `step` names what it is for in the error of a rank that never came.
+  MPI_Comm duplicate_world(const char* step) const;
   // How long a collective step may wait for the other ranks (default 10 minutes).
   void set_collective_deadline(std::chrono::seconds deadline) { collective_deadline_ = deadline; }
   // Ends the job from any rank (an MPI rank that returns alone would hang the others).

@@ -470,7 +470,7 @@ Json Sweep::python_facts() {
 
 std::vector<RankIdentity> Sweep::introduce() {
   check_sweep_is_shared();
-  gangs_.open(world_.duplicate_world());
+  gangs_.open(world_.duplicate_world("the set-up of the gangs' communicators"));
   const Json hello = first_hello();
   me_.rank = world_.rank();
   me_.local_rank = world_.local_rank();

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   world.set_collective_deadline(std::chrono::seconds(2));
   if (world.rank() == 1) std::raise(SIGSTOP);
   if (step == "duplicate") {
-    MPI_Comm copy = world.duplicate_world();
+    MPI_Comm copy = world.duplicate_world("the set-up of the gangs' communicators");
     MPI_Comm_free(&copy);
   }
   return 0;  // ~MpiWorld: the end of the run

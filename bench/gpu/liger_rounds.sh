@@ -34,10 +34,13 @@
 #   worker    the Python worker alone, handed the point over its pipes as a rank hands it (no rank,
 #             no MPI, no C++ worker; the check after the first measurement unless KS_ARGS has
 #             `--check none`);
+#   worker_native  the same with the C++ worker started beside it and left idle, as a rank kept it
+#             before it stopped its C++ worker for the Python one's points (KERNELSWEEP_BIN names
+#             the kernelsweep whose C++ worker it starts; default BUILD_DIR's);
 #   instance  kernelsweep's liger implementation in a plain process, its pass timed by
 #             triton.testing.do_bench as Liger's script times its closure (no worker, no protocol).
 # SIDES="kernelsweep worker instance liger" places a difference between the ends in one layer. Each
-# side is compared with Liger's.
+# side is compared with Liger's. PAIRED_TURNS (below) compares the callables within one process.
 #   bench/gpu/liger_rounds.sh [BUILD_DIR] [OUT_DIR]
 # Liger-Kernel at 08906d3d in external/liger (or $LIGER_SRC), never committed: see liger_benchmark.sh.
 export NCCL_NVLS_ENABLE=0  # NVLink multicast off, as everywhere in bench/gpu
@@ -50,7 +53,7 @@ tokens=${TOKENS:-1024 2048 4096 8192}
 measures=${MEASURES:-1}
 read -ra sides <<< "${SIDES:-kernelsweep liger}"
 for side in "${sides[@]}"; do
-  [[ $side =~ ^(kernelsweep|worker|instance|liger)$ ]] || { echo "SIDES: unknown side '$side' (kernelsweep, worker, instance, liger)"; exit 2; }
+  [[ $side =~ ^(kernelsweep|worker|worker_native|instance|liger)$ ]] || { echo "SIDES: unknown side '$side' (kernelsweep, worker, worker_native, instance, liger)"; exit 2; }
 done
 [[ " ${sides[*]} " == *" liger "* && ${#sides[@]} -ge 2 ]] || { echo "SIDES must hold liger and another side"; exit 2; }
 pin=()
@@ -98,16 +101,22 @@ PY
   [[ -s $1 ]] || { echo "no passed measurement in $dir/kernelindex:"; tail -5 "$dir.run.txt"; return 1; }
 }
 
+# The sweep's liger point of $1 tokens on Liger's draw, as `kernelsweep plan --json` prints it.
+planned_point() {
+  "$build/kernelsweep" plan --json "$sweep" --where "implementation=liger,inputs=torch_rand,tokens=$1" \
+    | "$python" -c 'import json, sys; points = json.load(sys.stdin); assert len(points) == 1, points; print(json.dumps(points[0]))' \
+    || { echo "no single liger point of $1 tokens in $sweep" >&2; return 1; }
+}
+
 # One round of a layer between the two ends (liger_sides.py $3): "tokens median_ms" lines into $1.
 layer_round() {
   local size planned check=--check
   [[ " ${KS_ARGS:-} " == *" --check none "* ]] && check=
   : > "$1"
   for size in $tokens; do
-    planned=$("$build/kernelsweep" plan --json "$sweep" --where "implementation=liger,inputs=torch_rand,tokens=$size" \
-      | "$python" -c 'import json, sys; points = json.load(sys.stdin); assert len(points) == 1, points; print(json.dumps(points[0]))') \
-      || { echo "no single liger point of $size tokens in $sweep"; return 1; }
-    "${pin[@]}" "$python" bench/gpu/liger_sides.py "$3" "$planned" "$measures" $check >> "$1" 2>> "$out/round-$2/$3.stderr.txt" \
+    planned=$(planned_point "$size") || return 1
+    KERNELSWEEP_BIN=${KERNELSWEEP_BIN:-$build/kernelsweep} "${pin[@]}" "$python" bench/gpu/liger_sides.py "$3" "$planned" "$measures" $check \
+      >> "$1" 2>> "$out/round-$2/$3.stderr.txt" \
       || { tail -5 "$out/round-$2/$3.stderr.txt"; return 1; }
   done
 }
@@ -150,6 +159,18 @@ for tokens in map(int, os.environ["TOKENS"].split()):
 PY
 }
 
+# PAIRED_TURNS=N first times, at each size, Liger's closure against kernelsweep's instance in one
+# process, in N alternating turns (liger_paired.py): the difference of the callables and of the timing
+# loops, with the host's moves from process to process left out. The rounds follow.
+if [[ -n ${PAIRED_TURNS:-} ]]; then
+  for size in $tokens; do
+    echo "== one process, $PAIRED_TURNS alternating turns, $size tokens (liger_paired.py)"
+    planned=$(planned_point "$size") || exit 1
+    PYTHONPATH=$liger/benchmark/scripts:$PYTHONPATH "${pin[@]}" "$python" bench/gpu/liger_paired.py "$planned" "$PAIRED_TURNS" \
+      2> "$out/paired-$size.stderr.txt" || { tail -5 "$out/paired-$size.stderr.txt"; exit 1; }
+  done
+fi
+
 # DEADLINE_S (seconds from now) ends the rounds early: the summary covers the rounds finished.
 deadline=$((SECONDS + ${DEADLINE_S:-1000000}))
 for ((round = 1; round <= rounds; ++round)); do
@@ -169,6 +190,7 @@ for ((round = 1; round <= rounds; ++round)); do
   echo "$said ($(($(date +%s) - start)) s)"
 done
 
+((rounds > 0)) || { gpu_state; exit 0; }
 echo "== full pass, median ms: each round (the median of its measurements), then across rounds; each side against Liger"
 "$python" - "$out" "$rounds" "${sides[@]}" <<'PY' || exit 1
 import collections, random, statistics, sys

@@ -41,9 +41,28 @@ const nlohmann::json& Workers::ensure_python_started() { return python().ensure_
 
 void Workers::begin(const MeasureRequest& request) {
   WorkerProcess& next = runs_in_python(registry_, request.point) ? python() : native_;
-  if (current_ && current_ != &next) current_->release();
+  make_way_for(next);
   current_ = &next;
   current_->begin(request);
+}
+
+// Before a worker measures, the other lets go of what it holds on the GPU. The Python worker, whose
+// start takes seconds (torch, compiled kernels), lets go of its memory. The C++ worker ends: a second
+// CUDA context on the GPU, even idle, slows what the Python worker measures where the host CPU bounds
+// it, and the C++ worker starts again in milliseconds, making its context at its next GPU point. It
+// stays, letting go of its memory only, while it keeps gangs' NCCL communicators, which every member
+// of the gang would have to make again.
+void Workers::make_way_for(const WorkerProcess& next) {
+  if (&next != &native_ && native_.running() && !keeps_any_nccl_communicator())
+    native_.stop();
+  else if (current_ && current_ != &next)
+    current_->release();
+}
+
+bool Workers::keeps_any_nccl_communicator() const {
+  for (const auto& [members, start] : nccl_kept_)
+    if (start == native_.starts()) return true;
+  return false;
 }
 
 std::optional<MeasureResult> Workers::poll(std::chrono::microseconds wait) {

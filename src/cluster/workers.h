@@ -3,7 +3,8 @@
 // and the Python worker (`python3 -m kernelsweep.worker`) for Python ones, started when first
 // needed. Both are handled alike (crashes, timeouts, restarts: worker_process.h). The rank measures
 // one point at a time, so only one worker measures at a time; before a point goes to one, the other
-// lets go of the instance it keeps between points, so that device memory is the point's alone.
+// lets go of the instance it keeps between points, so that device memory is the point's alone; the
+// C++ worker ends while the Python worker measures (Workers::make_way_for).
 #include <chrono>
 #include <functional>
 #include <map>
@@ -49,6 +50,8 @@ class Workers {
 
  private:
   WorkerProcess& python();
+  void make_way_for(const WorkerProcess& next);
+  bool keeps_any_nccl_communicator() const;
 
   const Registry& registry_;
   WorkerProcess native_;

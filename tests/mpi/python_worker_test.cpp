@@ -124,19 +124,22 @@ TEST_F(PythonSweep, PythonAndCppImplementationsShareOneFileOnFourRanks) {
   EXPECT_EQ(python_documents, 4u + 4u + 8u);  // gemm torch, distill_cosine_loss torch, softmax torch and triton
 }
 
+// A sweep file of tests/python/fragile_kernels.py's kernel (and any other), short points; `kernels`
+// is the list under `kernels:`.
+std::string fragile_sweep(const std::string& name, const std::string& kernels) {
+  return fmt::format("name: {}\npython: {{modules: [fragile_kernels], path: [{}/tests/python]}}\n"
+                     "protocol: {{warmup_ms: 1, rep_ms: 3, max_repeat: 20, flush_bytes: 0}}\nkernels:\n{}",
+                     name, KS_SOURCE_DIR, kernels);
+}
+
 TEST_F(PythonSweep, EachMisbehavingImplementationCostsOnlyItsPoints) {
   const fs::path dir = fresh_directory("python_fragile");
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, fmt::format(R"(name: fragile
-python: {{modules: [fragile_kernels], path: [{}/tests/python]}}
-protocol: {{warmup_ms: 1, rep_ms: 3, max_repeat: 20, flush_bytes: 0}}
-kernels:
-  - kernel: fragile
+  write_file(sweep, fragile_sweep("fragile", R"(  - kernel: fragile
     timeout_s: 8
     implementations: [steady, missing_package, raises, dies, hangs, wrong]
-    grid: {{id: [0, 1]}}
-)",
-                                KS_SOURCE_DIR));
+    grid: {id: [0, 1]}
+)"));
   const auto run = run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
   EXPECT_EQ(run.exit_code, 1) << run.output;  // points did not pass, and nothing else went wrong
 
@@ -158,6 +161,35 @@ kernels:
       EXPECT_NE(outcome.find(want.second), std::string::npos) << implementation << ": " << outcome;
     }
   }
+}
+
+// While a rank's Python worker measures, its C++ worker is not running: a second process holding a
+// CUDA context on the GPU slows what the Python worker measures. The C++ worker starts again for the
+// C++ points after the Python ones.
+TEST_F(PythonSweep, NoCppWorkerRunsWhileThePythonWorkerMeasures) {
+  const fs::path dir = fresh_directory("python_alone");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, fragile_sweep("alone", R"(  - kernel: test_sleep
+    implementations: [cpu]
+    modes: [forward]
+    grid: {id: [1, 2]}
+  - kernel: fragile
+    implementations: [alone]
+    grid: {id: [0, 1, 2]}
+  - kernel: test_sleep
+    implementations: [cpu]
+    modes: [forward]
+    grid: {id: [3, 4]}
+)"));
+  const auto run = run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  std::map<std::string, int> passed;
+  for (const RunRecord& r : ResultsFile::open_read_only(dir / "alone.h5").read_runs()) {
+    EXPECT_EQ(r.status, "passed") << r.kernel << "/" << r.implementation << ": " << r.message;
+    if (r.status == "passed") ++passed[r.kernel];
+  }
+  EXPECT_EQ(passed["fragile"], 3);
+  EXPECT_EQ(passed["test_sleep"], 4);
 }
 
 TEST_F(PythonSweep, AModuleThatCannotBeImportedIsTheSweepFilesErrorAtItsEntry) {

@@ -49,3 +49,33 @@ def make_hangs(params, device):
 @ks.implementation("fragile", "wrong", backend="cpu", help="its check disagrees")
 def make_wrong(params, device):
     return ks.Instance(run=lambda: busy(params), check=lambda: ks.Check(False, "got 41, expected 42"))
+
+
+def cpp_workers_beside():
+    """The process ids of the C++ workers (`kernelsweep worker`) that this worker's rank runs beside it:
+    the processes of the same parent whose first argument is `worker`."""
+    rank, found = os.getppid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])  # "pid (comm) state ppid ..."
+            if parent != rank:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        if len(argv) > 1 and argv[1] == b"worker":
+            found.append(int(entry))
+    return found
+
+
+@ks.implementation("fragile", "alone", backend="cpu",
+                   help="fails its check while a C++ worker of its rank runs beside it")
+def make_alone(params, device):
+    def check():
+        beside = cpp_workers_beside()
+        return ks.Check(not beside, f"C++ workers beside the Python worker: {beside}" if beside else "alone")
+    return ks.Instance(run=lambda: busy(params), check=check)

@@ -49,9 +49,9 @@ void Workers::begin(const MeasureRequest& request) {
 // Before a worker measures, the other lets go of what it holds on the GPU. The Python worker, whose
 // start takes seconds (torch, compiled kernels), lets go of its memory. The C++ worker ends: a second
 // CUDA context on the GPU, even idle, slows what the Python worker measures where the host CPU bounds
-// it, and the C++ worker starts again in milliseconds, making its context at its next GPU point. It
-// stays, letting go of its memory only, while it keeps gangs' NCCL communicators, which every member
-// of the gang would have to make again.
+// it, and the C++ worker starts again far sooner (no interpreter, no imports), making its context at
+// its next GPU point. It stays, letting go of its memory only, while it keeps gangs' NCCL
+// communicators, which every member of the gang would have to make again.
 void Workers::make_way_for(const WorkerProcess& next) {
   if (&next != &native_ && native_.running() && !keeps_any_nccl_communicator())
     native_.stop();

@@ -31,9 +31,8 @@ import sys
 import torch
 import triton.testing
 
-import kernelsweep.implementations  # noqa: F401 - registers the built-in Python implementations
-from kernelsweep import api
 from kernelsweep.do_bench import do_bench, make_timer, resolve_protocol
+from liger_sides import made_instance, point_of
 
 QUANTILES = [0.5, 0.2, 0.8]
 PROTOCOL = resolve_protocol({"name": "do_bench", "warmup_ms": 25, "rep_ms": 100, "max_repeat": 10000,
@@ -59,8 +58,7 @@ def liger_closure(params: dict):
 
 
 def instance_pass(point: dict, parameters: bool):
-    declared = api.registry.implementations[(point["kernel"], point["implementation"])]
-    instance = declared.make(dict(point["params"]), "cuda")
+    instance = made_instance(point)
     if parameters:
         tensors = instance.tensors
         tensors.ws, tensors.wt = torch.nn.Parameter(tensors.ws), torch.nn.Parameter(tensors.wt)
@@ -85,7 +83,7 @@ def main() -> None:
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     planned, turns = json.loads(sys.argv[1]), int(sys.argv[2])
-    point = {key: planned[key] for key in ("kernel", "implementation", "mode", "params")}
+    point = point_of(planned)
     instance = instance_pass(point, parameters=False)
     sides = {"liger": timed_by_triton(liger_closure(point["params"])),
              "instance": timed_by_triton(instance),

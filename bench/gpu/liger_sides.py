@@ -85,23 +85,31 @@ def worker_side(point: dict, measures: int, check: bool, native_beside: bool = F
             print("resolved protocol:", json.dumps(result["protocol"]), file=sys.stderr)
             print("processes on the GPU:", processes_on_gpu(), file=sys.stderr)
         print(tokens_of(point), record["median_ns"] / 1e6, flush=True)
-    for process, pipes in ((worker, channel), native or (None, None)):
-        if process is not None:
-            pipes.send({"type": "stop"})
-            process.wait()
+    for process, pipes in [(worker, channel)] + ([native] if native else []):
+        pipes.send({"type": "stop"})
+        process.wait()
+
+
+def point_of(planned: dict) -> dict:
+    """A point of `kernelsweep plan --json` as a rank sends it."""
+    return {key: planned[key] for key in ("kernel", "implementation", "mode", "params")}
+
+
+def made_instance(point: dict):
+    """kernelsweep's implementation of the point, made in this process (on the GPU where there is one)."""
+    import torch
+
+    import kernelsweep.implementations  # noqa: F401 - registers the built-in Python implementations
+    from kernelsweep import api
+
+    declared = api.registry.implementations[(point["kernel"], point["implementation"])]
+    return declared.make(dict(point["params"]), "cuda" if torch.cuda.is_available() else "cpu")
 
 
 def instance_side(point: dict, measures: int) -> None:
     import triton.testing
 
-    import kernelsweep.implementations  # noqa: F401 - registers the built-in Python implementations
-    from kernelsweep import api
-
-    import torch
-
-    declared = api.registry.implementations[(point["kernel"], point["implementation"])]
-    instance = declared.make(dict(point["params"]), "cuda" if torch.cuda.is_available() else "cpu")
-    bound = instance.bind(point["mode"])
+    bound = made_instance(point).bind(point["mode"])
     for _ in range(measures):
         median_ms = triton.testing.do_bench(bound.run, rep=100, quantiles=PROTOCOL["quantiles"])[0]
         print(tokens_of(point), median_ms, flush=True)
@@ -111,7 +119,7 @@ def main() -> None:
     if len(sys.argv) < 4 or sys.argv[1] not in ("worker", "worker_native", "instance"):
         sys.exit(__doc__)
     side, planned, measures = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
-    point = {key: planned[key] for key in ("kernel", "implementation", "mode", "params")}  # as a rank sends it
+    point = point_of(planned)
     if side in ("worker", "worker_native"):
         worker_side(point, measures, "--check" in sys.argv[4:], native_beside=side == "worker_native")
     else:

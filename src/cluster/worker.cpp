@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 
 #include "cluster/gpu_binding.h"
 #include "cluster/nccl_member.h"
@@ -89,10 +90,11 @@ class Worker {
     GpuInfo gpu;
     std::string problem;
     if (gpu_count_ > 0) {
-      ordinal_ = choose_gpu(local_rank_, gpu_count_);
+      const int ordinal = choose_gpu(local_rank_, gpu_count_);
       try {
-        gpu = read_gpu_info(ordinal_);
+        gpu = read_gpu_info(ordinal);
         gpu_uuid_ = gpu.uuid;
+        unbound_ordinal_ = ordinal;
       } catch (const std::exception& e) {
         problem = e.what();
         gpu_count_ = 0;
@@ -115,11 +117,11 @@ class Worker {
     } else if (implementation->backend == Backend::cuda && gpu_count_ == 0) {
       record.status = "skipped";
       record.message = "no GPU visible to this worker";
-    } else if (request.gang) {
-      cache_.drop();  // the collective's buffers have the device memory to themselves
-      bind_once();
-      return nccl_.measure(request);
-    } else {
+    } else if (bound_for(*implementation, result)) {
+      if (request.gang) {
+        cache_.drop();  // the collective's buffers have the device memory to themselves
+        return nccl_.measure(request);
+      }
       time_and_check(*kernel, *implementation, request, result);
     }
     record.ended_at = iso_utc_now();
@@ -132,7 +134,6 @@ class Worker {
     RunRecord& record = result.record;
     const bool on_gpu = implementation.backend == Backend::cuda;
     try {
-      if (on_gpu) bind_once();
       const Protocol protocol = resolve_protocol(request.protocol, implementation.backend, on_gpu ? l2_cache_bytes() : 0);
       result.protocol = protocol_to_json(protocol);
       if (on_gpu) reserve_timer(protocol);  // before the memory baseline: the flush buffer is not the point's
@@ -183,14 +184,29 @@ class Worker {
     }
   }
 
+  // Binds the GPU before a point of a cuda implementation. False when it cannot be bound: the point
+  // is then an `error` with the reason, and a fresh worker takes the next point.
+  bool bound_for(const ImplementationSpec& implementation, MeasureResult& result) {
+    if (implementation.backend != Backend::cuda) return true;
+    try {
+      bind_once();
+      return true;
+    } catch (const std::exception& e) {
+      result.record.status = "error";
+      result.record.message = e.what();
+      result.worker_exits = true;
+      return false;
+    }
+  }
+
   // Makes this worker's CUDA context, at its first GPU point rather than at its hello: a worker that
   // its rank keeps idle while the other worker measures (a sweep of Python implementations alone)
   // holds no context beside that worker's. A second context on the GPU, idle, slowed a pass bound by
   // the host CPU (Liger's at 1024 tokens) by 10-20% on H100 and H200 hosts.
   void bind_once() {
-    if (bound_ || gpu_count_ == 0) return;
-    bind_gpu(ordinal_);
-    bound_ = true;
+    if (!unbound_ordinal_) return;
+    bind_gpu(*unbound_ordinal_);
+    unbound_ordinal_.reset();
   }
 
   // The L2 cache of this worker's GPU: the cold protocol's default flush.
@@ -222,8 +238,7 @@ class Worker {
   std::unique_ptr<GpuStateReader> gpu_state_;
   int local_rank_;
   int gpu_count_ = 0;
-  int ordinal_ = -1;    // the GPU this worker measures on, bound by its first GPU point
-  bool bound_ = false;
+  std::optional<int> unbound_ordinal_;  // the GPU this worker measures on, until its first GPU point binds it
   InstanceCache cache_;
   NcclMember nccl_;  // the gangs' communicators, kept between their points
 };

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -261,10 +262,22 @@ void WorkerProcess::release() {
 
 void WorkerProcess::stop() {
   if (pid_ <= 0) return;
-  if (!busy_) channel_.send(R"({"type":"stop"})");
-  else kill_worker();
+  if (busy_ || !channel_.send(R"({"type":"stop"})") || !exits_within(kStopGrace)) kill_worker();
   reap();
   busy_ = false;
+}
+
+bool WorkerProcess::exits_within(std::chrono::milliseconds grace) const {
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    siginfo_t info{};
+    // WNOWAIT: the ended worker stays a zombie until reap() collects how it ended.
+    const int waited = ::waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT);
+    if (waited < 0 && errno != EINTR) return true;  // no such child: nothing left to wait for
+    if (waited == 0 && info.si_pid == pid_) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 }  // namespace ks

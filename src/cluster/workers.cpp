@@ -1,5 +1,6 @@
 #include "cluster/workers.h"
 
+#include <algorithm>
 #include <string>
 
 namespace ks {
@@ -60,10 +61,11 @@ void Workers::make_way_for(const WorkerProcess& next) {
 }
 
 bool Workers::keeps_any_nccl_communicator() const {
-  for (const auto& [members, start] : nccl_kept_)
-    if (start == native_.starts()) return true;
-  return false;
+  return std::any_of(nccl_kept_.begin(), nccl_kept_.end(), [&](const auto& kept) { return made_by_present_worker(kept.second); });
 }
+
+// A communicator dies with the C++ worker that made it: only one made since its present start is kept.
+bool Workers::made_by_present_worker(int start) const { return native_.running() && start == native_.starts(); }
 
 std::optional<MeasureResult> Workers::poll(std::chrono::microseconds wait) {
   if (!current_) throw std::logic_error("Workers::poll with no point in flight");
@@ -91,7 +93,7 @@ std::string Workers::new_nccl_id() {
 
 bool Workers::keeps_nccl_communicator(const std::vector<int>& members) const {
   const auto found = nccl_kept_.find(members);
-  return native_.running() && found != nccl_kept_.end() && found->second == native_.starts();
+  return found != nccl_kept_.end() && made_by_present_worker(found->second);
 }
 
 void Workers::note_nccl_communicator(const std::vector<int>& members, bool kept) {

@@ -52,13 +52,14 @@ class Workers {
   WorkerProcess& python();
   void make_way_for(const WorkerProcess& next);
   bool keeps_any_nccl_communicator() const;
+  bool made_by_present_worker(int start) const;
 
   const Registry& registry_;
   WorkerProcess native_;
   std::vector<std::string> python_arguments_, python_environment_;
   std::unique_ptr<WorkerProcess> python_;
-  WorkerProcess* current_ = nullptr;
-  std::map<std::vector<int>, int> nccl_kept_;  // members -> the native worker's start that made it  // the worker of the point in flight, or of the last one
+  WorkerProcess* current_ = nullptr;  // the worker of the point in flight, or of the last one
+  std::map<std::vector<int>, int> nccl_kept_;  // members -> the C++ worker's start that made their communicator
   std::function<void()> hook_;
 };
 

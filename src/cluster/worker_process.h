@@ -60,7 +60,6 @@ class WorkerProcess {
   // Ends the worker: an idle one is told to stop and killed if it has not exited within
   // kStopGrace (one stuck in its driver would otherwise hold the rank), a busy one is killed.
   void stop();
-  static constexpr std::chrono::seconds kStopGrace{5};
   // One exchange with an idle worker outside a point (started if needed): sends `message`, returns
   // its answer. Throws std::runtime_error when the worker dies or is silent for `timeout` (then it is
   // killed).
@@ -88,6 +87,7 @@ class WorkerProcess {
   MeasureResult lost_worker(const std::string& status, const std::string& message);
   std::string reap();  // waits for the child and says how it ended
   void kill_worker();  // SIGKILL to the worker, if there is one
+  static constexpr std::chrono::seconds kStopGrace{5};
   bool exits_within(std::chrono::milliseconds grace) const;  // leaves the ended worker to reap()
 
   std::string executable_;

@@ -1,15 +1,12 @@
 // The rank's handling of a worker process at its end (cluster/worker_process.h), with workers that
 // are plain shell scripts speaking the pipe protocol (docs/worker-protocol.md).
-#include <signal.h>
-
-#include <cerrno>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "cluster/worker_process.h"
+#include "common/processes.h"
+#include "support/cli_runner.h"
 
 namespace ks {
 namespace {
@@ -24,25 +21,15 @@ std::vector<std::string> deaf_worker(const fs::path& pid_file) {
   return {"/bin/sh", "-c", script};
 }
 
-pid_t read_pid(const fs::path& pid_file) {
-  std::ifstream in(pid_file);
-  pid_t pid = -1;
-  in >> pid;
-  return pid;
-}
-
-bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
-
 TEST(WorkerProcess, AWorkerThatDoesNotEndOnItsStopIsKilled) {
-  const fs::path pid_file = fs::path(::testing::TempDir()) / "deaf_worker.pid";
-  fs::remove(pid_file);
+  const fs::path pid_file = testing::fresh_directory("deaf_worker") / "pid";
   WorkerProcess worker(deaf_worker(pid_file), {"PATH=/usr/bin:/bin"});
   ASSERT_EQ(worker.ensure_started().value("type", ""), "hello");
-  const pid_t pid = read_pid(pid_file);
+  const pid_t pid = std::stoi(testing::read_text(pid_file));
   ASSERT_GT(pid, 0);
   worker.stop();
   EXPECT_FALSE(worker.running());
-  EXPECT_FALSE(process_exists(pid)) << "the worker " << pid << " outlived its stop";
+  EXPECT_FALSE(process_stat(pid)) << "the worker " << pid << " outlived its stop";
 }
 
 }  // namespace

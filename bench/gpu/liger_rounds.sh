@@ -172,8 +172,16 @@ if [[ -n ${PAIRED_TURNS:-} ]]; then
 fi
 
 # DEADLINE_S (seconds from now) ends the rounds early: the summary covers the rounds finished.
+# FIRST_ROUND=N goes on from round N in an OUT_DIR that holds rounds 1 to N-1 of the same host (a
+# run longer than one job's time limit, in several): the summary covers them all.
 deadline=$((SECONDS + ${DEADLINE_S:-1000000}))
-for ((round = 1; round <= rounds; ++round)); do
+first_round=${FIRST_ROUND:-1}
+for ((round = 1; round < first_round; ++round)); do
+  for side in "${sides[@]}"; do
+    [[ -s $out/round-$round/$side.txt ]] || { echo "FIRST_ROUND=$first_round: no $out/round-$round/$side.txt"; exit 2; }
+  done
+done
+for ((round = first_round; round <= rounds; ++round)); do
   if ((SECONDS >= deadline)); then rounds=$((round - 1)); echo "deadline reached after $rounds rounds"; break; fi
   mkdir -p "$out/round-$round/kernelsweep"
   start=$(date +%s)

@@ -62,9 +62,9 @@ constexpr auto kWindDownLimit = std::chrono::seconds(30);
 // ask). A rank waiting for its own answer looks as often, its worker being idle meanwhile. A rank
 // whose worker measures looks only for a stop from rank 0 and to keep its heartbeat, unless a result
 // of its own is still on its way (MPI moves a large one only while its sender looks).
+// kIdleLongestLook: rank 0 without a point of its own, and a rank waiting for rank 0's answer.
 constexpr auto kRootLongestLook = std::chrono::microseconds(5000);
-constexpr auto kRootIdleLongestLook = std::chrono::microseconds(1000);
-constexpr auto kAnswerLongestLook = std::chrono::microseconds(1000);
+constexpr auto kIdleLongestLook = std::chrono::microseconds(1000);
 constexpr auto kLongestMeasuringLook = std::chrono::microseconds(20'000);
 constexpr auto kSendingMeasuringLook = std::chrono::microseconds(1000);
 
@@ -619,7 +619,7 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
           found = true;
         }
       } else {
-        std::this_thread::sleep_for(std::min<std::chrono::microseconds>(interval.next(), kRootIdleLongestLook));
+        std::this_thread::sleep_for(std::min<std::chrono::microseconds>(interval.next(), kIdleLongestLook));
       }
       found = serve_requests(queue, sink) || found;
       interval.after_look(found);
@@ -693,7 +693,7 @@ std::vector<Assigned> Sweep::receive_assignment(PendingSends& sends) {
   // on its way when the job ends.
   auto deadline = Clock::now() + 5 * silence_limit();
   bool stopping = false;
-  PollInterval interval(50us, kAnswerLongestLook);
+  PollInterval interval(50us, kIdleLongestLook);
   for (int arrived = 0;;) {
     MPI_Iprobe(0, kTagAssign, MPI_COMM_WORLD, &arrived, &status);
     if (arrived) break;

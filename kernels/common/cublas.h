@@ -1,15 +1,54 @@
 #pragma once
 // The cuBLAS and cuBLASLt error check, cuBLASLt's workspace, and ownership of their objects.
+//
+// Both libraries are opened at their first call, not when a program starts (kernels/common/
+// lazy_library.h says why): the functions below stand for the headers' ones inside namespace ks, so
+// code in it calls cuBLAS as the headers declare it. A cuBLAS function not listed here fails to link:
+// add it to the list.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 
 #include "kernels/common/cuda.h"
+#include "kernels/common/lazy_library.h"
+
+#define KS_CUBLAS_STRINGIFY(x) #x
+#define KS_CUBLAS_SONAME(name, major) "lib" name ".so." KS_CUBLAS_STRINGIFY(major)
 
 namespace ks {
+
+// The sonames this build was compiled against, as the linker would have recorded them.
+inline constexpr char kCublasLibrary[] = KS_CUBLAS_SONAME("cublas", CUBLAS_VER_MAJOR);
+inline constexpr char kCublasLtLibrary[] = KS_CUBLAS_SONAME("cublasLt", CUBLAS_VER_MAJOR);
+
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtCreate);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtDestroy);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtGetStatusName);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtGetStatusString);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtGetVersion);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatmul);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatmulAlgoGetHeuristic);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatmulDescCreate);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatmulDescDestroy);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatmulDescSetAttribute);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatmulPreferenceCreate);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatmulPreferenceDestroy);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatmulPreferenceSetAttribute);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatrixLayoutCreate);
+KS_LAZY_FUNCTION(kCublasLtLibrary, cublasLtMatrixLayoutDestroy);
+KS_LAZY_FUNCTION(kCublasLibrary, cublasCreate);
+KS_LAZY_FUNCTION(kCublasLibrary, cublasDestroy);
+// cublasGemmEx is overloaded: the header adds a wrapper that takes the old cudaDataType compute type.
+using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                        const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
+                                        const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+KS_LAZY_OVERLOAD(kCublasLibrary, cublasGemmEx, CublasGemmEx);
+KS_LAZY_FUNCTION(kCublasLibrary, cublasSetStream);
+KS_LAZY_FUNCTION(kCublasLibrary, cublasSetWorkspace);
 
 // cuBLASLt needs a workspace to pick its fastest kernels on Hopper (32 MiB is NVIDIA's advice).
 inline constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;

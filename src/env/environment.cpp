@@ -17,7 +17,7 @@
 #include "kernels/common/cores.h"
 
 #ifdef KERNELSWEEP_HAVE_CUDA
-#include <cublasLt.h>
+#include "kernels/common/cublas.h"
 #include <cuda_runtime_api.h>
 #if __has_include(<nccl.h>)
 #include <nccl.h>

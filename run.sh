@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ./run.sh [SWEEP_FILE] [-- RUN OPTIONS]: install what is missing, build, and run a sweep
 # (default configs/quickstart.yaml) on this machine: on its GPU if it has one, else on the CPU.
+# It installs and builds the product alone: the test suite's packages and programs are ./test.sh's.
 set -euo pipefail
 cd "$(dirname "$0")"
 sweep=${1:-configs/quickstart.yaml}

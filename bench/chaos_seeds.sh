@@ -10,7 +10,7 @@ seeds=${2:-20}
 failed=0
 hung=0
 for seed in $(seq "$seeds"); do
-  log=$(KS_CHAOS_SEED=$seed timeout 900 "$build/tests/mpi_reliability_test" --gtest_filter='Chaos.*' 2>&1)
+  log=$(KS_CHAOS_SEED=$seed timeout 900 "$build/tests/mpi_tests" --gtest_filter='Chaos.*' 2>&1)
   code=$?
   echo "$log" | grep '^chaos seed'
   if ((code == 124)); then

@@ -5,7 +5,7 @@
 # UndefinedBehaviorSanitizer, without CUDA. The seeds are tests/fuzz/corpus (real sweep files and
 # every reproducer found); what the run adds goes to build-fuzz/corpus. A crash, a hang (10 s on
 # one input) or a blow-up of memory (2 GB) fails the script, and its input is left in build-fuzz/
-# to be added to the corpus once fixed.
+# to be added to the corpus once fixed. Only the parser, the planner and the built-in kernels are built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

@@ -4,7 +4,7 @@
 # device read, the distillation kernels' errors against the CPU reference and the memory held).
 #   bench/gpu/gpu_tests.sh [BUILD_DIR] [OUT_DIR]
 # Without ctest on the host, or when the build folder was made elsewhere (ctest's files name the
-# paths of the machine that configured it), the gpu_* test binaries are run directly.
+# paths of the machine that configured it), the gpu_tests binary is run directly.
 export NCCL_NVLS_ENABLE=0  # NVLink multicast off, as everywhere in bench/gpu
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 print_header
@@ -22,7 +22,7 @@ else
     echo "== $(basename "$test")" >> "$out/gpu_tests.txt"
     "$test" >> "$out/gpu_tests.txt" 2>&1 || rc=$?
   done
-  ((found)) || { echo "no gpu_* test binaries in $build/tests (a build with CUDA and tests?)"; exit 2; }
+  ((found)) || { echo "no gpu_tests binary in $build/tests (a build with CUDA and tests?)"; exit 2; }
 fi
 
 echo "== results (full output: $out/gpu_tests.txt)"

@@ -25,10 +25,6 @@ using namespace collective;
 
 constexpr int kCreateTag = 4242;  // a rank is in one gang at a time: one tag serves every creation
 
-struct GangTimeout : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 // Waits for MPI requests until the point's deadline; between tests, outside the timed calls, the
 // rank's own duties. The memory the point's MPI operations read and write is the waiter's (scratch(),
 // keep()): a wait that times out leaves its operation unfinished, MPI may write that memory long

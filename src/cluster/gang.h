@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,11 @@
 #include "plan/point.h"
 
 namespace ks {
+
+// The point's deadline passed while the gang worked: a member died, stopped or is far behind.
+struct GangTimeout : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class GangCommunicators {
  public:

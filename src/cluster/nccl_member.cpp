@@ -30,11 +30,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace collective;
 
-// The point's deadline passed while the gang worked: a member died, stopped or is far behind.
-struct GangTimeout : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 class Deadline {
  public:
   explicit Deadline(double seconds)

@@ -490,12 +490,6 @@ std::vector<FileSummary> file_summaries(const std::vector<LoadedFile>& files, co
   return out;
 }
 
-std::string joined(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 bool same_hardware(const std::vector<FileSummary>& files) {
   return std::all_of(files.begin(), files.end(), [&](const FileSummary& f) {
     return std::set(f.hardware.begin(), f.hardware.end()) == std::set(files[0].hardware.begin(), files[0].hardware.end());
@@ -510,18 +504,18 @@ LegendHardware legend_hardware_of(const std::vector<FileSummary>& files) {
   for (const FileSummary& f : files) {
     std::vector<std::string> products;
     for (const std::string& h : f.hardware) products.push_back(h.substr(0, h.find(" (")));
-    out[f.path] = joined(products, " + ");
+    out[f.path] = fmt::format("{}", fmt::join(products, " + "));
   }
   return out;
 }
 
 std::string hardware_statement(const std::vector<FileSummary>& files) {
-  if (files.size() == 1) return "Measured on " + joined(files[0].hardware, " and ") + ".";
+  if (files.size() == 1) return fmt::format("Measured on {}.", fmt::join(files[0].hardware, " and "));
   const bool same = same_hardware(files);
-  if (same) return fmt::format("All {} files were measured on {}.", files.size(), joined(files[0].hardware, " and "));
+  if (same) return fmt::format("All {} files were measured on {}.", files.size(), fmt::join(files[0].hardware, " and "));
   std::vector<std::string> each;
-  for (const auto& f : files) each.push_back(fmt::format("{} on {}", f.path, joined(f.hardware, " and ")));
-  return "The files were measured on different hardware: " + joined(each, "; ") +
+  for (const auto& f : files) each.push_back(fmt::format("{} on {}", f.path, fmt::join(f.hardware, " and ")));
+  return "The files were measured on different hardware: " + fmt::format("{}", fmt::join(each, "; ")) +
          ". Differences between their figures are the hardware's as much as the implementations'.";
 }
 
@@ -549,7 +543,7 @@ ReportModel build_model(std::vector<ViewRow> view, const std::vector<LoadedFile>
     for (const ViewRow& row : model.view) is_label = is_label || label_of(row, holders, ambiguous) == option;
     if (!is_label)
       throw std::invalid_argument(fmt::format("{} {}: no point has that implementation (the points have: {})", name, option,
-                                              joined(std::vector<std::string>(implementations.begin(), implementations.end()), ", ")));
+                                              fmt::join(implementations, ", ")));
   }
   model.files = file_summaries(files, model.view);
   model.hardware_statement = hardware_statement(model.files);

@@ -13,12 +13,6 @@ namespace {
 
 bool several_files(const ReportModel& model) { return model.files.size() > 1; }
 
-std::string joined(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 // --- what both pages say ---------------------------------------------------------------------------
 
 std::string summary_sentence(const ReportModel& model) {
@@ -49,11 +43,11 @@ std::string fraction_sentence(const ReportModel& model) {
 
 std::string section_sentence(const KernelSection& section) {
   std::string out = fmt::format("{} points; modes: {}; implementations: {}.", section.rows.size(),
-                                joined(section.modes, ", "), joined(section.labels, ", "));
+                                fmt::join(section.modes, ", "), fmt::join(section.labels, ", "));
   if (!section.fixed.empty()) {
     std::vector<std::string> fixed;
     for (const auto& [name, value] : section.fixed) fixed.push_back(name + "=" + value);
-    out += fmt::format(" Every point has {}.", joined(fixed, " "));
+    out += fmt::format(" Every point has {}.", fmt::join(fixed, " "));
   }
   if (!section.swept_parameter.empty()) out += fmt::format(" Plotted against {}, the parameter that varies most.", section.swept_parameter);
   if (!section.baseline.empty()) out += fmt::format(" Baseline: {}.", section.baseline);
@@ -70,7 +64,7 @@ std::size_t failures_of(const KernelSection& section) {
 
 std::string cited_sentence(const CitedDocument& document) {
   return fmt::format("{} point{}{}", document.points, document.points == 1 ? "" : "s",
-                     document.files.empty() ? "" : "; in " + joined(document.files, ", "));
+                     document.files.empty() ? "" : "; in " + fmt::format("{}", fmt::join(document.files, ", ")));
 }
 
 // --- HTML ------------------------------------------------------------------------------------------
@@ -224,8 +218,8 @@ std::string html_page(const ReportModel& model, const DrawnPlots& plots) {
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += fmt::format("<title>kernelsweep report: {}</title>\n<style>{}</style>\n</head>\n<body>\n",
-                     html_escape(joined(sweeps, ", ")), kStyle);
-  out += fmt::format("<h1>kernelsweep report: {}</h1>\n", html_escape(joined(sweeps, ", ")));
+                     html_escape(fmt::format("{}", fmt::join(sweeps, ", "))), kStyle);
+  out += fmt::format("<h1>kernelsweep report: {}</h1>\n", html_escape(fmt::format("{}", fmt::join(sweeps, ", "))));
   const bool differs = model.hardware_statement.find("different hardware") != std::string::npos;
   out += fmt::format("<p class=\"hardware{}\">{}</p>\n", differs ? " differs" : "", html_escape(model.hardware_statement));
   out += fmt::format("<p>{}</p>\n", html_escape(summary_sentence(model)));
@@ -251,7 +245,7 @@ std::string markdown_page(const ReportModel& model, const DrawnPlots& plots) {
   out.reserve(4096 + model.view.size() * 300);
   std::vector<std::string> sweeps;
   for (const auto& f : model.files) sweeps.push_back(f.info.sweep_name);
-  out += fmt::format("# kernelsweep report: {}\n\n", joined(sweeps, ", "));
+  out += fmt::format("# kernelsweep report: {}\n\n", fmt::join(sweeps, ", "));
   out += fmt::format("**{}**\n\n{}\n\n", model.hardware_statement, summary_sentence(model));
   out += markdown_table(files_table(model));
   out += speedup_sentence(model) + "\n\n";

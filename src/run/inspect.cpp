@@ -25,15 +25,18 @@ Json point_json(const Point& p) {
           {"mode", p.mode}, {"params", p.params}};
 }
 
+std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
 std::string describe_values(const ParamSpec& p) {
-  std::string out;
-  for (const auto& v : p.allowed) out += (out.empty() ? "" : "|") + (v.is_string() ? v.get<std::string>() : v.dump());
+  std::vector<std::string> allowed;
+  for (const auto& v : p.allowed) allowed.push_back(value_text(v));
+  std::string out = fmt::format("{}", fmt::join(allowed, "|"));
   if (out.empty()) {
     out = to_string(p.type);
     if (p.min) out += fmt::format(" >= {}", *p.min);
     if (p.max) out += fmt::format(" <= {}", *p.max);
   }
-  for (const auto& v : p.special) out += " or " + (v.is_string() ? v.get<std::string>() : v.dump());
+  for (const auto& v : p.special) out += fmt::format(" or {}", value_text(v));
   return out;
 }
 

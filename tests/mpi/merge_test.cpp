@@ -26,7 +26,7 @@ constexpr int kShards = 3;
 
 // 12 shapes of test_sleep (two modes each; gpu_only points are skipped without a GPU, so some rows
 // have no samples) and 4 of gemm: enough shapes that each of 3 shards gets some.
-constexpr const char* kSweep = R"(name: sharded
+constexpr const char* kShardedSweep = R"(name: sharded
 protocol:
   warmup_ms: 1
   rep_ms: 4
@@ -88,7 +88,7 @@ class MergeShards : public ::testing::Test {
   static void SetUpTestSuite() {
     dir = fresh_directory("merge_shards");
     sweep = dir / "sweep.yaml";
-    write_file(sweep, kSweep);
+    write_file(sweep, kShardedSweep);
     runs_ok = true;
     const auto whole = run_shell(
         mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "whole").string())));
@@ -134,7 +134,7 @@ TEST_F(MergeShards, TheMergedShardsAreTheWholeRunPointForPoint) {
 
   const RunInfo info = ResultsFile::open_read_only(merged).read_info();
   EXPECT_EQ(info.plan_size, static_cast<std::int64_t>(kPlanSize)) << "the whole plan's size, not a shard's";
-  EXPECT_EQ(info.sweep_text, kSweep);
+  EXPECT_EQ(info.sweep_text, kShardedSweep);
   std::string earliest = "9", latest;
   for (int shard = 0; shard < kShards; ++shard) {
     const RunInfo part = ResultsFile::open_read_only(dir / shard_file(shard)).read_info();
@@ -235,7 +235,7 @@ TEST_F(MergeShards, ALaterFilesRerunWins) {
 TEST_F(MergeShards, ASweepFileThatChangedIsAnotherSweep) {
   const fs::path changed = dir / "changed";
   fs::create_directories(changed);
-  write_file(changed / "sweep.yaml", std::string(kSweep).replace(std::string(kSweep).find("to: 6"), 5, "to: 7"));
+  write_file(changed / "sweep.yaml", std::string(kShardedSweep).replace(std::string(kShardedSweep).find("to: 6"), 5, "to: 7"));
   const auto run = run_shell(mpirun_test_cli(
       1, fmt::format("run {} --shard 1/{} --output-dir {}", (changed / "sweep.yaml").string(), kShards, changed.string())));
   ASSERT_EQ(run.exit_code, 0) << run.output;

@@ -27,7 +27,7 @@ using Json = nlohmann::json;
 
 // test_sleep at several run_ms, on cpu and gpu_only (skipped without a GPU); a point that throws and
 // one whose check fails; the CPU gemm at three sizes.
-constexpr const char* kSweep = R"(name: measured
+constexpr const char* kMeasuredSweep = R"(name: measured
 protocol:
   warmup_ms: 1
   rep_ms: 4
@@ -54,7 +54,7 @@ kernels:
 // Runs the sweep in a folder of the test's own (ctest runs each test as its own process).
 fs::path measured_file(const std::string& name) {
   const fs::path dir = fresh_directory("report_" + name);
-  write_file(dir / "measured.yaml", kSweep);
+  write_file(dir / "measured.yaml", kMeasuredSweep);
   const auto run = run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", (dir / "measured.yaml").string(), dir.string())));
   if (run.exit_code != 1) throw std::runtime_error("the sweep should end with points that did not pass:\n" + run.output);
   return dir / "measured.h5";

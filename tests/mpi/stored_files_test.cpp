@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/parallel.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"
 
@@ -29,7 +30,8 @@ fs::path unpacked(const fs::path& gzipped, const fs::path& folder) {
 
 // tests/data/damaged: one damaged copy per reason for refusing (make_corpus.py says how they were
 // made). status, show and run --resume each refuse every one: a non-zero exit that is no signal, a
-// message naming the file, and the file left byte for byte as it was.
+// message naming the file, and the file left byte for byte as it was. The files are checked side by
+// side, one per usable core: their commands spend most of their time starting a process.
 TEST(DamagedFiles, EveryReaderRefusesEveryFileOfTheCorpus) {
   const fs::path dir = fresh_directory("damaged_corpus");
   std::vector<fs::path> corpus;
@@ -37,7 +39,8 @@ TEST(DamagedFiles, EveryReaderRefusesEveryFileOfTheCorpus) {
     if (entry.path().string().ends_with(".h5.gz")) corpus.push_back(entry.path());
   ASSERT_GE(corpus.size(), 20u) << "the corpus is missing: tests/data/damaged/make_corpus.py makes it";
   const fs::path sweep = kData / "damaged" / "sweep.yaml";
-  for (const fs::path& gzipped : corpus) {
+  in_parallel(corpus.size(), [&](std::size_t i) {
+    const fs::path& gzipped = corpus[i];
     SCOPED_TRACE(gzipped.filename().string());
     const fs::path file = unpacked(gzipped, dir);
     const std::string before = read_text(file);
@@ -58,7 +61,7 @@ TEST(DamagedFiles, EveryReaderRefusesEveryFileOfTheCorpus) {
       EXPECT_EQ(read_text(file), before) << name << " changed a damaged file";
     }
     fs::remove(file);
-  }
+  });
 }
 
 // tests/data/layout1: the results file of 2 of the 6 points of its sweep (--shard 0/2), made by

@@ -179,6 +179,11 @@ do_start() {
   if [[ -n $mem ]]; then
     node=${node/RealMemory=$mem/RealMemory=$((mem * 9 / 10))}
   fi
+  # The node offers 16 cores whatever it has (config_overrides: slurmd takes the configuration's
+  # word), so that the test cases' jobs, which sleep more than they compute, run side by side
+  # instead of waiting for each other's cores.
+  node=$(sed -E 's/ CPUs=[0-9]+/ CPUs=16/; s/ Boards=[0-9]+//; s/ SocketsPerBoard=[0-9]+/ SocketsPerBoard=1/;
+                 s/ CoresPerSocket=[0-9]+/ CoresPerSocket=16/; s/ ThreadsPerCore=[0-9]+/ ThreadsPerCore=1/' <<<"$node")
   cat >"$conf" <<EOF
 # Written by tests/slurm/cluster.sh: a private single-node test cluster; everything under $dir.
 ClusterName=kstest
@@ -210,6 +215,7 @@ SchedulerParameters=batch_sched_delay=0,sched_interval=1
 JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/log/jobcomp.txt
 ReturnToService=2
+SlurmdParameters=config_overrides
 $node State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF

@@ -15,7 +15,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string config(const std::string& name) { return std::string(KS_SOURCE_DIR) + "/configs/" + name; }
+std::string config(const std::string& name) { return (std::filesystem::path(KS_SOURCE_DIR) / "configs" / name).string(); }
 
 TEST(Cli, VersionNamesTheCommit) {
   const auto r = run_shell(fmt::format("{} --version", KS_CLI));

@@ -41,7 +41,19 @@ failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
 finish() {
-  if ((failures)); then echo "$case_name: $failures check(s) failed; the job's files are in $work" >&2; exit 1; fi
+  if ((failures)); then
+    # The cluster's logs go with the next start of the cluster: the case keeps a copy, and prints what
+    # the controller said of its jobs.
+    cp -r "$KS_SLURM_DIR/log" "$work/cluster-log" 2>/dev/null || true
+    local jobs
+    jobs=$(ls "$work" "$work"/results/*/ 2>/dev/null | sed -n 's/^\(job\|slurm\)-\([0-9]*\).*\.out$/\2/p' | sort -u | paste -sd'|')
+    if [[ -n $jobs ]]; then
+      echo "-- slurmctld on the jobs of this case ($jobs):" >&2
+      grep -E "JobId=($jobs)([^0-9_]|_|$)" "$KS_SLURM_DIR/log/slurmctld.log" >&2 || true
+    fi
+    echo "$case_name: $failures check(s) failed; the job's files are in $work, the cluster's logs in $work/cluster-log" >&2
+    exit 1
+  fi
   echo "$case_name: all checks passed"
 }
 

@@ -54,12 +54,13 @@ Work work(const Problem& p, const std::string& mode) {
   const double logits = static_cast<double>(p.tokens) * static_cast<double>(p.vocab);
   const double h = static_cast<double>(p.hidden), hs = static_cast<double>(p.student_hidden());
   const double gradients = static_cast<double>(p.element_size()) * gradient_elements(p);
-  // The student and teacher logits; forward adds dXs = dZ·Ws and dWs = dZᵀ·Xs. Backward does one
-  // multiply per stored gradient element, reading and writing it again.
-  if (mode == "forward") return {2.0 * logits * (hs + h + hs + hs), input_bytes(p) + gradients};
-  if (mode == "full") return {2.0 * logits * (hs + h + hs + hs), input_bytes(p) + 3.0 * gradients};
+  // The student and teacher logits; forward adds dXs = dZ·Ws and dWs = dZᵀ·Xs and writes the
+  // gradients. Backward scales the stored gradients by the incoming gradient only where it is not 1,
+  // as Liger does; the incoming gradient of a loss is 1, so every implementation skips it: backward
+  // does no work (its points are flagged no-work), and full is forward's work.
+  if (mode == "forward" || mode == "full") return {2.0 * logits * (hs + h + hs + hs), input_bytes(p) + gradients};
   if (mode == "no-grad-forward") return {2.0 * logits * (hs + h), input_bytes(p)};
-  if (mode == "backward") return {gradient_elements(p), 2.0 * gradients};
+  if (mode == "backward") return {0.0, 0.0};
   throw std::invalid_argument("distill_cosine_loss: unknown mode " + mode);
 }
 

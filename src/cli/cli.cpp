@@ -101,8 +101,24 @@ int main(int argc, char** argv, Registry& registry) {
   run->add_flag("--allow-shared-gpu", run_args.allow_shared_gpu, "allow more ranks than GPUs on a node");
   run->add_option("--progress-interval", run_args.progress_interval_s, "seconds between progress lines in a log")
       ->capture_default_str();
+  run->add_option("--calibrate", run_args.calibrate,
+                  "auto: each rank measures what its devices can do before its first point (kept in the output "
+                  "folder's calibration/ and reused), so that every point gets its % of peak (docs/speed-of-light.md); "
+                  "fresh: measure again; off: no calibration, no % of peak")
+      ->check(CLI::IsMember({"auto", "fresh", "off"}))->capture_default_str();
   run->add_option("--stop-file", run_args.stop_file, "stop in order, as on SIGTERM, once this file exists (its first "
                   "line says why): a batch script's way to stop the ranks (docs/slurm.md)");
+
+  CalibrateRequest calibrate_args;
+  auto* calibrate = app.add_subcommand("calibrate", "measure what each rank's GPU (or CPU) can do: memory bandwidth and "
+                                       "matrix-product throughput per dtype, beside the datasheet (under mpirun or srun: "
+                                       "every rank at once)");
+  calibrate->add_flag("--json", calibrate_args.json, "print one JSON object per rank, one per line");
+  calibrate->add_flag("--fresh", calibrate_args.fresh, "measure again where a calibration is kept");
+  calibrate->add_option("--output-dir", calibrate_args.output_directory,
+                        "keep the calibrations in this folder's calibration/, where `run --output-dir` of the same "
+                        "folder finds them (default: $KERNELSWEEP_CALIBRATION_DIR, else keep none)");
+  calibrate->add_flag("--allow-shared-gpu", calibrate_args.allow_shared_gpu, "allow more ranks than GPUs on a node");
 
   SubmitRequest submit_args;
   auto* submit = app.add_subcommand("submit", "a sweep as a Slurm job array of N shards, and a job that merges them");
@@ -210,6 +226,7 @@ int main(int argc, char** argv, Registry& registry) {
     if (*plan) return print_plan(plan_args, registry);
     if (*kernels) return print_kernels(kernels_json, kernels_args, registry);
     if (*run) return run_sweep(run_args, registry, &argc, &argv);
+    if (*calibrate) return calibrate_ranks(calibrate_args, registry, &argc, &argv);
     if (*submit) return submit_sweep(submit_args, registry);
     if (*worker) return run_worker(worker_args, registry);
     if (*status) return print_status(status_file, status_json, status_plugins, registry);

@@ -68,6 +68,12 @@ struct RunRecord {
   // expected values (-1: not counted, as for every other kernel and for a collective not checked).
   double bus_gbps = kNotMeasured;
   std::int64_t wrong_elements = -1;
+  // How close the point came to what its device can do (calibration/speed_of_light.h): its rates as
+  // percentages of its rank's calibrated figures, its roofline floor as a percentage of its median,
+  // and its flags (implausible, no-work). NaN and no flags where its rank was not calibrated, for a
+  // collective and for a point not timed.
+  double bandwidth_pct = kNotMeasured, compute_pct = kNotMeasured, sol_pct = kNotMeasured;
+  std::string flags;
 };
 
 // The fields of a RunRecord, in /runs column order. R is RunRecord, or a type derived from it whose
@@ -151,6 +157,19 @@ std::vector<Field<R>> collective_fields() {
   return {KS_METRIC(R, "bus_gbps", bus_gbps), KS_METRIC(R, "wrong_elements", wrong_elements)};
 }
 inline bool is_collective_record(const RunRecord& record) { return !std::isnan(record.bus_gbps) || record.wrong_elements >= 0; }
+
+// How close the point came to its device's speed of light, in /runs column order after the
+// collective's (layout 7 on).
+template <class R = RunRecord>
+std::vector<Field<R>> speed_of_light_fields() {
+  return {KS_METRIC(R, "bandwidth_pct", bandwidth_pct), KS_METRIC(R, "compute_pct", compute_pct),
+          KS_METRIC(R, "sol_pct", sol_pct), KS_FIELD(R, "flags", flags)};
+}
+// Whether the point was held against its rank's calibration (a figure, or a flag, came of it).
+inline bool speed_of_light_was_found(const RunRecord& record) {
+  return !std::isnan(record.sol_pct) || !std::isnan(record.bandwidth_pct) || !std::isnan(record.compute_pct) ||
+         !record.flags.empty();
+}
 
 // Whether the point was measured under the cold protocol (its noise record is filled).
 inline bool noise_was_recorded(const RunRecord& record) { return record.noise.goal_met >= 0; }

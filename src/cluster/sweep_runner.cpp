@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <deque>
+#include <iostream>
 #include <list>
 #include <map>
 #include <set>
@@ -12,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "calibration/probes.h"
+#include "calibration/speed_of_light.h"
 #include "cluster/gang.h"
 #include "cluster/interruption.h"
 #include "cluster/poll_interval.h"
@@ -79,6 +82,22 @@ void summarize_sample_clocks(RunRecord& rec) {
   rec.sample_sm_clock_median_mhz = quantile_linear(read, 0.5);
 }
 
+// The point held against the device it ran on (its rank's GPU, or its CPU): its speed of light. A
+// collective's figures are its links', not its device's: it gets none.
+void add_speed_of_light(RunRecord& rec, const Point& point, const RankIdentity& me, bool on_gpu) {
+  if (!me.calibration || collective::find_collective(point.kernel)) return;
+  const DeviceCalibration* device = on_gpu ? (me.calibration->gpu ? &*me.calibration->gpu : nullptr) : &me.calibration->cpu;
+  if (!device) return;
+  const auto dtype = point.params.find("dtype");
+  const SpeedOfLight sol = speed_of_light(rec.flops, rec.bytes, rec.stats.median_ns,
+                                          dtype != point.params.end() && dtype->is_string() ? dtype->get<std::string>() : "",
+                                          *device);
+  rec.bandwidth_pct = sol.bandwidth_pct;
+  rec.compute_pct = sol.compute_pct;
+  rec.sol_pct = sol.sol_pct;
+  rec.flags = sol.flags;
+}
+
 // The worker's measurement completed with the point and where it ran: the record as it stays.
 RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu) {
   RunRecord rec = r.record;
@@ -100,6 +119,7 @@ RunRecord make_record(const Point& point, const MeasureResult& r, const RankIden
     rec.tflops = rec.flops / rec.stats.median_ns / 1e3;  // FLOP per ns = GFLOP/s
     rec.gbps = rec.bytes / rec.stats.median_ns;          // bytes per ns = GB/s
   }
+  if (rec.n_repeat > 0) add_speed_of_light(rec, point, me, on_gpu);
   return rec;
 }
 
@@ -226,6 +246,7 @@ class Sweep {
   std::vector<RankIdentity> introduce();
   Json first_hello();
   Json python_facts();
+  std::optional<RankCalibration> calibrate();
   // Both return why the run stopped before its end, or an empty string when it ran to the end.
   std::string run_root(const std::vector<RankIdentity>& ranks, ResultSink& sink);
   std::string run_other();
@@ -481,10 +502,48 @@ std::vector<RankIdentity> Sweep::introduce() {
   me_.problem = hello.value("problem", "");
   me_.python = python_facts();
   check_gpus_not_shared();
+  me_.calibration = calibrate();
   std::vector<RankIdentity> ranks;
   for (const auto& text : world_.gather_to_root(to_json(me_).dump()))
     ranks.push_back(rank_identity_from_json(Json::parse(text)));
   return ranks;
+}
+
+// The rank's calibration: kept from an earlier run on the same devices (auto), or measured now by
+// its worker, point after point, and kept for the next. None where the run does not calibrate, where
+// the worker did not start, and where a stop came meanwhile (noticed again at the top of the loop).
+std::optional<RankCalibration> Sweep::calibrate() {
+  if (options_.calibrate == CalibrationMode::off || !me_.problem.empty()) return std::nullopt;
+  const bool keeps = !options_.calibration_folder.empty();
+  const auto file = calibration_cache_file(options_.calibration_folder, me_.host, me_.gpu, world_.local_size());
+  if (keeps && options_.calibrate == CalibrationMode::automatic)
+    if (auto kept = read_cached_calibration(file)) {
+      kept->rank = me_.rank;
+      return kept;
+    }
+  const ProtocolSpec protocol = probe_protocol();
+  const ProbeRunner run = [&](const Point& point) {
+    workers_.begin({point, protocol, false, std::nullopt});
+    for (;;) {
+      if (const auto result = workers_.poll(kLongestMeasuringLook))
+        return ProbeResult{result->record.status, result->record.message, result->record.stats.min_ns};
+      if (stop_requested()) throw Interrupted(stop_reason());
+    }
+  };
+  try {
+    const GpuInfo gpu = me_.gpu_count > 0 ? me_.gpu : GpuInfo{};
+    RankCalibration calibration = calibrate_rank(me_.rank, me_.host, gpu, *options_.registry, run);
+    calibration.cpu.measured_beside = world_.local_size();
+    try {
+      if (keeps) write_cached_calibration(file, calibration);
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("kernelsweep: rank {}: the calibration was not kept ({}): the next run measures again\n",
+                               me_.rank, e.what());
+    }
+    return calibration;
+  } catch (const Interrupted&) {
+    return std::nullopt;
+  }
 }
 
 bool Sweep::is_silent(int rank) const {
@@ -792,7 +851,8 @@ PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const Prot
 
 Json to_json(const RankIdentity& r) {
   return {{"rank", r.rank}, {"local_rank", r.local_rank}, {"gpu_count", r.gpu_count},
-          {"host", to_json(r.host)}, {"gpu", to_json(r.gpu)}, {"problem", r.problem}, {"python", r.python}};
+          {"host", to_json(r.host)}, {"gpu", to_json(r.gpu)}, {"problem", r.problem}, {"python", r.python},
+          {"calibration", r.calibration ? to_json(*r.calibration) : Json()}};
 }
 
 RankIdentity rank_identity_from_json(const Json& j) {
@@ -804,6 +864,7 @@ RankIdentity rank_identity_from_json(const Json& j) {
   r.gpu = gpu_info_from_json(j.at("gpu"));
   r.problem = j.at("problem").get<std::string>();
   r.python = j.value("python", Json());
+  if (const auto it = j.find("calibration"); it != j.end() && !it->is_null()) r.calibration = rank_calibration_from_json(*it);
   return r;
 }
 

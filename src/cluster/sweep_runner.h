@@ -3,12 +3,16 @@
 // work queue and receives every result as it is made (non-blocking sends, no collectives inside the
 // loop), passing each to a ResultSink (the store, the documents and the progress line).
 #include <chrono>
+#include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/calibration.h"
+#include "calibration/calibration_cache.h"
 #include "cluster/mpi_world.h"
 #include "cluster/work_plan.h"
 #include "cluster/work_queue.h"
@@ -32,6 +36,9 @@ struct RankIdentity {
   // The Python worker's interpreter and packages (python, torch, triton, CUDA runtime): null when the
   // sweep has no Python implementation; {"problem": why} when the Python worker did not start.
   nlohmann::json python;
+  // What its devices measurably do (calibration/): none where the run does not calibrate, or the
+  // rank could not (its worker did not start, a stop came while it measured).
+  std::optional<RankCalibration> calibration;
 };
 nlohmann::json to_json(const RankIdentity& r);
 RankIdentity rank_identity_from_json(const nlohmann::json& j);
@@ -66,6 +73,11 @@ struct RunOptions {
   // The sweep file's text: every rank must have read the same (the ranks compare digests of it and
   // of the protocol before they start).
   std::string sweep_text;
+  // Whether each rank measures what its devices can do before its first point, so that every point
+  // gets its speed of light, and the folder that keeps the figures for later runs (calibration_cache.h;
+  // none: measured every time, kept nowhere).
+  CalibrationMode calibrate = CalibrationMode::off;
+  std::filesystem::path calibration_folder;
 };
 
 class RunError : public std::runtime_error {

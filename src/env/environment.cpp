@@ -190,6 +190,7 @@ GpuInfo read_gpu_info([[maybe_unused]] int ordinal) {
   gpu.architecture = fmt::format("sm_{}{}", properties.major, properties.minor);
   gpu.memory_bytes = properties.totalGlobalMem;
   gpu.multiprocessors = properties.multiProcessorCount;
+  gpu.l2_cache_bytes = static_cast<std::size_t>(properties.l2CacheSize);
   gpu.driver_version = read_nvidia_kernel_module_version();
   read_library_versions(gpu);
 #endif
@@ -218,6 +219,7 @@ Json to_json(const GpuInfo& gpu) {
           {"architecture", gpu.architecture},
           {"memory_bytes", gpu.memory_bytes},
           {"multiprocessors", gpu.multiprocessors},
+          {"l2_cache_bytes", gpu.l2_cache_bytes},
           {"driver_version", gpu.driver_version},
           {"cuda_driver_version", gpu.cuda_driver_version},
           {"cuda_runtime_version", gpu.cuda_runtime_version},
@@ -234,6 +236,7 @@ GpuInfo gpu_info_from_json(const Json& j) {
   gpu.architecture = j.value("architecture", "");
   gpu.memory_bytes = j.value("memory_bytes", std::size_t{0});
   gpu.multiprocessors = j.value("multiprocessors", 0);
+  gpu.l2_cache_bytes = j.value("l2_cache_bytes", std::size_t{0});
   gpu.driver_version = j.value("driver_version", "");
   gpu.cuda_driver_version = j.value("cuda_driver_version", "");
   gpu.cuda_runtime_version = j.value("cuda_runtime_version", "");

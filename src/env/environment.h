@@ -18,6 +18,7 @@ struct GpuInfo {
   std::string architecture;   // "sm_90"
   std::size_t memory_bytes = 0;
   int multiprocessors = 0;
+  std::size_t l2_cache_bytes = 0;  // its last-level cache
   // driver_version: the NVIDIA kernel module ("580.159.03", what nvidia-smi shows), read from
   // /proc/driver/nvidia/version where it exists; cuda_driver_version: cudaDriverGetVersion ("13.0").
   std::string driver_version, cuda_runtime_version, cublas_version, nccl_version;

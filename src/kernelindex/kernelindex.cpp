@@ -137,6 +137,17 @@ void add_noise(std::vector<std::string>& measurements, const RunRecord& record) 
     measurements.push_back(measurement("sm_clock", "median_over_samples", "MHz", json_number(record.sample_sm_clock_median_mhz)));
 }
 
+// How close the point came to its device's speed of light (docs/speed-of-light.md), in percent, where
+// its rank was calibrated.
+void add_speed_of_light(std::vector<std::string>& measurements, const RunRecord& record) {
+  const auto add = [&](const char* statistic, double percent) {
+    if (!std::isnan(percent)) measurements.push_back(measurement("speed_of_light", statistic, "percent", json_number(percent)));
+  };
+  add("roofline", record.sol_pct);
+  add("memory_bandwidth", record.bandwidth_pct);
+  add("compute", record.compute_pct);
+}
+
 // A quantile's name: p20 for 0.2, p2.5 for 0.025, p99.9 for 0.999.
 std::string quantile_name(double q) { return fmt::format("p{:g}", q * 100); }
 
@@ -155,6 +166,7 @@ std::string measurements(const RunRecord& record) {
     out.push_back(measurement("device_memory", "peak", "bytes", json_number(record.device_peak_bytes)));
   add_gpu_state(out, record);
   add_noise(out, record);
+  add_speed_of_light(out, record);
   return json_array(out);
 }
 
@@ -222,6 +234,7 @@ std::string source_native(const RunRecord& record, const RunContext& context, co
                                       .add_string("end", throttle_reason_names(record.gpu_end.throttle_reasons))
                                       .text());
   if (!record.started_at.empty()) native.add_string("startedAt", record.started_at);
+  if (!record.flags.empty()) native.add_string("flags", record.flags);
   return native.text();
 }
 
@@ -371,7 +384,7 @@ Json protocol_document(const Json& protocol) {
   return doc;
 }
 
-Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& python) {
+Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& python, const Json& calibration) {
   Json spec = environment_spec(host, gpu);
   if (!python.is_null()) spec["software"]["python"] = python;
   Json doc = document("ExecutionEnvironment", Json::object(), std::move(spec));
@@ -379,6 +392,7 @@ Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& 
   const std::string machine = gpu.index >= 0 ? gpu.name : host.cpu_model;
   doc["metadata"] = {{"name", metadata_name(fmt::format("kernelsweep-{}-{}", hardware_slug(host, gpu), digest_head(digest, 8)))},
                      {"title", fmt::format("kernelsweep host · {}", machine.empty() ? "unknown machine" : machine)}};
+  if (!calibration.is_null()) doc["metadata"]["calibration"] = calibration;
   return doc;
 }
 

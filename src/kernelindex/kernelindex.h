@@ -56,8 +56,12 @@ std::string timestamp_slug(const std::string& timestamp);
 Json protocol_document(const Json& protocol);
 
 // ExecutionEnvironment whose spec is environment_spec(host, gpu); `python` (what the Python worker
-// says of its interpreter and packages), when not null, goes into spec.software.python.
-Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& python = nullptr);
+// says of its interpreter and packages), when not null, goes into spec.software.python. `calibration`
+// (what the rank's devices measurably do: calibration/calibration.h), when not null, goes into
+// metadata.calibration, which the digest leaves out: two runs on one machine stay comparable while
+// their calibrations differ by the noise of measuring.
+Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& python = nullptr,
+                          const Json& calibration = nullptr);
 
 // Workload: spec {kernel, parameters}; params is the point's parameter object (defaults filled in).
 Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "calibration/speed_of_light.h"
 #include "common/parallel.h"
 #include "common/printable.h"
 #include "report/commands.h"
@@ -37,7 +38,9 @@ struct Side {
 struct PointComparison {
   const ViewRow* base = nullptr;  // null: added in NEW
   const ViewRow* next = nullptr;  // null: removed from NEW
-  std::string label;  // same, faster, slower, unclear; untimed (not timed on a side), added, removed
+  // same, faster, slower, unclear; untimed (not timed on a side), implausible (a side's rates are
+  // beyond its device: docs/speed-of-light.md), added, removed
+  std::string label;
   Verdict verdict;
   bool protocol_differs = false, environment_differs = false;
   std::vector<std::string> notes;
@@ -53,6 +56,15 @@ struct Comparison {
 };
 
 bool has_samples(const ViewRow& row) { return timed(row.run) && row.run.samples_count > 0; }
+
+// Why a matched point gets no verdict although timed: a side whose rates its device cannot reach (a
+// wrong work model, a timer that missed the work) is no basis for a speed-up; empty when neither is.
+std::string implausible_note(const PointComparison& point) {
+  const bool base = has_flag(point.base->run.flags, "implausible"), next = has_flag(point.next->run.flags, "implausible");
+  if (!base && !next) return "";
+  return fmt::format("left out: {} rates are beyond what the device can do (flag implausible: docs/speed-of-light.md)",
+                     base && next ? "both sides'" : base ? "base's" : "new's");
+}
 
 // --- reading --------------------------------------------------------------------------------------
 
@@ -147,6 +159,11 @@ void judge_points(std::vector<PointComparison>& points, const ResultsFile& base_
   std::vector<PointComparison*> timed_points;
   for (PointComparison& point : points) {
     if (!point.base || !point.next) continue;
+    if (const std::string why = implausible_note(point); !why.empty()) {
+      point.label = "implausible";
+      point.notes.insert(point.notes.begin(), why);
+      continue;
+    }
     if (has_samples(*point.base) && has_samples(*point.next)) {
       timed_points.push_back(&point);
       continue;
@@ -313,11 +330,12 @@ std::string summary_text(const Comparison& comparison) {
     return found == comparison.counts.end() ? std::size_t{0} : found->second;
   };
   std::size_t matched = 0;
-  for (const char* label : {"slower", "faster", "same", "unclear", "untimed"}) matched += count(label);
-  return fmt::format("{} points matched: {} slower, {} faster, {} same, {} unclear, {} not timed on both sides; "
+  for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible"}) matched += count(label);
+  const std::string implausible = count("implausible") > 0 ? fmt::format(", {} implausible", count("implausible")) : "";
+  return fmt::format("{} points matched: {} slower, {} faster, {} same, {} unclear, {} not timed on both sides{}; "
                      "{} added, {} removed",
                      matched, count("slower"), count("faster"), count("same"), count("unclear"), count("untimed"),
-                     count("added"), count("removed"));
+                     implausible, count("added"), count("removed"));
 }
 
 // The table's cells: one row of text per point.
@@ -432,7 +450,7 @@ Json point_json(const PointComparison& point) {
 void print_json(const Comparison& comparison, const Side& base, const Side& next, const ChangeRule& rule,
                 double fail_above_percent) {
   Json summary = Json::object();
-  for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "added", "removed"}) {
+  for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible", "added", "removed"}) {
     const auto found = comparison.counts.find(label);
     summary[label] = found == comparison.counts.end() ? 0 : found->second;
   }

@@ -1,3 +1,4 @@
+#include "calibration/speed_of_light.h"
 #include "report/report_model.h"
 
 #include <algorithm>
@@ -152,15 +153,19 @@ using MediansByShape = std::unordered_map<std::string, std::map<std::string, dou
 
 std::string shape_key(const ViewRow& row) { return row.run.mode + '\n' + row.run.params_json; }
 
+// A point flagged implausible (its rates beyond its device: docs/speed-of-light.md) is shown, never
+// the basis of a speed-up or a fraction, on either side of one.
+bool ratio_basis(const ViewRow& row) { return measured(row) && !has_flag(row.run.flags, "implausible"); }
+
 MediansByShape medians_by_shape(const std::vector<PointRow>& rows) {
   MediansByShape out;
   for (const auto& r : rows)
-    if (measured(*r.row)) out[shape_key(*r.row)].emplace(r.label, r.row->run.stats.median_ns);
+    if (ratio_basis(*r.row)) out[shape_key(*r.row)].emplace(r.label, r.row->run.stats.median_ns);
   return out;
 }
 
 double ratio_to(const MediansByShape& medians, const PointRow& r, const std::string& label) {
-  if (label.empty() || !measured(*r.row)) return kNone;
+  if (label.empty() || !ratio_basis(*r.row)) return kNone;
   const auto shape = medians.find(shape_key(*r.row));
   if (shape == medians.end()) return kNone;
   const auto other = shape->second.find(label);

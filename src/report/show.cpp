@@ -214,6 +214,11 @@ std::vector<Column> fixed_columns() {
       finite_column("bus_gbps", [](const ViewRow& row) { return row.run.bus_gbps; }),
       {"wrong_elements",
        [](const ViewRow& row) { return row.run.wrong_elements >= 0 ? Json(row.run.wrong_elements) : Json(); }, {}},
+      // The speed of light (docs/speed-of-light.md): sol_pct and flags are shown by default where a row has them.
+      finite_column("sol_pct", [](const ViewRow& row) { return row.run.sol_pct; }),
+      text_column("flags", [](const ViewRow& row) { return row.run.flags; }),
+      finite_column("bandwidth_pct", [](const ViewRow& row) { return row.run.bandwidth_pct; }),
+      finite_column("compute_pct", [](const ViewRow& row) { return row.run.compute_pct; }),
   };
 }
 
@@ -300,6 +305,12 @@ std::vector<std::string> default_column_names(const ColumnSet& set, const Rows& 
       names.push_back(name);
   }
   names.insert(names.end(), kColumnsAfterParameters.begin(), kColumnsAfterParameters.end());
+  // How close each point came to its device's speed of light, beside its rates, where a row was held
+  // against its rank's calibration.
+  if (std::any_of(shown.begin(), shown.end(), [](const ViewRow* row) { return speed_of_light_was_found(row->run); })) {
+    const auto after_rates = std::find(names.begin(), names.end(), "gbps") + 1;
+    names.insert(after_rates, {"sol_pct", "flags"});
+  }
   return names;
 }
 

@@ -56,7 +56,8 @@ void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
   ranks_ = ranks;
   progress_.note(start_block(headline_, ranks, scheduler_line(scheduler_environment())));
   for (const RankIdentity& r : ranks) {
-    file_.put_rank({r.rank, r.host.hostname, r.gpu.index, r.gpu.uuid, r.gpu.pci_bus_id, r.gpu.name});
+    file_.put_rank({r.rank, r.host.hostname, r.gpu.index, r.gpu.uuid, r.gpu.pci_bus_id, r.gpu.name,
+                    r.calibration ? to_json(*r.calibration).dump() : std::string()});
     const CitedDocument& env = environment_of(r);
     file_.put_environment(env.digest, canonical_json(env.document));
     hardware_slugs_[r.rank] = hardware_slug(r.host, r.gpu);
@@ -71,7 +72,10 @@ const RankIdentity& RunOutputs::rank_of(int rank) const {
 const CitedDocument& RunOutputs::environment_of(const RankIdentity& rank) {
   auto it = environments_.find(rank.rank);
   if (it == environments_.end())
-    it = environments_.emplace(rank.rank, cite(environment_document(rank.host, rank.gpu, rank.python))).first;
+    it = environments_
+             .emplace(rank.rank, cite(environment_document(rank.host, rank.gpu, rank.python,
+                                                           rank.calibration ? to_json(*rank.calibration) : Json())))
+             .first;
   return it->second;
 }
 

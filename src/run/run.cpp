@@ -232,6 +232,7 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
   o.check = args.check == "none" ? CheckPolicy::none : args.check == "all" ? CheckPolicy::every_mode : CheckPolicy::first_mode;
   o.executable = current_executable();
   o.retry_skipped = args.retry_skipped;
+  o.calibrate = calibration_mode_of(args.calibrate);
   return o;
 }
 
@@ -346,6 +347,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   try {
     RunOptions options = run_options(args, registry, *sweep);
     options.sweep_text = sweep->spec.source_text;
+    options.calibration_folder = calibration_folder(paths.directory);
     outcome = measure_plan(world, root ? &*plan : nullptr, sweep->spec.protocol, options, root ? &*outputs : nullptr);
   } catch (const RunError& e) {
     if (root) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";

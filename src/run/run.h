@@ -42,6 +42,7 @@ struct RunRequest {
   bool allow_shared_gpu = false;
   double progress_interval_s = 10;
   std::string stop_file;  // --stop-file: rank 0 stops the run in order once this file exists
+  std::string calibrate = "auto";  // auto, fresh or off (calibration/calibration_cache.h)
 };
 
 // `kernelsweep submit`: a sweep as a Slurm job array of `array` shards and a merge job (docs/slurm.md).
@@ -56,6 +57,14 @@ struct SubmitRequest {
   bool dry_run = false;                     // print the two sbatch commands instead of running them
 };
 
+// `kernelsweep calibrate`: what each rank's devices can do (docs/speed-of-light.md).
+struct CalibrateRequest {
+  bool json = false;           // one JSON object per rank, one per line
+  bool fresh = false;          // measure even where a calibration is kept
+  std::string output_directory;  // keep calibrations in its calibration/ folder, as `run` does
+  bool allow_shared_gpu = false;
+};
+
 // The plugins each command names are loaded into `registry` first.
 // `kernelsweep validate`: "ok: N points", or the sweep file's first error.
 int validate_sweep(const PlanRequest& request, Registry& registry);
@@ -67,6 +76,8 @@ int print_kernels(bool json, const PlanRequest& request, Registry& registry);
 // `kernelsweep run`, on every rank of the MPI job (argc and argv go to MPI_Init).
 int submit_sweep(const SubmitRequest& request, Registry& registry);
 int run_sweep(const RunRequest& request, Registry& registry, int* argc, char*** argv);
+// `kernelsweep calibrate`, on every rank of the MPI job: rank 0 prints a row per rank.
+int calibrate_ranks(const CalibrateRequest& request, Registry& registry, int* argc, char*** argv);
 // `kernelsweep status`: what a results file holds (its sweep re-planned with the plugins it names).
 int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,
                  Registry& registry);

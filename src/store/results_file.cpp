@@ -100,6 +100,8 @@ h5::CompoundLayout<StoredRun> run_layout(std::int64_t layout_version) {
   }
   if (layout_version >= 5)
     for (auto column : collective_fields<R>()) columns.push_back(std::move(column));
+  if (layout_version >= 7)
+    for (auto column : speed_of_light_fields<R>()) columns.push_back(std::move(column));
   return with_check(std::move(columns), layout_version);
 }
 
@@ -171,10 +173,11 @@ h5::CompoundLayout<DigestedDocument> document_layout(std::int64_t layout_version
 
 h5::CompoundLayout<RankInfo> rank_layout(std::int64_t layout_version) {
   using K = RankInfo;
-  return with_check<K>({KS_FIELD(K, "rank", rank), KS_FIELD(K, "host", host), KS_FIELD(K, "gpu_index", gpu_index),
-                        KS_FIELD(K, "gpu_uuid", gpu_uuid), KS_FIELD(K, "pci_bus_id", pci_bus_id),
-                        KS_FIELD(K, "gpu_name", gpu_name)},
-                       layout_version);
+  std::vector<Field<K>> columns{KS_FIELD(K, "rank", rank), KS_FIELD(K, "host", host), KS_FIELD(K, "gpu_index", gpu_index),
+                                KS_FIELD(K, "gpu_uuid", gpu_uuid), KS_FIELD(K, "pci_bus_id", pci_bus_id),
+                                KS_FIELD(K, "gpu_name", gpu_name)};
+  if (layout_version >= 7) columns.push_back(KS_FIELD(K, "calibration", calibration));
+  return with_check<K>(std::move(columns), layout_version);
 }
 
 h5::CompoundLayout<SessionInfo> session_layout(std::int64_t layout_version) {

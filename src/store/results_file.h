@@ -40,7 +40,9 @@ namespace ks {
 // without them.
 // 6: /run_keys, beside /runs, holds each row's point key, status and repetition in fixed-size fields
 // (what status and a resume read). Files of layout 5 are read (and resumed) through /runs' columns.
-inline constexpr std::int64_t kResultsLayoutVersion = 6;
+// 7: /runs holds each point's speed of light (bandwidth_pct, compute_pct, sol_pct, flags), /ranks
+// each rank's calibration (JSON). Files of layout 6 are read (and resumed) without them.
+inline constexpr std::int64_t kResultsLayoutVersion = 7;
 
 // The root group's attributes: what was swept, and the session that created the file.
 struct RunInfo {
@@ -83,10 +85,13 @@ struct RankInfo {
   std::string gpu_uuid;
   std::string pci_bus_id;
   std::string gpu_name;
+  // What the rank's devices measurably do (calibration/calibration.h, as JSON; layout 7 on): empty
+  // where it was not calibrated (`run --calibrate off`, an older file).
+  std::string calibration;
   std::uint64_t strings_check = 0;  // set when stored, checked when read (results_file.cpp)
   bool operator==(const RankInfo& other) const {
     return rank == other.rank && host == other.host && gpu_index == other.gpu_index && gpu_uuid == other.gpu_uuid &&
-           pci_bus_id == other.pci_bus_id && gpu_name == other.gpu_name;
+           pci_bus_id == other.pci_bus_id && gpu_name == other.gpu_name && calibration == other.calibration;
   }
 };
 

@@ -83,11 +83,25 @@ KernelSpec crash_kernel() {
   return k;
 }
 
+// The sleeper with a work model that claims what the test says: a possible figure or an impossible one.
+KernelSpec claim_kernel() {
+  KernelSpec k = sleep_kernel();
+  k.name = "test_claim";
+  k.title = "Test claimant";
+  k.description = "sleeps run_ms per call and declares claimed_gb GB moved a call";
+  KernelDeclaration kernel(k);
+  kernel.number("claimed_gb", 0.0, "").min(0);
+  kernel.work([](const Parameters& p, const std::string&) { return Work{0, p.get<double>("claimed_gb") * 1e9}; });
+  k.implementations.resize(1);  // cpu
+  return k;
+}
+
 }  // namespace
 
 void register_test_kernels(Registry& registry) {
   registry.add(sleep_kernel());
   registry.add(crash_kernel());
+  registry.add(claim_kernel());
 }
 
 }  // namespace ks::testing

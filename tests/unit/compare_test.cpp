@@ -261,7 +261,7 @@ TEST_F(CompareCommand, LabelsEachPointAndCountsThem) {
   EXPECT_EQ(by_id[5].at("label"), "removed");
   EXPECT_EQ(by_id[6].at("label"), "added");
   EXPECT_EQ(out.at("summary"),
-            (Json{{"slower", 1}, {"faster", 1}, {"same", 1}, {"unclear", 0}, {"untimed", 1}, {"added", 1}, {"removed", 1}}));
+            (Json{{"slower", 1}, {"faster", 1}, {"same", 1}, {"unclear", 0}, {"untimed", 1}, {"implausible", 0}, {"added", 1}, {"removed", 1}}));
   EXPECT_TRUE(out.at("warnings").empty());
   EXPECT_DOUBLE_EQ(out.at("rule").at("threshold_percent").get<double>(), 5.0);
   // Slowest first, then the points without a ratio.

@@ -253,9 +253,12 @@ TEST(DistillSchema, FlopsAtTheDefaultShapeAreThoseOfTheFourProducts) {
   EXPECT_NEAR(spec.work_of(defaults, "full").flops / 1e12, 2.69, 0.005);
   EXPECT_EQ(spec.work_of(defaults, "forward").flops, spec.work_of(defaults, "full").flops);
   EXPECT_LT(spec.work_of(defaults, "no-grad-forward").flops, spec.work_of(defaults, "forward").flops);
-  EXPECT_LT(spec.work_of(defaults, "backward").flops, spec.work_of(defaults, "no-grad-forward").flops / 1000);
+  // Backward scales the gradients by an incoming gradient of 1: every implementation skips it, as
+  // Liger does, so it moves and computes nothing, and full is forward's work.
+  EXPECT_EQ(spec.work_of(defaults, "backward").flops, 0);
+  EXPECT_EQ(spec.work_of(defaults, "backward").bytes, 0);
   EXPECT_THROW(spec.work_of(defaults, "sideways"), std::invalid_argument);
-  EXPECT_GT(spec.work_of(defaults, "full").bytes, spec.work_of(defaults, "forward").bytes);
+  EXPECT_EQ(spec.work_of(defaults, "full").bytes, spec.work_of(defaults, "forward").bytes);
 }
 
 // ---- the cpu implementation against the reference ----

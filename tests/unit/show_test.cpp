@@ -45,9 +45,11 @@ kernels:
 )";
 constexpr std::size_t kPoints = 3 * 2 + 5;
 
+// The run is calibrated (as `run` is by default): beside the rates, each point's speed of light
+// and flags (the test kernels declare no work: no-work).
 const std::vector<std::string> kDefaultColumns = {
-    "kernel", "implementation", "mode",   "action", "id",         "run_ms",   "setup_ms", "status",
-    "median_ms", "p20_ms",      "p80_ms", "tflops", "gbps",       "peak_bytes", "n_repeat", "message"};
+    "kernel", "implementation", "mode",   "action", "id",     "run_ms", "setup_ms",   "status",   "median_ms",
+    "p20_ms", "p80_ms",         "tflops", "gbps",   "sol_pct", "flags", "peak_bytes", "n_repeat", "message"};
 
 // RFC 4180: records of fields; quoted fields may hold commas, doubled quotes and line breaks.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
@@ -336,6 +338,10 @@ TEST_F(ShowTest, JsonReadsBackWithNumbersAndNulls) {
     const bool works = row.at("kernel") == "test_sleep";  // test_crash declares no flops or bytes
     for (const char* rate : {"tflops", "gbps"})
       EXPECT_TRUE(timed && works ? row.at(rate).is_number() : row.at(rate).is_null()) << rate;
+    // Against the rank's calibration: a point with work has its floor, one without is flagged.
+    EXPECT_TRUE(timed && works ? row.at("sol_pct").is_number() : row.at("sol_pct").is_null());
+    if (timed && !works) EXPECT_EQ(row.at("flags"), "no-work");
+    if (!timed) EXPECT_EQ(row.at("flags"), "");
     EXPECT_TRUE(row.at("id").is_number_integer());
     EXPECT_TRUE(row.at("kernel") == "test_crash" ? row.at("action").is_string() : row.at("action").is_null());
     // The same rows and values as the CSV.

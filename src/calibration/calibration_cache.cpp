@@ -30,9 +30,14 @@ CalibrationMode calibration_mode_of(const std::string& text) {
   throw std::invalid_argument("calibration \"" + text + "\" is none of auto, fresh, off");
 }
 
-std::filesystem::path calibration_folder(const std::filesystem::path& output_folder) {
+std::filesystem::path site_calibration_folder() {
   const char* site = std::getenv("KERNELSWEEP_CALIBRATION_DIR");
-  return site && *site ? std::filesystem::path(site) : output_folder / "calibration";
+  return site && *site ? std::filesystem::path(site) : std::filesystem::path();
+}
+
+std::filesystem::path calibration_folder(const std::filesystem::path& output_folder) {
+  const std::filesystem::path site = site_calibration_folder();
+  return site.empty() ? output_folder / "calibration" : site;
 }
 
 std::filesystem::path calibration_cache_file(const std::filesystem::path& folder, const HostInfo& host,

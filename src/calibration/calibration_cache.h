@@ -18,8 +18,11 @@ enum class CalibrationMode { automatic, fresh, off };
 // "auto", "fresh" or "off"; throws std::invalid_argument naming the others.
 CalibrationMode calibration_mode_of(const std::string& text);
 
-// Where calibrations are kept: $KERNELSWEEP_CALIBRATION_DIR where set (one folder for every run of a
-// site or a test suite), else `output_folder`/calibration.
+// The site's folder of calibrations, $KERNELSWEEP_CALIBRATION_DIR (one folder for every run of a site
+// or a test suite); empty where it is not set.
+std::filesystem::path site_calibration_folder();
+
+// Where calibrations are kept: the site's folder where set, else `output_folder`/calibration.
 std::filesystem::path calibration_folder(const std::filesystem::path& output_folder);
 
 // The file of the devices of a rank on `host` with `gpu` (index < 0: none), one of `node_ranks` ranks

@@ -1,7 +1,6 @@
 // `kernelsweep calibrate`: every rank measures its devices as `run` does before its first point (the
 // sweep loop over a plan of no points), and rank 0 prints what each rank's devices can do.
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <vector>
 
@@ -35,9 +34,7 @@ class CalibrationSink : public ResultSink {
 // Where calibrations are kept: --output-dir's calibration/, else $KERNELSWEEP_CALIBRATION_DIR, else
 // nowhere (an empty path).
 std::filesystem::path kept_in(const CalibrateRequest& request) {
-  if (!request.output_directory.empty()) return calibration_folder(request.output_directory);
-  const char* site = std::getenv("KERNELSWEEP_CALIBRATION_DIR");
-  return site && *site ? std::filesystem::path(site) : std::filesystem::path();
+  return request.output_directory.empty() ? site_calibration_folder() : calibration_folder(request.output_directory);
 }
 
 std::string rate(double value) { return std::isnan(value) ? "-" : fmt::format("{:.4g}", value); }

@@ -16,7 +16,8 @@ double median_of(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// Every figure a device was measured for, by name: memory_gbps and tflops.<dtype>.
+}  // namespace
+
 std::map<std::string, double> figures_of(const DeviceCalibration& device) {
   std::map<std::string, double> out;
   if (!std::isnan(device.measured.memory_gbps)) out["memory_gbps"] = device.measured.memory_gbps;
@@ -25,7 +26,17 @@ std::map<std::string, double> figures_of(const DeviceCalibration& device) {
   return out;
 }
 
-}  // namespace
+std::vector<SlowFigure> figures_below(const std::map<std::string, double>& reference,
+                                      const std::map<std::string, double>& values) {
+  std::vector<SlowFigure> out;
+  for (const auto& [figure, value] : values) {
+    const auto base = reference.find(figure);
+    if (base == reference.end() || !(base->second > 0)) continue;
+    if (value < (1 - kSlowFraction) * base->second)
+      out.push_back({figure, value, base->second, 100 * (1 - value / base->second)});
+  }
+  return out;
+}
 
 std::string SlowRank::describe() const {
   std::string text = fmt::format("rank {} on {} ({}):", rank, host, device);
@@ -54,13 +65,8 @@ std::vector<SlowRank> slow_ranks(const std::vector<RankCalibration>& ranks) {
     for (const auto& [figure, list] : values)
       if (list.size() >= 2) medians[figure] = median_of(list);
     for (const RankCalibration* rank : members) {
-      SlowRank slow{rank->rank, rank->host, kind.second, static_cast<int>(members.size()), {}};
-      for (const auto& [figure, value] : figures_of(rank->primary())) {
-        const auto median = medians.find(figure);
-        if (median == medians.end() || median->second <= 0) continue;
-        if (value < (1 - kSlowFraction) * median->second)
-          slow.figures.push_back({figure, value, median->second, 100 * (1 - value / median->second)});
-      }
+      SlowRank slow{rank->rank, rank->host, kind.second, static_cast<int>(members.size()),
+                    figures_below(medians, figures_of(rank->primary()))};
       if (!slow.figures.empty()) out.push_back(std::move(slow));
     }
   }
@@ -68,9 +74,23 @@ std::vector<SlowRank> slow_ranks(const std::vector<RankCalibration>& ranks) {
   return out;
 }
 
-std::vector<int> rank_numbers(const std::vector<SlowRank>& slow) {
+std::vector<int> ranks_to_set_aside(const std::vector<SlowRank>& slow) {
+  const auto worst = [](const SlowRank& rank) {
+    double most = 0;
+    for (const SlowFigure& f : rank.figures) most = std::max(most, f.below_pct);
+    return most;
+  };
+  std::map<std::string, std::vector<const SlowRank*>> by_device;
+  for (const SlowRank& rank : slow) by_device[rank.device].push_back(&rank);
   std::vector<int> out;
-  for (const SlowRank& s : slow) out.push_back(s.rank);
+  for (const auto& [device, ranks] : by_device) {
+    const SlowRank* stays = nullptr;
+    if (static_cast<int>(ranks.size()) == ranks.front()->peers)
+      stays = *std::min_element(ranks.begin(), ranks.end(), [&](const SlowRank* a, const SlowRank* b) { return worst(*a) < worst(*b); });
+    for (const SlowRank* rank : ranks)
+      if (rank != stays) out.push_back(rank->rank);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

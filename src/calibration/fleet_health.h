@@ -3,6 +3,7 @@
 // should measure alike; one whose memory bandwidth or arithmetic rate is more than kSlowFraction below
 // the median of its kind (a GPU stuck at a lower power cap or clock, a CPU core shared with another
 // job) would make its points look slow, and is named before they mislead anyone.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,19 @@ struct SlowRank {
 // among the ranks that measured it.
 std::vector<SlowRank> slow_ranks(const std::vector<RankCalibration>& ranks);
 
-// The ranks of `slow`, as a set of numbers.
-std::vector<int> rank_numbers(const std::vector<SlowRank>& slow);
+// A device's figures by name: memory_gbps and tflops.<dtype>, those measured.
+std::map<std::string, double> figures_of(const DeviceCalibration& device);
+
+// The figures of `values` more than kSlowFraction below the same figure of `reference` (figures
+// missing from either are not compared).
+std::vector<SlowFigure> figures_below(const std::map<std::string, double>& reference,
+                                      const std::map<std::string, double>& values);
+
+// The slow ranks to set aside (not to measure, not to keep the figures of): all of `slow`, except
+// where every rank of a device is slow in some figure (each below the others in a different one, as
+// two ranks may be): the one whose worst figure is least below its median stays, so that each
+// device keeps a rank. In rank order.
+std::vector<int> ranks_to_set_aside(const std::vector<SlowRank>& slow);
 
 nlohmann::json to_json(const SlowRank& slow);
 

@@ -48,11 +48,13 @@ void note(DeviceCalibration& device, const std::string& figure, double rate) {
   else device.measured.tflops[figure] = rate;
 }
 
-DeviceCalibration calibrate_device(Backend backend, const Registry& registry, std::int64_t cache_bytes, const ProbeRunner& run) {
+}  // namespace
+
+DeviceCalibration measure_probes(Backend backend, const std::vector<Probe>& probes, const Registry& registry,
+                                 const ProbeRunner& run) {
   DeviceCalibration device;
   device.backend = to_string(backend);
-  device.cache_bytes = cache_bytes;
-  for (const Probe& probe : probe_points(backend, registry)) {
+  for (const Probe& probe : probes) {
     const ProbeResult result = run(probe.point);
     if (result.status == "passed" && result.fastest_ns > 0) {
       note(device, probe.figure, rate_of(registry, probe.point, result.fastest_ns));
@@ -65,8 +67,6 @@ DeviceCalibration calibrate_device(Backend backend, const Registry& registry, st
   device.measured.memory_gbps = std::fmax(device.copy_gbps, device.triad_gbps);
   return device;
 }
-
-}  // namespace
 
 std::vector<Probe> probe_points(Backend backend, const Registry& registry) {
   std::vector<Probe> probes;
@@ -90,6 +90,14 @@ std::vector<Probe> probe_points(Backend backend, const Registry& registry) {
   return probes;
 }
 
+std::vector<Probe> sentinel_probes(Backend backend, const Registry& registry) {
+  const std::string product = backend == Backend::cuda ? "bf16" : "fp64";
+  std::vector<Probe> out;
+  for (Probe& probe : probe_points(backend, registry))
+    if (probe.figure == "copy" || probe.figure == product) out.push_back(std::move(probe));
+  return out;
+}
+
 ProtocolSpec probe_protocol() {
   ProtocolSpec protocol;
   protocol.name = "do_bench";
@@ -108,11 +116,13 @@ RankCalibration calibrate_rank(int rank, const HostInfo& host, const GpuInfo& gp
   calibration.rank = rank;
   calibration.host = host.hostname;
   calibration.measured_at = iso_utc_now();
-  calibration.cpu = calibrate_device(Backend::cpu, registry, cpu_last_level_cache_bytes(), run);
+  calibration.cpu = measure_probes(Backend::cpu, probe_points(Backend::cpu, registry), registry, run);
+  calibration.cpu.cache_bytes = cpu_last_level_cache_bytes();
   calibration.cpu.device = host.cpu_model;
   calibration.cpu.cores = host.cpus_allowed;
   if (gpu.index >= 0) {
-    DeviceCalibration device = calibrate_device(Backend::cuda, registry, static_cast<std::int64_t>(gpu.l2_cache_bytes), run);
+    DeviceCalibration device = measure_probes(Backend::cuda, probe_points(Backend::cuda, registry), registry, run);
+    device.cache_bytes = static_cast<std::int64_t>(gpu.l2_cache_bytes);
     device.device = gpu.name;
     device.uuid = gpu.uuid;
     device.driver = gpu.driver_version;

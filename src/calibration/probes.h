@@ -41,6 +41,15 @@ struct Probe {
 // The probes of a device of `backend` (cpu or cuda), every parameter of their points filled in.
 std::vector<Probe> probe_points(Backend backend, const Registry& registry);
 
+// The sentinel's probes (calibration/sentinel.h), a subset of the device's: its memory copy and
+// its product in the dtype most kernels use (bf16 on a GPU, fp64 on a CPU). Half a second or less.
+std::vector<Probe> sentinel_probes(Backend backend, const Registry& registry);
+
+// Measures `probes` of a device of `backend` with `run`, one after the other: the figures they give,
+// memory_gbps the better of copy and triad, the probes that did not pass in `problems`.
+DeviceCalibration measure_probes(Backend backend, const std::vector<Probe>& probes, const Registry& registry,
+                                 const ProbeRunner& run);
+
 // How the probes are timed: do_bench, 10 ms of warm-up and 50 ms of repetitions (at least 3), with no
 // cache flush (the arrays are larger than any cache; a product reads its operands many times).
 ProtocolSpec probe_protocol();

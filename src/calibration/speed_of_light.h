@@ -13,6 +13,7 @@
 //                  in-cache: its bytes fit in the device's last-level cache, from which it may run
 //                  faster than memory: its bandwidth (and a bandwidth_pct above 100) is not
 //                  implausible; its FLOPs still are held to the device's rate
+//                  (a rank's sentinel adds drift: calibration/sentinel.h)
 //
 // The rate of a dtype is the best the device has for that dtype's data: fp32 data counts TF32's rate
 // on a GPU (a kernel may use it), bf16, fp16 and fp8 data count fp32's on a CPU (which computes them

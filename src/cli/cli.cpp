@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "calibration/sentinel.h"
 #include "cluster/worker.h"
 #include "common/printable.h"
 #include "kernels/kernel.h"
@@ -106,6 +107,23 @@ int main(int argc, char** argv, Registry& registry) {
                   "folder's calibration/ and reused), so that every point gets its % of peak (docs/speed-of-light.md); "
                   "fresh: measure again; off: no calibration, no % of peak")
       ->check(CLI::IsMember({"auto", "fresh", "off"}))->capture_default_str();
+  run->add_flag("--exclude-slow", run_args.exclude_slow,
+                "ranks more than 5% below the median of the ranks with the same device (memory or compute) measure "
+                "nothing: they stay in the job, and their points go to the others (docs/speed-of-light.md)");
+  run->add_option("--sentinel-every", run_args.sentinel_every,
+                  "how often each rank measures its device again mid-run (10m, 90s, 1h; off): a figure more than 5% "
+                  "below its calibration is logged, and the points it measures from then on are flagged drift")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              parse_sentinel_interval(text);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          },
+          "DURATION"))
+      ->capture_default_str();
   run->add_option("--stop-file", run_args.stop_file, "stop in order, as on SIGTERM, once this file exists (its first "
                   "line says why): a batch script's way to stop the ranks (docs/slurm.md)");
 

@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "calibration/fleet_health.h"
 #include "calibration/probes.h"
+#include "calibration/sentinel.h"
 #include "calibration/speed_of_light.h"
 #include "cluster/gang.h"
 #include "cluster/interruption.h"
@@ -39,6 +41,7 @@ constexpr int kTagHeartbeat = 104;  // rank -> 0: still here (sent while a rank 
 constexpr int kTagStop = 105;       // 0 -> rank: the run is interrupted; abandon the point in hand
 constexpr int kTagStopped = 106;    // rank -> 0: stopped, nothing more follows (payload: why)
 constexpr int kTagStillParked = 107;  // 0 -> rank: your gang is not formed yet, keep waiting
+constexpr int kTagNote = 108;         // rank -> 0: a line for the log (its sentinel found drift)
 
 using Clock = std::chrono::steady_clock;
 
@@ -247,6 +250,7 @@ class Sweep {
   Json first_hello();
   Json python_facts();
   std::optional<RankCalibration> calibrate();
+  void keep_calibration(const std::vector<int>& slow);
   // Both return why the run stopped before its end, or an empty string when it ran to the end.
   std::string run_root(const std::vector<RankIdentity>& ranks, ResultSink& sink);
   std::string run_other();
@@ -272,11 +276,15 @@ class Sweep {
     return found == gang_generations_.end() ? 0 : found->second;
   }
   void record_unrunnable(WorkQueue& queue, ResultSink& sink);
+  std::function<void()> root_duties(WorkQueue& queue, ResultSink& sink);
   void measure_root_gang(const Assigned& assigned, WorkQueue& queue, ResultSink& sink);
   void tell_parked_ranks(const WorkQueue& queue);
   void send_assignment(int rank, const std::vector<Assigned>& points);
   MeasureResult measure_other(const Assigned& assigned, PendingSends& sends);
   RunRecord record_of(const Point& point, const MeasureResult& result) const;
+  ProbeResult run_probe(const Point& point, const std::function<void()>& duties);
+  std::string check_sentinel(const std::function<void()>& duties);
+  void exclude_slow_ranks(const std::vector<RankIdentity>& ranks, WorkQueue& queue);
 
   const MpiWorld& world_;
   const WorkPlan* plan_;  // rank 0's alone
@@ -307,18 +315,23 @@ class Sweep {
   bool winding_down_ = false;
   std::string stopped_by_;
   bool asked_to_stop_ = false;
+  Sentinel sentinel_;         // off unless the run asks for it and the rank is calibrated
+  std::set<int> excluded_;    // rank 0's: slow ranks given no work (--exclude-slow)
 };
 
 RunRecord Sweep::record_of(const Point& point, const MeasureResult& result) const {
   const bool on_gpu = timed_on_gpu(needs_gpu(*options_.registry, point), result);
-  if (!std::isnan(result.record.flops) || result.record.n_repeat == 0) return make_record(point, result, me_, on_gpu);
-  // A Python worker counts the work of kernels declared in Python; that of kernels declared in C++ is
-  // counted here, from the declaration, as the C++ worker counts it.
   MeasureResult counted = result;
-  const Work work = options_.registry->find(point.kernel)->work_of(point.params, point.mode);
-  counted.record.flops = work.flops;
-  counted.record.bytes = work.bytes;
-  return make_record(point, counted, me_, on_gpu);
+  if (std::isnan(result.record.flops) && result.record.n_repeat > 0) {
+    // A Python worker counts the work of kernels declared in Python; that of kernels declared in C++
+    // is counted here, from the declaration, as the C++ worker counts it.
+    const Work work = options_.registry->find(point.kernel)->work_of(point.params, point.mode);
+    counted.record.flops = work.flops;
+    counted.record.bytes = work.bytes;
+  }
+  RunRecord record = make_record(point, counted, me_, on_gpu);
+  if (sentinel_.drifting() && record.n_repeat > 0) record.flags += record.flags.empty() ? "drift" : ",drift";
+  return record;
 }
 
 // Whether the worker compares the point's result with its reference: every point, none, or the
@@ -416,14 +429,19 @@ void Sweep::tell_parked_ranks(const WorkQueue& queue) {
   }
 }
 
-// Rank 0 as a member of a gang: it serves the other ranks while MPI works.
-void Sweep::measure_root_gang(const Assigned& assigned, WorkQueue& queue, ResultSink& sink) {
-  const std::function<void()> duties = [&] {
+// What rank 0 keeps doing while its own worker or a gang holds it: it serves the other ranks.
+std::function<void()> Sweep::root_duties(WorkQueue& queue, ResultSink& sink) {
+  return [this, &queue, &sink] {
     serve_requests(queue, sink);
     drop_silent_ranks(queue, sink);
     tell_parked_ranks(queue);
     sink.on_tick();
   };
+}
+
+// Rank 0 as a member of a gang: it serves the other ranks while MPI works.
+void Sweep::measure_root_gang(const Assigned& assigned, WorkQueue& queue, ResultSink& sink) {
+  const std::function<void()> duties = root_duties(queue, sink);
   const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.generation, assigned.check, protocol_, gangs_,
                                       workers_, duties);
   if (!result) return;
@@ -506,7 +524,43 @@ std::vector<RankIdentity> Sweep::introduce() {
   std::vector<RankIdentity> ranks;
   for (const auto& text : world_.gather_to_root(to_json(me_).dump()))
     ranks.push_back(rank_identity_from_json(Json::parse(text)));
+  // Every rank learns which ranks are slow, so that a slow one does not keep its figures for later
+  // runs (they would be held against figures its device does not have when it is well).
+  const std::string slow = world_.broadcast_from_root(Json(ranks_to_set_aside(slow_ranks(calibrations_of(ranks)))).dump());
+  keep_calibration(Json::parse(slow).get<std::vector<int>>());
+  if (me_.calibration && options_.sentinel_every.count() > 0) sentinel_ = Sentinel(options_.sentinel_every, me_.calibration->primary());
   return ranks;
+}
+
+// A probe point measured by this rank's worker, `duties` done while it runs (rank 0 serves the
+// others; the others keep their heartbeat).
+ProbeResult Sweep::run_probe(const Point& point, const std::function<void()>& duties) {
+  workers_.begin({point, probe_protocol(), false, std::nullopt});
+  for (;;) {
+    if (const auto result = workers_.poll(kLongestMeasuringLook))
+      return ProbeResult{result->record.status, result->record.message, result->record.stats.min_ns};
+    if (stop_requested() || (world_.rank() != 0 && asked_to_stop())) throw Interrupted(why_stop());
+    if (duties) duties();
+  }
+}
+
+// The sentinel, when it is due: the line to log when the rank's devices drifted from their
+// calibration or came back (empty otherwise).
+std::string Sweep::check_sentinel(const std::function<void()>& duties) {
+  if (!sentinel_.due()) return "";
+  const ProbeRunner run = [&](const Point& point) { return run_probe(point, duties); };
+  return sentinel_.check(*options_.registry, run, fmt::format("rank {} on {}", me_.rank, me_.host.hostname));
+}
+
+// --exclude-slow: the slow ranks (ranks_to_set_aside) are given no work; the groups they would have measured go to the
+// others (a gang that needs them all is recorded skipped, with why).
+void Sweep::exclude_slow_ranks(const std::vector<RankIdentity>& ranks, WorkQueue& queue) {
+  if (!options_.exclude_slow) return;
+  for (int rank : ranks_to_set_aside(slow_ranks(calibrations_of(ranks)))) {
+    excluded_.insert(rank);
+    hand_out(queue.forget(rank));
+    if (rank == 0) root_exhausted_ = true;
+  }
 }
 
 // The rank's calibration: kept from an earlier run on the same devices (auto), or measured now by
@@ -521,28 +575,32 @@ std::optional<RankCalibration> Sweep::calibrate() {
       kept->rank = me_.rank;
       return kept;
     }
-  const ProtocolSpec protocol = probe_protocol();
-  const ProbeRunner run = [&](const Point& point) {
-    workers_.begin({point, protocol, false, std::nullopt});
-    for (;;) {
-      if (const auto result = workers_.poll(kLongestMeasuringLook))
-        return ProbeResult{result->record.status, result->record.message, result->record.stats.min_ns};
-      if (stop_requested()) throw Interrupted(stop_reason());
-    }
-  };
+  const ProbeRunner run = [&](const Point& point) { return run_probe(point, nullptr); };
   try {
     const GpuInfo gpu = me_.gpu_count > 0 ? me_.gpu : GpuInfo{};
     RankCalibration calibration = calibrate_rank(me_.rank, me_.host, gpu, *options_.registry, run);
     calibration.cpu.measured_beside = world_.local_size();
-    try {
-      if (keeps) write_cached_calibration(file, calibration);
-    } catch (const std::exception& e) {
-      std::cerr << fmt::format("kernelsweep: rank {}: the calibration was not kept ({}): the next run measures again\n",
-                               me_.rank, e.what());
-    }
     return calibration;
   } catch (const Interrupted&) {
     return std::nullopt;
+  }
+}
+
+// A calibration measured by this run is kept for later ones (in the calibration folder), unless the
+// rank is among the `slow`.
+void Sweep::keep_calibration(const std::vector<int>& slow) {
+  if (!me_.calibration || me_.calibration->reused || options_.calibration_folder.empty()) return;
+  if (std::find(slow.begin(), slow.end(), me_.rank) != slow.end()) {
+    std::cerr << fmt::format("kernelsweep: rank {}: measured more than {:.0f}% below the ranks like it: its calibration is "
+                             "not kept, and the next run measures again\n", me_.rank, 100 * kSlowFraction);
+    return;
+  }
+  try {
+    write_cached_calibration(calibration_cache_file(options_.calibration_folder, me_.host, me_.gpu, world_.local_size()),
+                             *me_.calibration);
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("kernelsweep: rank {}: the calibration was not kept ({}): the next run measures again\n",
+                             me_.rank, e.what());
   }
 }
 
@@ -570,7 +628,7 @@ bool Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
     last_heard_[source] = Clock::now();
     if (status.MPI_TAG == kTagRequest) {
       note_lost_communicators(decode_member_sets(bytes));
-      if (winding_down_) hand_out({Handout{source, {}, {}}});
+      if (winding_down_ || excluded_.count(source)) hand_out({Handout{source, {}, {}}});
       else hand_out(queue.ask(source));
     } else if (status.MPI_TAG == kTagResult) {
       std::size_t offset = 0;
@@ -591,6 +649,8 @@ bool Sweep::serve_requests(WorkQueue& queue, ResultSink& sink) {
         ++ranks_finished_;
       }
       if (stopped_by_.empty()) stopped_by_ = fmt::format("rank {} on {} stopped ({})", source, ranks_[source].host.hostname, bytes);
+    } else if (status.MPI_TAG == kTagNote) {
+      sink.on_note(bytes);
     } else if (status.MPI_TAG != kTagHeartbeat) {
       throw std::logic_error(fmt::format("rank 0 got a message with unknown tag {}", status.MPI_TAG));
     }
@@ -642,11 +702,13 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
   finished_.assign(world_.size(), false);
   // A stop while the workers started leaves ranks that look as if they had no GPU: nothing is
   // recorded skipped for that.
+  exclude_slow_ranks(ranks, queue);
   if (!stop_requested()) record_unrunnable(queue, sink);
   // While rank 0's own worker starts (which may take a while), the others are still served.
   workers_.set_waiting_hook([&] { serve_requests(queue, sink); });
   // Alone, rank 0 has only its own worker to wait for, and looks at MPI (for nothing) every 50 ms.
   PollInterval interval = others > 0 ? PollInterval(200us, kRootLongestLook) : PollInterval(50ms, 50ms);
+  const std::function<void()> duties = root_duties(queue, sink);
   Point current;
   std::string interruption;
   try {
@@ -665,6 +727,7 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
           measure_root_gang(assigned, queue, sink);
         }
         if (!mine_.empty()) {
+          if (const std::string drift = check_sentinel(duties); !drift.empty()) sink.on_note(drift);
           current = std::move(mine_.front().point);
           workers_.begin({current, protocol_, mine_.front().check, std::nullopt});
           mine_.pop_front();
@@ -792,6 +855,11 @@ MeasureResult Sweep::measure_other(const Assigned& assigned, PendingSends& sends
 
 std::string Sweep::run_other() {
   PendingSends sends;
+  // What this rank keeps doing while its worker or a gang holds it: its results move, rank 0 hears from it.
+  const std::function<void()> keep_in_touch = [&] {
+    sends.progress();
+    sends.heartbeat();
+  };
   std::string interruption;
   try {
     for (;;) {
@@ -801,15 +869,12 @@ std::string Sweep::run_other() {
         if (!assigned.gang.empty()) {
           // A gang's point runs to its end (its timeout bounds it) even when a stop comes meanwhile:
           // the other members are in it too.
-          const std::function<void()> duties = [&] {
-            sends.progress();
-            sends.heartbeat();
-          };
           const auto result = measure_in_gang(assigned.point, assigned.gang, assigned.generation, assigned.check, protocol_, gangs_,
-                                      workers_, duties);
+                                      workers_, keep_in_touch);
           if (result) sends.send(encode_result(record_of(assigned.point, *result), *result), kTagResult);
           continue;
         }
+        if (const std::string drift = check_sentinel(keep_in_touch); !drift.empty()) sends.send(drift, kTagNote);
         const MeasureResult result = measure_other(assigned, sends);
         sends.send(encode_result(record_of(assigned.point, result), result), kTagResult);
       }
@@ -847,6 +912,13 @@ PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const Prot
   sweep.stop_worker();
   outcome.silent_ranks = sweep.silent_ranks();
   return outcome;
+}
+
+std::vector<RankCalibration> calibrations_of(const std::vector<RankIdentity>& ranks) {
+  std::vector<RankCalibration> out;
+  for (const RankIdentity& rank : ranks)
+    if (rank.calibration) out.push_back(*rank.calibration);
+  return out;
 }
 
 Json to_json(const RankIdentity& r) {

@@ -41,6 +41,8 @@ struct RankIdentity {
   std::optional<RankCalibration> calibration;
 };
 nlohmann::json to_json(const RankIdentity& r);
+// The calibrations of the ranks that have one.
+std::vector<RankCalibration> calibrations_of(const std::vector<RankIdentity>& ranks);
 RankIdentity rank_identity_from_json(const nlohmann::json& j);
 
 class ResultSink {
@@ -55,6 +57,8 @@ class ResultSink {
   // Points that an earlier run of the file recorded `skipped` for a reason that still holds (no rank
   // has a GPU): they keep that row, and get no new one.
   virtual void on_left_skipped(std::size_t points) = 0;
+  // A line for the log from a rank (a sentinel's drift: calibration/sentinel.h), the rank named in it.
+  virtual void on_note(const std::string& line) { (void)line; }
 };
 
 enum class CheckPolicy { none, first_mode, every_mode };
@@ -78,6 +82,11 @@ struct RunOptions {
   // none: measured every time, kept nowhere).
   CalibrationMode calibrate = CalibrationMode::off;
   std::filesystem::path calibration_folder;
+  // Fleet health (calibration/fleet_health.h): whether ranks more than 5% below the median of their
+  // kind measure nothing (they stay in the job; their points go to the others), and how often each
+  // rank checks its devices against its calibration mid-run (calibration/sentinel.h; 0: never).
+  bool exclude_slow = false;
+  std::chrono::duration<double> sentinel_every{0};
 };
 
 class RunError : public std::runtime_error {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "calibration/calibration.h"
+#include "calibration/fleet_health.h"
 #include "cluster/interruption.h"
 #include "cluster/mpi_world.h"
 #include "cluster/sweep_runner.h"
@@ -127,6 +128,9 @@ int calibrate_ranks(const CalibrateRequest& request, Registry& registry, int* ar
       } else {
         print_table(table_of(sink.ranks()));
       }
+      for (const SlowRank& slow : slow_ranks(calibrations_of(sink.ranks())))
+        std::cerr << fmt::format("kernelsweep: slow: {} (more than {:.0f}% below the median of the ranks with the same "
+                                 "device; not kept)\n", slow.describe(), 100 * kSlowFraction);
       for (const RankIdentity& rank : sink.ranks())
         if (!rank.calibration || !rank.calibration->primary().problems.empty()) exit_code = kExitFailure;
     }

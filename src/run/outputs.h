@@ -44,6 +44,7 @@ class RunOutputs final : public ResultSink {
   void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) override;
   void on_tick() override;
   void on_left_skipped(std::size_t points) override;
+  void on_note(const std::string& line) override { progress_.note(line); }
   // Writes what is left, closes the file, prints the summary; returns the number of points that did
   // not pass (skipped ones aside).
   std::size_t finish();

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "build_info.h"
+#include "calibration/sentinel.h"
 #include "run/outputs.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
@@ -233,6 +234,8 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
   o.executable = current_executable();
   o.retry_skipped = args.retry_skipped;
   o.calibrate = calibration_mode_of(args.calibrate);
+  o.exclude_slow = args.exclude_slow;
+  o.sentinel_every = parse_sentinel_interval(args.sentinel_every);
   return o;
 }
 
@@ -326,7 +329,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
                         plan->to_measure(), args.progress_interval_s);
         outputs->set_headline({sweep->spec.name, sweep->spec.source_path, args.plan.shard, plan->size(),
                                plan->to_measure(), paths.results_file.string(), paths.documents.string(),
-                               documents_format, plan->repetitions()});
+                               documents_format, plan->repetitions(), args.exclude_slow});
         if (plan->measured_before() > 0)
           std::cerr << fmt::format("resuming: {} of {} points already passed\n", plan->measured_before(), plan->size());
         if (args.resume) {

@@ -43,6 +43,8 @@ struct RunRequest {
   double progress_interval_s = 10;
   std::string stop_file;  // --stop-file: rank 0 stops the run in order once this file exists
   std::string calibrate = "auto";  // auto, fresh or off (calibration/calibration_cache.h)
+  bool exclude_slow = false;       // slow ranks measure nothing (calibration/fleet_health.h)
+  std::string sentinel_every = "10m";  // calibration/sentinel.h: parse_sentinel_interval
 };
 
 // `kernelsweep submit`: a sweep as a Slurm job array of `array` shards and a merge job (docs/slurm.md).

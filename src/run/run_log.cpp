@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "build_info.h"
+#include "calibration/fleet_health.h"
 #include "report/view.h"
 
 namespace ks {
@@ -17,6 +18,20 @@ namespace {
 std::string value_of(const std::map<std::string, std::string>& environment, const std::string& name) {
   const auto it = environment.find(name);
   return it == environment.end() ? std::string() : it->second;
+}
+
+// Fleet health: a line for each rank more than 5% below the median of the ranks with the same device.
+std::vector<std::string> slow_rank_lines(const std::vector<RankIdentity>& ranks, bool excluded) {
+  const std::vector<SlowRank> slow = slow_ranks(calibrations_of(ranks));
+  const std::vector<int> aside = ranks_to_set_aside(slow);
+  std::vector<std::string> lines;
+  for (const SlowRank& rank : slow) {
+    const bool set_aside = std::find(aside.begin(), aside.end(), rank.rank) != aside.end();
+    lines.push_back(fmt::format("  slow: {}{}", rank.describe(),
+                                !excluded ? "" : set_aside ? " (excluded: it measures nothing)"
+                                                           : " (kept: every rank of its device is slow in some figure, it least)"));
+  }
+  return lines;
 }
 
 // "0-3" for consecutive ranks, "0,2,5" otherwise.
@@ -117,6 +132,7 @@ std::string start_block(const RunHeadline& h, const std::vector<RankIdentity>& r
              "        each rank to a core when it starts two or fewer); work the host sets the pace of, such as Python\n"
              "        implementations, is timed on it. mpirun --bind-to none, or --map-by slot:PE=N, gives each rank\n"
              "        more (docs/measurement.md)\n";
+  for (const std::string& line : slow_rank_lines(ranks, h.exclude_slow)) block += line + "\n";
   block += fmt::format("  output: {}, documents in {} ({})\n", h.results_file, h.documents_folder, h.documents_format);
   return block;
 }

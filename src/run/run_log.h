@@ -19,6 +19,7 @@ struct RunHeadline {
   std::size_t to_measure = 0;      // measurements this run makes (the plan less those passed before)
   std::string results_file, documents_folder, documents_format;
   std::int64_t repetitions = 1;    // the protocol's: each point measured this many times
+  bool exclude_slow = false;       // run --exclude-slow: slow ranks measure nothing
 };
 
 // The scheduler's word on the job: "slurm job 1234 (array job 1230, task 2), nodes node[01-02]";

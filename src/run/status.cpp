@@ -1,11 +1,13 @@
 // `kernelsweep status results.h5`: what a finished or interrupted results file holds.
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "calibration/fleet_health.h"
 #include "report/view.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
@@ -75,6 +77,17 @@ std::string shard_text(const RunInfo& info) {
   return info.shard_count > 1 ? fmt::format("{}/{}", info.shard_index, info.shard_count) : "";
 }
 
+// Fleet health: the ranks more than 5% below the median of the ranks with the same device, from the
+// calibrations the file keeps (each rank's latest row: a resumed run may have measured again).
+std::vector<SlowRank> slow_ranks_of(const ResultsFile& file) {
+  std::map<int, RankCalibration> latest;
+  for (const RankInfo& rank : file.read_ranks())
+    if (!rank.calibration.empty()) latest[rank.rank] = rank_calibration_from_json(nlohmann::json::parse(rank.calibration));
+  std::vector<RankCalibration> calibrations;
+  for (auto& [rank, calibration] : latest) calibrations.push_back(std::move(calibration));
+  return slow_ranks(calibrations);
+}
+
 }  // namespace
 
 int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,
@@ -107,7 +120,10 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   }
   const ResultsSummary s = summarise_results(file, points, plan.value_or(PositionedKeys()));
   const std::vector<ViewRow> not_passed = points_not_passed(file, points, results_file);
+  const std::vector<SlowRank> slow = slow_ranks_of(file);
   if (json) {
+    nlohmann::json slow_json = nlohmann::json::array();
+    for (const SlowRank& rank : slow) slow_json.push_back(to_json(rank));
     nlohmann::json out = {{"file", results_file}, {"sweep", info.sweep_name}, {"plan_size", info.plan_size},
                           {"shard", shard_text(info).empty() ? nlohmann::json(nullptr) : nlohmann::json(shard_text(info))},
                           {"where", info.where.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.where)},
@@ -115,7 +131,7 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
                           {"samples", s.samples}, {"sessions", s.sessions}, {"points_by_status", s.points_by_status},
                           {"missing", plan_known ? nlohmann::json(s.missing_point_ids) : nlohmann::json(nullptr)},
                           {"unplanned", plan_known ? nlohmann::json(s.unplanned_point_ids) : nlohmann::json(nullptr)},
-                          {"not_passed", not_passed_json(not_passed)}};
+                          {"not_passed", not_passed_json(not_passed)}, {"slow_ranks", slow_json}};
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
@@ -145,6 +161,9 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
     }
   }
   print_not_passed(not_passed, results_file);
+  for (const SlowRank& rank : slow)
+    std::cout << fmt::format("slow: {} (more than {:.0f}% below the median of the ranks with the same device)\n",
+                             rank.describe(), 100 * kSlowFraction);
   return kExitOk;
 }
 

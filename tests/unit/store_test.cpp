@@ -171,7 +171,7 @@ void expect_rows_and_samples(const ResultsFile& file, const std::vector<StoredRu
   }
 }
 
-std::string run_command(const std::string& command) {
+std::string shell_output(const std::string& command) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   if (!pipe) throw std::runtime_error("cannot run " + command);
   std::string output;
@@ -314,7 +314,7 @@ TEST_F(StoreTest, PlainHdf5CApiReadsAColumnTheSamplesAndAnAttribute) {
 
 TEST_F(StoreTest, H5dumpShowsTheLayoutAndTheValues) {
   write_file({make_batch(0, 3, 0)});
-  const std::string dump = run_command("h5dump " + file_path().string() + " 2>&1");
+  const std::string dump = shell_output("h5dump " + file_path().string() + " 2>&1");
 
   for (const char* dataset : {"runs", "samples", "environments", "protocols", "ranks", "sessions"}) {
     EXPECT_NE(dump.find(std::string("DATASET \"") + dataset + "\""), std::string::npos) << dataset;

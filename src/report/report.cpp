@@ -1,5 +1,6 @@
-// `kernelsweep report FILE.h5... -o DIR`: DIR/index.html and DIR/report.md, with tables, speed-ups,
-// fractions of a reference, failures, the documents cited, and plots drawn by gnuplot (DIR/plots/).
+// `kernelsweep report FILE.h5... -o DIR`: DIR/index.html and DIR/report.md, with the flagged points
+// and slow ranks, tables, speed-ups, fractions of a reference, failures, the documents cited, and
+// plots drawn by gnuplot (DIR/plots/), rooflines among them.
 // The model (report_model.h) decides what is shown; the tables, plots and pages lay it out.
 #include <cstdio>
 #include <filesystem>
@@ -42,8 +43,10 @@ Loaded load(const std::vector<std::string>& paths) {
     if (!fs::exists(path)) throw std::runtime_error(path + ": no such file");
     try {
       const ResultsFile file = ResultsFile::open_read_only(path);
-      loaded.files.push_back({path, file.read_info(), file.read_environments(), file.read_protocols()});
+      loaded.files.push_back(
+          {path, file.read_info(), file.read_environments(), file.read_protocols(), file.read_ranks(), {}});
       std::vector<ViewRow> part = current_view(file, path);
+      for (const ViewRow& row : part) ++loaded.files.back().points_by_rank[row.run.rank];
       loaded.view.insert(loaded.view.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     } catch (const ResultsFileError& e) {
       throw std::runtime_error(e.what());  // already names the file

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "report/report_format.h"
+#include "report/report_roofline.h"
 
 namespace ks::report_page {
 namespace {
@@ -21,11 +22,6 @@ using Json = nlohmann::json;
 // A parameter named seed picks random inputs, not a shape: points that differ only in it are
 // repetitions, never the axis of a plot while another parameter varies.
 constexpr const char* kReplicateParameter = "seed";
-
-bool measured(const ViewRow& row) {
-  return row.run.status == "passed" && timed(row.run) && std::isfinite(row.run.stats.median_ns) &&
-         row.run.stats.median_ns > 0;
-}
 
 std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
@@ -526,6 +522,11 @@ std::string hardware_statement(const std::vector<FileSummary>& files) {
 
 }  // namespace
 
+bool measured(const ViewRow& row) {
+  return row.run.status == "passed" && timed(row.run) && std::isfinite(row.run.stats.median_ns) &&
+         row.run.stats.median_ns > 0;
+}
+
 ReportModel build_model(std::vector<ViewRow> view, const std::vector<LoadedFile>& files, const ModelOptions& options) {
   ReportModel model;
   model.view = std::move(view);
@@ -553,8 +554,13 @@ ReportModel build_model(std::vector<ViewRow> view, const std::vector<LoadedFile>
   model.files = file_summaries(files, model.view);
   model.hardware_statement = hardware_statement(model.files);
   const LegendHardware legend_hardware = legend_hardware_of(model.files);
-  for (auto& [kernel, rows] : rows_by_kernel)
+  const RankCalibrations calibrations = rank_calibrations(files);
+  for (auto& [kernel, rows] : rows_by_kernel) {
     model.kernels.push_back(section_of(kernel, std::move(rows), options, legend_hardware));
+    add_roofline(model.kernels.back(), calibrations);
+  }
+  model.flagged = flagged_points(model.view);
+  model.slow_ranks = slow_rank_notes(files);
 
   model.environments = cited_documents(files, model.view, true);
   model.protocols = cited_documents(files, model.view, false);

@@ -1,14 +1,16 @@
 #pragma once
 // What `kernelsweep report` shows, worked out once from the current view: per kernel its points in
 // table order, each point's speed-up over the baseline and fraction of the reference, the series of
-// its plots, and the files, environments and protocols the points come from. The HTML and markdown
-// pages (report_pages.h) and the plots (report_plots.h) only lay this out.
+// its plots and its roofline, the flagged points and slow ranks, and the files, environments and
+// protocols the points come from. The HTML and markdown pages (report_pages.h) and the plots
+// (report_plots.h) only lay this out.
 #include <cstddef>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "calibration/fleet_health.h"
 #include "report/view.h"
 #include "store/results_file.h"
 
@@ -69,6 +71,37 @@ struct Speedup {
   std::size_t points = 0;
 };
 
+// Achieved rate against arithmetic intensity, with the roofs of the device the points ran on
+// (docs/speed-of-light.md): a point on a roof is at its device's speed of light.
+struct RooflinePlot {
+  struct Point {
+    double intensity = 0;  // FLOPs per byte of one call
+    double tflops = 0;     // achieved, from the median
+  };
+  // The points of one implementation (and mode and dtype, where those vary), implausible ones apart.
+  struct Series {
+    std::string title;
+    std::size_t label_index = 0;  // which implementation: its colour
+    std::size_t mode_index = 0;   // which mode: its marker
+    bool implausible = false;
+    std::vector<Point> points;
+  };
+  // min(memory bandwidth × intensity, the dtype's rate), from low to high intensity.
+  struct Roof {
+    std::string dtype;
+    double memory_gbps = kNone;
+    double tflops = kNone;  // NaN: the calibration has no rate for the dtype (the memory roof alone)
+    std::vector<Point> points;
+  };
+  std::string name;  // file name without .svg
+  std::string title;
+  std::string device;  // whose roofs are drawn
+  double low = 0, high = 0;  // the intensity axis
+  std::vector<Series> series;
+  std::vector<Roof> roofs;
+  std::string caption;
+};
+
 struct KernelSection {
   std::string kernel;
   std::vector<std::string> parameters;  // table columns, in order: those whose value differs between points
@@ -84,6 +117,22 @@ struct KernelSection {
   std::string swept_parameter;          // the line plots' x axis; empty when no parameter varies
   std::vector<Speedup> speedups;        // by label, then mode
   std::string speedup_plot;             // file name without .svg; empty when there is nothing to draw
+  std::vector<RooflinePlot> rooflines;  // none or one
+  std::string no_roofline;              // why there is none, in one sentence
+};
+
+// A point whose figures are not to be taken as they stand (docs/speed-of-light.md's flags).
+struct FlaggedPoint {
+  const ViewRow* row = nullptr;
+  std::string flag;     // "implausible" or "no-work"
+  std::string meaning;  // what the flag says about the point, in one line
+};
+
+// A rank measurably slower than the ranks with the same device (calibration/fleet_health.h).
+struct SlowRankNote {
+  std::string file;
+  SlowRank rank;
+  std::size_t points = 0;  // of the file, whatever --where keeps
 };
 
 struct ReportModel {
@@ -91,6 +140,8 @@ struct ReportModel {
   std::vector<FileSummary> files;
   std::string hardware_statement;  // the files' hardware, and whether it differs
   std::vector<KernelSection> kernels;
+  std::vector<FlaggedPoint> flagged;    // implausible first, then no-work
+  std::vector<SlowRankNote> slow_ranks;  // by file, then rank
   std::vector<CitedDocument> environments, protocols;
   std::string where;
   std::string baseline_option, reference_option;
@@ -108,7 +159,13 @@ struct LoadedFile {
   std::string path;
   RunInfo info;
   std::vector<DigestedDocument> environments, protocols;
+  std::vector<RankInfo> ranks;  // /ranks, with each rank's calibration where it has one
+  // The file's points (before --where) by the rank that measured them.
+  std::map<std::int32_t, std::size_t> points_by_rank;
 };
+
+// True when the point passed and was timed: it has figures to show, plot and compare.
+bool measured(const ViewRow& row);
 
 // Throws std::invalid_argument when --baseline or --reference names an implementation that no
 // point has (bad input).

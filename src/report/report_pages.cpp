@@ -62,6 +62,23 @@ std::size_t failures_of(const KernelSection& section) {
   return n;
 }
 
+constexpr const char* kFlaggedSentence =
+    "These points' figures are not to be taken as they stand (docs/speed-of-light.md): implausible points are "
+    "kept and shown, and left out of every speed-up and fraction. Points flagged in-cache (which only says that a "
+    "small point may run from the cache) are left to the points tables' flags column.";
+
+std::string slow_ranks_sentence() {
+  return fmt::format("These ranks were calibrated more than {:.0f}% below the median of the ranks with the same "
+                     "device: their points are slower for the rank, not for the code.",
+                     100 * kSlowFraction);
+}
+
+std::string slow_rank_line(const SlowRankNote& note, bool several_files) {
+  const std::string points = note.points == 0 ? "it measured no points"
+                                              : fmt::format("it measured {} point{}", note.points, note.points == 1 ? "" : "s");
+  return fmt::format("{}{}; {}.", several_files ? note.file + ": " : "", note.rank.describe(), points);
+}
+
 std::string cited_sentence(const CitedDocument& document) {
   return fmt::format("{} point{}{}", document.points, document.points == 1 ? "" : "s",
                      document.files.empty() ? "" : "; in " + fmt::format("{}", fmt::join(document.files, ", ")));
@@ -133,6 +150,8 @@ void html_section(const KernelSection& section, const ReportModel& model, const 
   out += fmt::format("<section id=\"kernel-{}\">\n<h2>{}</h2>\n", slug(section.kernel), html_escape(section.kernel));
   out += fmt::format("<p>{}</p>\n", html_escape(section_sentence(section)));
   for (const auto& plot : section.line_plots) out += html_figure(plot.name, plot.title, plot.note, plots);
+  for (const auto& plot : section.rooflines) out += html_figure(plot.name, plot.title, plot.caption, plots);
+  if (!section.no_roofline.empty()) out += fmt::format("<p class=\"caption\">{}</p>\n", html_escape(section.no_roofline));
   if (!section.speedups.empty()) {
     out += fmt::format("<h3>Speed-up over {}</h3>\n", html_escape(section.baseline));
     out += html_figure(section.speedup_plot, section.kernel + " speed-ups", "", plots);
@@ -142,6 +161,19 @@ void html_section(const KernelSection& section, const ReportModel& model, const 
   if (failures_of(section) > 0)
     out.append("<h3>Failures</h3>\n").append(html_table(failures_table(section, several_files(model)), "message"));
   out += "</section>\n";
+}
+
+// After the files and before the kernels, and only where there is something to say.
+void html_speed_of_light(const ReportModel& model, std::string& out) {
+  if (!model.flagged.empty()) {
+    out += fmt::format("<section id=\"flagged\">\n<h2>Flagged points</h2>\n<p>{}</p>\n", html_escape(kFlaggedSentence));
+    out += html_table(flagged_table(model), "what it means") + "</section>\n";
+  }
+  if (model.slow_ranks.empty()) return;
+  out += fmt::format("<section id=\"slow-ranks\">\n<h2>Slow ranks</h2>\n<p>{}</p>\n<ul>\n", html_escape(slow_ranks_sentence()));
+  for (const auto& note : model.slow_ranks)
+    out += fmt::format("<li>{}</li>\n", html_escape(slow_rank_line(note, several_files(model))));
+  out += "</ul>\n</section>\n";
 }
 
 void html_documents(const char* id, const char* heading, const std::vector<CitedDocument>& documents, std::string& out) {
@@ -185,6 +217,8 @@ std::string markdown_figure(const std::string& name, const std::string& title, c
 void markdown_section(const KernelSection& section, const ReportModel& model, const DrawnPlots& plots, std::string& out) {
   out += fmt::format("## {}\n\n{}\n\n", section.kernel, section_sentence(section));
   for (const auto& plot : section.line_plots) out += markdown_figure(plot.name, plot.title, plot.note, plots);
+  for (const auto& plot : section.rooflines) out += markdown_figure(plot.name, plot.title, plot.caption, plots);
+  if (!section.no_roofline.empty()) out += section.no_roofline + "\n\n";
   if (!section.speedups.empty()) {
     out += fmt::format("### Speed-up over {}\n\n", section.baseline);
     out += markdown_figure(section.speedup_plot, section.kernel + " speed-ups", "", plots);
@@ -193,6 +227,15 @@ void markdown_section(const KernelSection& section, const ReportModel& model, co
   out.append("### Points\n\n").append(markdown_table(points_table(section, several_files(model))));
   if (failures_of(section) > 0)
     out.append("### Failures\n\n").append(markdown_table(failures_table(section, several_files(model))));
+}
+
+void markdown_speed_of_light(const ReportModel& model, std::string& out) {
+  if (!model.flagged.empty())
+    out += fmt::format("## Flagged points\n\n{}\n\n{}", kFlaggedSentence, markdown_table(flagged_table(model)));
+  if (model.slow_ranks.empty()) return;
+  out += fmt::format("## Slow ranks\n\n{}\n\n", slow_ranks_sentence());
+  for (const auto& note : model.slow_ranks) out += fmt::format("- {}\n", slow_rank_line(note, several_files(model)));
+  out += "\n";
 }
 
 void markdown_documents(const char* heading, const std::vector<CitedDocument>& documents, std::string& out) {
@@ -229,7 +272,10 @@ std::string html_page(const ReportModel& model, const DrawnPlots& plots) {
     out += fmt::format("<p>{}</p>\n", html_escape(fraction));
   if (!model.where.empty()) out += fmt::format("<p>Points kept: <code>--where {}</code>.</p>\n", html_escape(model.where));
   if (!plots.why_not.empty()) out += fmt::format("<p class=\"note\">{}.</p>\n", html_escape(plots.why_not));
+  html_speed_of_light(model, out);
   out += "<nav><h2>Contents</h2><ul>\n";
+  if (!model.flagged.empty()) out += "<li><a href=\"#flagged\">Flagged points</a></li>\n";
+  if (!model.slow_ranks.empty()) out += "<li><a href=\"#slow-ranks\">Slow ranks</a></li>\n";
   for (const auto& section : model.kernels)
     out += fmt::format("<li><a href=\"#kernel-{}\">{}</a></li>\n", slug(section.kernel), html_escape(section.kernel));
   out += "<li><a href=\"#environments\">Environments</a></li>\n<li><a href=\"#protocols\">Protocols</a></li>\n</ul></nav>\n";
@@ -252,6 +298,7 @@ std::string markdown_page(const ReportModel& model, const DrawnPlots& plots) {
   if (const std::string fraction = fraction_sentence(model); !fraction.empty()) out += fraction + "\n\n";
   if (!model.where.empty()) out += fmt::format("Points kept: `--where {}`.\n\n", model.where);
   if (!plots.why_not.empty()) out += fmt::format("> {}.\n\n", plots.why_not);
+  markdown_speed_of_light(model, out);
   for (const auto& section : model.kernels) markdown_section(section, model, plots, out);
   markdown_documents("Environments", model.environments, out);
   markdown_documents("Protocols", model.protocols, out);

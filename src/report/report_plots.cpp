@@ -155,11 +155,59 @@ void speedup_plot_script(const KernelSection& section, std::string& out) {
   out += "\nset output\n";
 }
 
+// Writes the points as a datablock ("intensity TFLOP/s" a line) and returns its name: gnuplot's
+// names are letters, digits and underscores.
+std::string roofline_datablock(const std::string& prefix, const std::string& plot, std::size_t index,
+                               const std::vector<RooflinePlot::Point>& points, std::string& out) {
+  std::string name = fmt::format("${}_{}_{}", prefix, slug(plot), index);
+  std::replace(name.begin(), name.end(), '-', '_');
+  out += name + " << EOD\n";
+  for (const auto& p : points) out += fmt::format("{} {}\n", number(p.intensity), number(p.tflops));
+  out += "EOD\n";
+  return name;
+}
+
+// Markers by mode (filled circle, square, triangle, diamond, pentagon); a cross for an implausible point.
+constexpr int kModeMarkers[] = {7, 5, 9, 13, 15};
+constexpr int kImplausibleMarker = 2;
+
+void roofline_plot_script(const RooflinePlot& plot, std::string& out) {
+  out += "reset\n";
+  out += fmt::format("set output {}\n", gnuplot_string(plot.name + ".svg"));
+  out += fmt::format("set title {}\n", gnuplot_string(plot.title));
+  out += "set xlabel 'arithmetic intensity (FLOP/byte)'\nset ylabel 'achieved TFLOP/s'\n";
+  out += "set key outside right top Left reverse\n";
+  out += "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n";
+  out += fmt::format("set logscale xy\nset xrange [{}:{}]\n", number(plot.low), number(plot.high));
+  // The roofs' figures as calibrated, unrounded, for whoever reads this script.
+  out += fmt::format("# roofs of {}: memory_gbps {}", plot.device, number(plot.roofs.front().memory_gbps));
+  for (const auto& roof : plot.roofs) out += fmt::format(", tflops.{} {}", roof.dtype, number(roof.tflops));
+  out += "\n";
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < plot.roofs.size(); ++i) {
+    const auto& roof = plot.roofs[i];
+    const std::string name = roofline_datablock("roof", plot.name, i, roof.points, out);
+    const std::string rate = std::isnan(roof.tflops) ? "no rate" : figure(roof.tflops) + " TFLOP/s";
+    lines.push_back(fmt::format("{} using 1:2 with lines lw 2 lc rgb '#444444' dt {} title {}", name, i + 1,
+                                gnuplot_string(fmt::format("roof {}: {} GB/s, {}", roof.dtype, figure(roof.memory_gbps), rate))));
+  }
+  for (std::size_t i = 0; i < plot.series.size(); ++i) {
+    const auto& series = plot.series[i];
+    const std::string name = roofline_datablock("points", plot.name, i, series.points, out);
+    const int marker = series.implausible ? kImplausibleMarker : kModeMarkers[series.mode_index % std::size(kModeMarkers)];
+    lines.push_back(fmt::format("{} using 1:2 with points pt {} ps {} lc {} title {}", name, marker,
+                                series.implausible ? "1.4" : "0.8", series.label_index % 8 + 1,
+                                gnuplot_string(series.title)));
+  }
+  out += fmt::format("plot {}\nset output\n", fmt::join(lines, ", \\\n     "));
+}
+
 std::vector<std::string> plot_names(const ReportModel& model) {
   std::vector<std::string> names;
   for (const auto& section : model.kernels) {
     for (const auto& plot : section.line_plots) names.push_back(plot.name);
     if (!section.speedup_plot.empty()) names.push_back(section.speedup_plot);
+    for (const auto& plot : section.rooflines) names.push_back(plot.name);
   }
   return names;
 }
@@ -236,6 +284,7 @@ std::string gnuplot_script(const ReportModel& model) {
   for (const auto& section : model.kernels) {
     for (const auto& plot : section.line_plots) line_plot_script(plot, out);
     if (!section.speedup_plot.empty()) speedup_plot_script(section, out);
+    for (const auto& plot : section.rooflines) roofline_plot_script(plot, out);
   }
   return out;
 }

@@ -25,6 +25,14 @@ std::string parameter_column(const std::string& name) {
   return taken.contains(name) ? "param." + name : name;
 }
 
+// "1.234 TFLOP/s, 5.678 GB/s": the rates of the work the point counts; "—" for none.
+std::string rates_text(const RunRecord& run) {
+  std::vector<std::string> rates;
+  if (std::isfinite(run.flops) && run.flops > 0) rates.push_back(rate(run.tflops) + " TFLOP/s");
+  if (std::isfinite(run.bytes) && run.bytes > 0) rates.push_back(rate(run.gbps) + " GB/s");
+  return rates.empty() ? "—" : fmt::format("{}", fmt::join(rates, ", "));
+}
+
 }  // namespace
 
 Table points_table(const KernelSection& section, bool several_files) {
@@ -43,6 +51,14 @@ Table points_table(const KernelSection& section, bool several_files) {
   add_column(table, "p20–p80 (ms)", true);
   if (section.has_flops) add_column(table, "TFLOP/s", true);
   if (section.has_bytes) add_column(table, "GB/s", true);
+  // How close each point came to its device's speed of light, beside its rates, where a point was
+  // held against its rank's calibration (as `show` prints them).
+  const bool any_speed_of_light = std::any_of(section.rows.begin(), section.rows.end(),
+                                              [](const PointRow& point) { return speed_of_light_was_found(point.row->run); });
+  if (any_speed_of_light) {
+    add_column(table, "sol_pct", true);
+    add_column(table, "flags", false);
+  }
   add_column(table, "peak memory", true);
   add_column(table, "status", false);
   // Where any point was timed while its GPU was held down (power cap, thermal slowdown), what did.
@@ -74,6 +90,10 @@ Table points_table(const KernelSection& section, bool several_files) {
     cells.push_back(ms_range(run.stats.p20_ns, run.stats.p80_ns));
     if (section.has_flops) cells.push_back(rate(run.tflops));
     if (section.has_bytes) cells.push_back(rate(run.gbps));
+    if (any_speed_of_light) {
+      cells.push_back(figure(run.sol_pct));
+      cells.push_back(run.flags);
+    }
     cells.push_back(memory(run.device_peak_bytes));
     cells.push_back(run.status);
     if (any_slowed) cells.push_back(slowed_by(run));
@@ -108,6 +128,23 @@ Table failures_table(const KernelSection& section, bool several_files) {
     table.rows.push_back(std::move(cells));
     table.row_ids.push_back(run.point_id);
     table.row_classes.push_back(run.status);
+  }
+  return table;
+}
+
+Table flagged_table(const ReportModel& model) {
+  Table table;
+  for (const char* header : {"kernel", "implementation", "mode", "parameters", "rank", "rate", "flag", "what it means"})
+    add_column(table, header, std::string_view(header) == "rank");
+  const bool several_files = model.files.size() > 1;
+  if (several_files) add_column(table, "file", false);
+  for (const FlaggedPoint& flagged : model.flagged) {
+    const RunRecord& run = flagged.row->run;
+    std::vector<std::string> cells{run.kernel,         run.implementation, run.mode, parameters_text(flagged.row->params),
+                                   std::to_string(run.rank), rates_text(run), flagged.flag, flagged.meaning};
+    if (several_files) cells.push_back(flagged.row->file);
+    // No row ids: a point's id marks its row in its kernel's table, the one place it is shown whole.
+    table.rows.push_back(std::move(cells));
   }
   return table;
 }

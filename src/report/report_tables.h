@@ -17,8 +17,12 @@ struct Table {
 };
 
 // Every point of the kernel: kernel, implementation, mode, parameters, median and p20–p80 (ms),
-// TFLOP/s and GB/s where the kernel counts them, peak memory, status, speed-up, fraction, file.
+// TFLOP/s and GB/s where the kernel counts them, sol_pct and flags where a point has them, peak
+// memory, status, speed-up, fraction, file.
 Table points_table(const KernelSection& section, bool several_files);
+// The flagged points (implausible, then no-work): what each is, on which rank, its rates, its flag
+// and what the flag means.
+Table flagged_table(const ReportModel& model);
 // The kernel's points that did not pass, with their messages.
 Table failures_table(const KernelSection& section, bool several_files);
 // Per implementation and mode: the geometric mean of the speed-ups and how many points it is over.

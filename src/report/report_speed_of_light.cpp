@@ -6,21 +6,25 @@
 
 namespace ks::report_page {
 
-std::vector<RankCalibration> rank_calibrations(const LoadedFile& file) {
-  std::vector<RankCalibration> out;
-  for (const RankInfo& rank : file.ranks) {
+std::vector<RankCalibration> rank_calibrations(const std::vector<RankInfo>& ranks) {
+  std::map<std::int32_t, RankCalibration> latest;
+  for (const RankInfo& rank : ranks) {
     if (rank.calibration.empty()) continue;
     try {
       RankCalibration calibration = rank_calibration_from_json(Json::parse(rank.calibration));
       calibration.rank = rank.rank;  // /ranks' own number is the one the points carry
-      out.push_back(std::move(calibration));
+      latest.insert_or_assign(rank.rank, std::move(calibration));
     } catch (const std::exception&) {
       // A calibration that does not parse holds nothing to measure against: the rank counts as not
       // calibrated, and the report still says everything else.
     }
   }
+  std::vector<RankCalibration> out;
+  for (auto& [rank, calibration] : latest) out.push_back(std::move(calibration));
   return out;
 }
+
+std::vector<RankCalibration> rank_calibrations(const LoadedFile& file) { return rank_calibrations(file.ranks); }
 
 RankCalibrations rank_calibrations(const std::vector<LoadedFile>& files) {
   RankCalibrations out;
@@ -42,6 +46,9 @@ std::string flag_meaning(const std::string& flag) {
     return "a rate above 1.5 times the device's calibrated or datasheet figure: the work model counts what the code "
            "does not do, or the timer missed the work; left out of every speed-up and fraction";
   if (flag == "no-work") return "declares no FLOPs and no bytes: there is no rate to hold against the device";
+  if (flag == "drift")
+    return "measured after its rank's sentinel found the device more than 5% below its calibration: it may be slow "
+           "for the device's sake, not the kernel's";
   return "";
 }
 
@@ -50,7 +57,7 @@ std::vector<FlaggedPoint> flagged_points(const std::vector<ViewRow>& view) {
   // in-cache is not listed: it says why a small point's bandwidth may exceed memory's, and puts none
   // of its figures in doubt (its FLOPs are still held to the device's rate). The points tables show
   // it in their flags column.
-  for (const char* flag : {"implausible", "no-work"})
+  for (const char* flag : {"implausible", "drift", "no-work"})
     for (const ViewRow& row : view)
       if (has_flag(row.run.flags, flag)) out.push_back({&row, flag, flag_meaning(flag)});
   return out;

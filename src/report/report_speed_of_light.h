@@ -15,8 +15,10 @@ namespace ks::report_page {
 // Every calibrated rank of the files, by file (as given) and rank.
 using RankCalibrations = std::map<std::pair<std::string, std::int32_t>, RankCalibration>;
 
-// The calibrations of a file's /ranks; a rank not calibrated, or whose calibration does not parse,
-// is left out.
+// The calibrations of a file's /ranks, each rank's latest row (a resumed run adds a row where the
+// rank measured again, or reused what it kept); a rank not calibrated, or whose calibration does not
+// parse, is left out. In rank order.
+std::vector<RankCalibration> rank_calibrations(const std::vector<RankInfo>& ranks);
 std::vector<RankCalibration> rank_calibrations(const LoadedFile& file);
 RankCalibrations rank_calibrations(const std::vector<LoadedFile>& files);
 
@@ -24,7 +26,7 @@ RankCalibrations rank_calibrations(const std::vector<LoadedFile>& files);
 // CPU. Null when its rank was not calibrated (or has no GPU in its calibration).
 const DeviceCalibration* device_of(const ViewRow& row, const RankCalibrations& calibrations);
 
-// The points flagged implausible, then those flagged no-work, each in the order of `view`.
+// The points flagged implausible, then drift, then no-work, each in the order of `view`.
 std::vector<FlaggedPoint> flagged_points(const std::vector<ViewRow>& view);
 
 // What a flag says about a point, in one line; empty for a flag that is not listed.

@@ -1,13 +1,13 @@
 // `kernelsweep status results.h5`: what a finished or interrupted results file holds.
 #include <algorithm>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "calibration/fleet_health.h"
+#include "report/report_speed_of_light.h"
 #include "report/view.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
@@ -77,17 +77,6 @@ std::string shard_text(const RunInfo& info) {
   return info.shard_count > 1 ? fmt::format("{}/{}", info.shard_index, info.shard_count) : "";
 }
 
-// Fleet health: the ranks more than 5% below the median of the ranks with the same device, from the
-// calibrations the file keeps (each rank's latest row: a resumed run may have measured again).
-std::vector<SlowRank> slow_ranks_of(const ResultsFile& file) {
-  std::map<int, RankCalibration> latest;
-  for (const RankInfo& rank : file.read_ranks())
-    if (!rank.calibration.empty()) latest[rank.rank] = rank_calibration_from_json(nlohmann::json::parse(rank.calibration));
-  std::vector<RankCalibration> calibrations;
-  for (auto& [rank, calibration] : latest) calibrations.push_back(std::move(calibration));
-  return slow_ranks(calibrations);
-}
-
 }  // namespace
 
 int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,
@@ -120,7 +109,8 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   }
   const ResultsSummary s = summarise_results(file, points, plan.value_or(PositionedKeys()));
   const std::vector<ViewRow> not_passed = points_not_passed(file, points, results_file);
-  const std::vector<SlowRank> slow = slow_ranks_of(file);
+  // Fleet health: the ranks more than 5% below the median of the ranks with the same device.
+  const std::vector<SlowRank> slow = slow_ranks(report_page::rank_calibrations(file.read_ranks()));
   if (json) {
     nlohmann::json slow_json = nlohmann::json::array();
     for (const SlowRank& rank : slow) slow_json.push_back(to_json(rank));

@@ -149,16 +149,20 @@ TEST(ReportRoofline, AGpuPointIsHeldToItsRanksGpuAndACpuPointToItsCpu) {
   EXPECT_EQ(device_of(on_gpu, calibrations), nullptr);
 }
 
-TEST(ReportFlags, ImplausiblePointsComeFirstThenNoWorkAndInCacheIsNotListed) {
+TEST(ReportFlags, ImplausiblePointsComeFirstThenDriftThenNoWorkAndInCacheIsNotListed) {
   const std::vector<ViewRow> view{point("a", 0, 0, 0, "no-work"), point("b", 0, 1, 1, "in-cache"),
-                                  point("c", 0, 1, 1, "implausible,in-cache"), point("d", 0, 1, 1, "")};
+                                  point("c", 0, 1, 1, "implausible,in-cache"), point("d", 0, 1, 1, ""),
+                                  point("e", 0, 1, 1, "drift")};
   const auto flagged = flagged_points(view);
-  ASSERT_EQ(flagged.size(), 2u);
+  ASSERT_EQ(flagged.size(), 3u);
   EXPECT_EQ(flagged[0].row->run.implementation, "c");
   EXPECT_EQ(flagged[0].flag, "implausible");
   EXPECT_EQ(flagged[0].meaning, flag_meaning("implausible"));
-  EXPECT_EQ(flagged[1].row->run.implementation, "a");
-  EXPECT_EQ(flagged[1].flag, "no-work");
+  EXPECT_EQ(flagged[1].row->run.implementation, "e");
+  EXPECT_EQ(flagged[1].flag, "drift");
+  EXPECT_FALSE(flag_meaning("drift").empty());
+  EXPECT_EQ(flagged[2].row->run.implementation, "a");
+  EXPECT_EQ(flagged[2].flag, "no-work");
   EXPECT_FALSE(flag_meaning("no-work").empty());
   EXPECT_TRUE(flag_meaning("in-cache").empty());
 }

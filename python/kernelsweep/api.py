@@ -129,6 +129,9 @@ class ImplementationDeclaration:
     # of the run documents taken from them ({"liger_version": "liger-kernel"}).
     packages: Sequence[str] = ()
     labels: Dict[str, str] = field(default_factory=dict)
+    # The work of one call where this implementation's call does other work than the kernel declares
+    # (autograd's backward doing the products that a fused forward did); None: the kernel's.
+    work: Optional[Callable[[dict, str], Work]] = None
 
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "name": self.name, "backend": self.backend, "help": self.help,
@@ -199,10 +202,12 @@ def kernel(name: str, *, title: str = "", description: str = "", parameters: Seq
 
 
 def implementation(kernel: str, name: str, *, backend: str = "any", help: str = "", packages: Sequence[str] = (),
-                   labels: Optional[Dict[str, str]] = None):
+                   labels: Optional[Dict[str, str]] = None, work: Optional[Callable[[dict, str], Work]] = None):
     """Decorates the factory of implementation `name` of `kernel`: make(params, device) -> Instance,
     where params is the point's parameters (a dict, defaults filled in) and device "cuda" or "cpu".
-    backend: "cuda" (needs a GPU), "cpu", or "any" (the GPU where the rank has one, else the CPU)."""
+    backend: "cuda" (needs a GPU), "cpu", or "any" (the GPU where the rank has one, else the CPU).
+    work(params, mode) -> Work: the work of one call, only where this implementation's modes do other
+    work than the kernel declares (its % of peak is held against what it does)."""
     if backend not in BACKENDS:
         raise ValueError(f"implementation {kernel}/{name}: backend {backend!r} is not one of {BACKENDS}")
     _check_name("implementation", name)
@@ -210,7 +215,7 @@ def implementation(kernel: str, name: str, *, backend: str = "any", help: str = 
 
     def register(make: Callable[[dict, str], Instance]):
         registry.add_implementation(ImplementationDeclaration(kernel, name, backend, help, make, module,
-                                                              tuple(packages), dict(labels or {})))
+                                                              tuple(packages), dict(labels or {}), work))
         return make
 
     return register

@@ -265,7 +265,7 @@ class Worker:
             record["n_warmup"], record["n_repeat"] = timing.n_warmup, timing.n_repeat
             record.update(zip(STATISTICS, summarize(timing.samples_ns)))
             record["samples_ns"] = timing.samples_ns
-            self.put_work(point, record)
+            self.put_work(point, declared, record)
             record["status"] = "passed"
             if request.get("check", True) and bound.check is not None:
                 check = bound.check()
@@ -295,12 +295,14 @@ class Worker:
             # worker takes the next point.
             result["worker_exits"] = on_gpu and not out_of_memory
 
-    def put_work(self, point: dict, record: dict) -> None:
-        """FLOPs and bytes of a kernel declared in Python; the rank counts those of C++ kernels."""
+    def put_work(self, point: dict, declared, record: dict) -> None:
+        """FLOPs and bytes of the implementation's own work model where it has one, else of a kernel
+        declared in Python; the rank counts those of C++ kernels."""
         kernel = api.registry.kernels.get(point["kernel"])
-        if kernel is None or kernel.work is None:
+        count = declared.work or (kernel.work if kernel is not None else None)
+        if count is None:
             return
-        work = kernel.work(dict(point["params"]), point["mode"])
+        work = count(dict(point["params"]), point["mode"])
         record["flops"], record["bytes"] = float(work.flops), float(work.bytes)
 
 

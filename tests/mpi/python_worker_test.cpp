@@ -124,6 +124,41 @@ TEST_F(PythonSweep, PythonAndCppImplementationsShareOneFileOnFourRanks) {
   EXPECT_EQ(python_documents, 4u + 4u + 8u);  // gemm torch, distill_cosine_loss torch, softmax torch and triton
 }
 
+// Autograd splits distill_cosine_loss's work otherwise than the chunked implementations, which
+// compute the gradients in forward: torch declares its own counts, and cpu keeps the kernel's.
+TEST_F(PythonSweep, TorchDistillationCountsTheWorkAutogradDoesInEachMode) {
+  const fs::path dir = fresh_directory("python_distill_work");
+  const fs::path sweep = dir / "sweep.yaml";
+  write_file(sweep, R"(name: distill_work
+protocol: {warmup_ms: 1, rep_ms: 4, max_repeat: 20, flush_bytes: 0}
+kernels:
+  - kernel: distill_cosine_loss
+    implementations: [cpu, torch]
+    modes: [forward, backward, full, no-grad-forward]
+    grid: {tokens: [6], hidden: [8], vocab: [20], dtype: [fp32]}
+    fixed: {chunk_size: 4}
+)");
+  const auto run = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  // BT 6, V 20, H 8 (the student's 4), fp32: the logits' products 2·6·20·(4 + 8), the gradients' 2·6·20·(4 + 4).
+  const double logits = 2.0 * 6 * 20 * (4 + 8), products = 2.0 * 6 * 20 * (4 + 4);
+  const double inputs = 4.0 * (6 * 4 + 20 * 4 + 6 * 8 + 20 * 8) + 8.0 * 6, gradients = 4.0 * (6 * 4 + 20 * 4);
+  std::map<std::string, std::pair<double, double>> work;
+  for (const StoredRun& r : ResultsFile::open_read_only(dir / "distill_work.h5").read_runs()) {
+    EXPECT_EQ(r.status, "passed") << r.implementation << "/" << r.mode << ": " << r.message;
+    work[r.implementation + "/" + r.mode] = {r.flops, r.bytes};
+  }
+  EXPECT_EQ(work.at("torch/forward"), std::make_pair(logits, inputs));
+  EXPECT_EQ(work.at("torch/backward"), std::make_pair(products, 4.0 * (6 * 4 + 20 * 4) + gradients));
+  EXPECT_EQ(work.at("torch/full"), std::make_pair(logits + products, inputs + gradients));
+  EXPECT_EQ(work.at("torch/no-grad-forward"), std::make_pair(logits, inputs));
+  // The kernel's own counts: the chunked forward makes the gradients too, and backward does nothing.
+  EXPECT_EQ(work.at("cpu/forward"), work.at("torch/full"));
+  EXPECT_EQ(work.at("cpu/full"), work.at("torch/full"));
+  EXPECT_EQ(work.at("cpu/backward"), std::make_pair(0.0, 0.0));
+  EXPECT_EQ(work.at("cpu/no-grad-forward"), work.at("torch/no-grad-forward"));
+}
+
 // A sweep file of tests/python/fragile_kernels.py's kernel (and any other), short points; `kernels`
 // is the list under `kernels:`.
 std::string fragile_sweep(const std::string& name, const std::string& kernels) {

@@ -426,7 +426,29 @@ class DistillInstance(ks.Instance):
 
 # ---- the implementations ---------------------------------------------------------------------------
 
-@ks.implementation(KERNEL, "torch", backend="any", packages=("torch",),
+def autograd_work(params: dict, mode: str) -> ks.Work:
+    """The work of one call as torch autograd splits it, which is not the chunked implementations'
+    split (kernels/distill_cosine/README.md "Modes"): its forward makes the student's and the teacher's
+    logits only, its backward the gradients' products dXs = dZ·Ws and dWs = dZᵀ·Xs (reading Xs and Ws,
+    writing the gradients); full and no-grad-forward do what the kernel declares for them, in the same
+    counts as distill_cosine.cpp's work()."""
+    p = Problem.of(params)
+    bt, v, h, hs = float(p.tokens), float(p.vocab), float(p.hidden), float(p.student_hidden)
+    size = 2.0 if p.bf16 else 4.0
+    inputs = size * (bt * hs + v * hs + bt * h + v * h + (2 * v if p.bias else 0)) + 8.0 * bt
+    gradients = size * (bt * hs + v * hs + (v if p.bias else 0))
+    logits = 2.0 * bt * v * (hs + h)
+    products = 2.0 * bt * v * (hs + hs)
+    if mode in ("forward", "no-grad-forward"):
+        return ks.Work(flops=logits, bytes=inputs)
+    if mode == "backward":
+        return ks.Work(flops=products, bytes=size * (bt * hs + v * hs) + gradients)
+    if mode == "full":
+        return ks.Work(flops=logits + products, bytes=inputs + gradients)
+    raise ValueError(f"{KERNEL}: unknown mode {mode}")
+
+
+@ks.implementation(KERNEL, "torch", backend="any", packages=("torch",), work=autograd_work,
                    help="the torch provider of Liger's benchmark: unchunked float32 logits, cross_entropy, "
                         "F.normalize and F.cosine_similarity")
 def make_torch(params: dict, device: str) -> ks.Instance:

@@ -34,6 +34,11 @@ const std::vector<Field<RunRecord>>& speed_of_light_record_fields() {
   return list;
 }
 
+const std::vector<Field<RunRecord>>& energy_record_fields() {
+  static const std::vector<Field<RunRecord>> list = energy_fields();
+  return list;
+}
+
 const std::vector<Field<RunRecord>>& noise_record_fields() {
   static const std::vector<Field<RunRecord>> list = noise_fields();
   return list;
@@ -58,6 +63,7 @@ nlohmann::json to_json(const RunRecord& record) {
   // to work out, from the gang's samples).
   if (record.wrong_elements >= 0) out["wrong_elements"] = record.wrong_elements;
   if (speed_of_light_was_found(record)) out.update(fields_to_json(record, speed_of_light_record_fields()));
+  if (energy_was_measured(record)) out.update(fields_to_json(record, energy_record_fields()));
   if (!record.quantiles.empty()) {
     nlohmann::json& quantiles = out["quantiles"] = nlohmann::json::array();
     for (const Quantile& q : record.quantiles) quantiles.push_back({q.quantile, q.value_ns});
@@ -79,17 +85,18 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
     for (const auto& pair : *it) record.quantiles.push_back({pair.at(0).get<double>(), pair.at(1).get<double>()});
   record.wrong_elements = json.value("wrong_elements", record.wrong_elements);
   if (json.contains("sol_pct")) fields_from_json(json, record, speed_of_light_record_fields());
+  if (json.contains("joules_per_call")) fields_from_json(json, record, energy_record_fields());
   return record;
 }
 
 namespace {
 
 // Every field list a record has: the /runs columns, then the repetition's, the GPU state's, the
-// cold measurement's, the collective's and the speed of light's.
+// cold measurement's, the collective's, the speed of light's and the energy's.
 const std::vector<const std::vector<Field<RunRecord>>*>& all_field_lists() {
   static const std::vector<const std::vector<Field<RunRecord>>*> lists{&fields(), &repetition_record_fields(), &gpu_fields(),
                                                                      &noise_record_fields(), &collective_record_fields(),
-                                                                     &speed_of_light_record_fields()};
+                                                                     &speed_of_light_record_fields(), &energy_record_fields()};
   return lists;
 }
 

@@ -74,6 +74,11 @@ struct RunRecord {
   // collective and for a point not timed.
   double bandwidth_pct = kNotMeasured, compute_pct = kNotMeasured, sol_pct = kNotMeasured;
   std::string flags;
+  // The GPU's energy per call from its total-energy counter over a window of at least a second
+  // (measure/energy.h), the FLOPs that bought per joule, and the window's wall time. NaN on the CPU,
+  // where NVML has no counter, for the Python worker's points, and where no window of a second was
+  // run (protocol `energy`).
+  double joules_per_call = kNotMeasured, gflops_per_joule = kNotMeasured, energy_window_s = kNotMeasured;
 };
 
 // The fields of a RunRecord, in /runs column order. R is RunRecord, or a type derived from it whose
@@ -170,6 +175,14 @@ inline bool speed_of_light_was_found(const RunRecord& record) {
   return !std::isnan(record.sol_pct) || !std::isnan(record.bandwidth_pct) || !std::isnan(record.compute_pct) ||
          !record.flags.empty();
 }
+
+// The point's energy figures, in /runs column order after the speed of light's (layout 8 on).
+template <class R = RunRecord>
+std::vector<Field<R>> energy_fields() {
+  return {KS_METRIC(R, "joules_per_call", joules_per_call), KS_METRIC(R, "gflops_per_joule", gflops_per_joule),
+          KS_METRIC(R, "energy_window_s", energy_window_s)};
+}
+inline bool energy_was_measured(const RunRecord& record) { return !std::isnan(record.joules_per_call); }
 
 // Whether the point was measured under the cold protocol (its noise record is filled).
 inline bool noise_was_recorded(const RunRecord& record) { return record.noise.goal_met >= 0; }

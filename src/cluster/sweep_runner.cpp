@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "common/digest.h"
 #include "measure/do_bench.h"
+#include "measure/energy.h"
 
 namespace ks {
 namespace {
@@ -122,6 +123,7 @@ RunRecord make_record(const Point& point, const MeasureResult& r, const RankIden
     rec.tflops = rec.flops / rec.stats.median_ns / 1e3;  // FLOP per ns = GFLOP/s
     rec.gbps = rec.bytes / rec.stats.median_ns;          // bytes per ns = GB/s
   }
+  rec.gflops_per_joule = gflops_per_joule(rec.flops, rec.joules_per_call);
   if (rec.n_repeat > 0) add_speed_of_light(rec, point, me, on_gpu);
   return rec;
 }

@@ -1,6 +1,7 @@
 #include "cluster/worker.h"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -16,6 +17,7 @@
 #include "env/environment.h"
 #include "measure/device_memory.h"
 #include "measure/do_bench.h"
+#include "measure/energy.h"
 #include "measure/protocol.h"
 #include "measure/timer.h"
 #include "measure/gpu_state.h"
@@ -51,6 +53,42 @@ class InstanceCache {
   std::string key_;
   DeviceMemoryPeak memory_;
 };
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// What the worker reads around a point's timed repetitions on a GPU: the GPU's state into the
+// record, and the energy counter and wall clock into the window, whose calls the protocol counts.
+struct TimedReadings {
+  EnergyWindow window;
+  double started_s = 0;
+
+  TimedPhase phase(const GpuStateReader& gpu, RunRecord& record) {
+    return {[this, &gpu, &record] {
+              record.gpu_start = gpu.read();
+              window.start_mj = gpu.total_energy_mj();
+              started_s = steady_seconds();
+            },
+            [this, &gpu, &record] {
+              window.seconds = steady_seconds() - started_s;
+              window.end_mj = gpu.total_energy_mj();
+              record.gpu_end = gpu.read();
+            }};
+  }
+};
+
+// The point's energy per call (measure/energy.h): its energy window, where one is run, has the
+// point's calls back to back on its stream, timed by the point's median.
+EnergyFigure energy_of_point(const BoundMode& mode, void* stream, const Protocol& protocol, const GpuStateReader& gpu,
+                             const EnergyWindow& timed, double median_ns) {
+  return point_energy(timed, protocol.energy, [&] {
+    const auto timer = make_timer(stream, protocol);
+    const EnergyProbe probe{mode.run, [&timer] { timer->synchronize(); }, [&gpu] { return gpu.total_energy_mj(); },
+                            steady_seconds};
+    return run_energy_window(probe, median_ns / 1e9);
+  });
+}
 
 class Worker {
  public:
@@ -144,14 +182,20 @@ class Worker {
       const BoundMode mode = kernel.bind(instance, point.mode);
       memory.sample();
       const GpuStateReader* gpu_state = on_gpu ? gpu_state_reader() : nullptr;
-      const TimedPhase phase = gpu_state ? TimedPhase{[&] { record.gpu_start = gpu_state->read(); },
-                                                      [&] { record.gpu_end = gpu_state->read(); }}
-                                         : TimedPhase{};
+      TimedReadings readings;
+      const TimedPhase phase = gpu_state ? readings.phase(*gpu_state, record) : TimedPhase{};
       Timing timing = time_point(mode, instance.stream(), protocol, phase);
       memory.sample();
       record.n_warmup = timing.n_warmup;
       record.n_repeat = timing.n_repeat;
       record.stats = summarize(timing.samples_ns);
+      if (gpu_state) {
+        readings.window.calls = timing.timed_calls;
+        const EnergyFigure energy =
+            energy_of_point(mode, instance.stream(), protocol, *gpu_state, readings.window, record.stats.median_ns);
+        record.joules_per_call = energy.joules_per_call;
+        record.energy_window_s = energy.window_s;
+      }
       record.samples_ns = std::move(timing.samples_ns);
       record.sample_sm_clock_mhz = std::move(timing.sample_sm_clock_mhz);
       record.noise = timing.noise;

@@ -30,6 +30,7 @@ Json to_json(const ProtocolSpec& s) {
   }
   if (s.name == "graph") j["replays"] = s.replays;
   if (!s.sm_clock_per_sample) j["sm_clock_per_sample"] = false;
+  if (s.energy) j["energy"] = true;
   return j;
 }
 
@@ -51,6 +52,7 @@ ProtocolSpec protocol_spec_from_json(const Json& j) {
   s.replays = j.value("replays", s.replays);
   s.repetitions = j.value("repetitions", s.repetitions);
   s.sm_clock_per_sample = j.value("sm_clock_per_sample", s.sm_clock_per_sample);
+  s.energy = j.value("energy", s.energy);
   return s;
 }
 

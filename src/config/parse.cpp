@@ -29,14 +29,14 @@ const std::vector<std::string> kPythonKeys{"modules", "path", "interpreter"};
 const std::vector<std::string> kProtocolKeys{"name",      "warmup_ms",   "rep_ms",     "min_repeat",         "max_repeat",
                                              "flush_bytes", "quantiles", "max_noise", "min_samples", "min_time_s",
                                              "timeout_s",   "throttle_threshold",    "throttle_pause_s", "replays",
-                                             "repetitions", "sm_clock_per_sample"};
+                                             "repetitions", "sm_clock_per_sample", "energy"};
 const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes", "timeout_s", "grid",
                                            "fixed",  "zip",             "include", "exclude"};
 const std::vector<std::string> kOutputKeys{"directory", "results_file", "kernelindex_format", "kernelindex_compression",
                                            "kernelindex_json_max_points", "kernelindex_shard_mb"};
 const std::vector<std::string> kProtocolNames{"do_bench", "cold", "graph"};
 // The keys of each protocol besides those every protocol takes.
-const std::vector<std::string> kKeysOfEveryProtocol{"name", "flush_bytes", "quantiles", "repetitions"};
+const std::vector<std::string> kKeysOfEveryProtocol{"name", "flush_bytes", "quantiles", "repetitions", "energy"};
 const std::map<std::string, std::vector<std::string>> kKeysOfProtocol{
     {"do_bench", {"warmup_ms", "rep_ms", "min_repeat", "max_repeat", "sm_clock_per_sample"}},
     {"cold", {"max_noise", "min_samples", "min_time_s", "timeout_s", "throttle_threshold", "throttle_pause_s"}},
@@ -161,6 +161,7 @@ ProtocolSpec read_protocol(const Field& field) {
   if (const MapEntry* e = map.find("repetitions"))
     protocol.repetitions = at_most(e->value, integer_at_least(e->value, 1), kMaxRepetitions);
   if (const MapEntry* e = map.find("sm_clock_per_sample")) protocol.sm_clock_per_sample = e->value.boolean();
+  if (const MapEntry* e = map.find("energy")) protocol.energy = e->value.boolean();
   if (const MapEntry* e = map.find("replays")) protocol.replays = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
   return protocol;
 }

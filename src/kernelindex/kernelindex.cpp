@@ -148,6 +148,16 @@ void add_speed_of_light(std::vector<std::string>& measurements, const RunRecord&
   add("compute", record.compute_pct);
 }
 
+// The GPU's energy per call, what its FLOPs bought per joule and the window the figure came from
+// (docs/speed-of-light.md, "Energy"), where one of at least a second was measured.
+void add_energy(std::vector<std::string>& measurements, const RunRecord& record) {
+  if (!energy_was_measured(record)) return;
+  measurements.push_back(measurement("energy", "per_call", "J", json_number(record.joules_per_call)));
+  if (!std::isnan(record.gflops_per_joule))
+    measurements.push_back(measurement("energy_efficiency", "per_call", "GFLOP/J", json_number(record.gflops_per_joule)));
+  measurements.push_back(measurement("energy_window", "wall_time", "s", json_number(record.energy_window_s)));
+}
+
 // A quantile's name: p20 for 0.2, p2.5 for 0.025, p99.9 for 0.999.
 std::string quantile_name(double q) { return fmt::format("p{:g}", q * 100); }
 
@@ -167,6 +177,7 @@ std::string measurements(const RunRecord& record) {
   add_gpu_state(out, record);
   add_noise(out, record);
   add_speed_of_light(out, record);
+  add_energy(out, record);
   return json_array(out);
 }
 

@@ -106,6 +106,7 @@ Timing cold(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol, 
         timing.noise.samples_dropped, protocol.cold.timeout_s, protocol.cold.throttle_threshold, slowest_kept_mhz));
   timing.noise.noise = kept.relative_stddev();
   timing.n_repeat = kept.count();
+  timing.timed_calls = timing.n_repeat + timing.noise.samples_dropped;  // a dropped sample ran its call too
   keep_clocks_read(std::exchange(timing.sample_sm_clock_mhz, {}), timing);
   return timing;
 }

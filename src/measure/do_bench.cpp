@@ -83,6 +83,7 @@ Timing do_bench(const BoundMode& mode, BenchTimer& timer, const Protocol& protoc
   if (phase.before) phase.before();
   time_one_by_one(timer, timing.n_repeat, protocol.sm_clock_per_sample, mode.run, timing);
   if (phase.after) phase.after();
+  timing.timed_calls = timing.n_repeat;
   return timing;
 }
 

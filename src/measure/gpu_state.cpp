@@ -28,6 +28,8 @@ struct Nvml {
   NvmlReturn (*power_usage)(NvmlDevice, unsigned*) = nullptr;  // milliwatts
   NvmlReturn (*temperature)(NvmlDevice, int, unsigned*) = nullptr;
   NvmlReturn (*event_reasons)(NvmlDevice, unsigned long long*) = nullptr;
+  // Optional: Volta and later, and drivers since 2017. nullptr where the library lacks it.
+  NvmlReturn (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;  // millijoules
 };
 
 template <class Function>
@@ -57,6 +59,7 @@ const Nvml* load_nvml(std::string& why_not) {
                           find(library, "nvmlDeviceGetTemperature", loaded.temperature) &&
                           (find(library, "nvmlDeviceGetCurrentClocksEventReasons", loaded.event_reasons) ||
                            find(library, "nvmlDeviceGetCurrentClocksThrottleReasons", loaded.event_reasons));
+    find(library, "nvmlDeviceGetTotalEnergyConsumption", loaded.total_energy);
     if (!complete) {
       problem = fmt::format("NVML is not usable ({} lacks a function kernelsweep reads with)", name);
       return nullptr;
@@ -86,6 +89,13 @@ class NvmlReader final : public GpuStateReader {
     unsigned long long reasons = 0;
     if (nvml_.event_reasons(device_, &reasons) == kNvmlSuccess) state.throttle_reasons = reasons;
     return state;
+  }
+
+  // A GPU that does not keep the counter answers NVML_ERROR_NOT_SUPPORTED: not read.
+  double total_energy_mj() const override {
+    unsigned long long millijoules = 0;
+    if (!nvml_.total_energy || nvml_.total_energy(device_, &millijoules) != kNvmlSuccess) return GpuState::kNotRead;
+    return static_cast<double>(millijoules);
   }
 
  private:

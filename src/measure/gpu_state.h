@@ -46,6 +46,7 @@ struct GpuState {
 };
 
 // One GPU's state through NVML. Each read() asks NVML for the five figures (a few microseconds).
+// total_energy_mj() is the GPU's energy counter (measure/energy.h says how it is used).
 class GpuStateReader {
  public:
   // The reader of the GPU with this UUID ("GPU-..."), or nullptr with the reason in `why_not`: NVML
@@ -54,6 +55,9 @@ class GpuStateReader {
   static std::unique_ptr<GpuStateReader> open(const std::string& gpu_uuid, std::string& why_not);
   virtual ~GpuStateReader() = default;
   virtual GpuState read() const = 0;
+  // Millijoules the GPU has used since the driver was loaded; NaN where NVML has no such counter
+  // (before Volta, or a driver without the function).
+  virtual double total_energy_mj() const { return GpuState::kNotRead; }
 };
 
 }  // namespace ks

@@ -45,6 +45,7 @@ Timing graph(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol,
     timed_replays_of_many(timer, timing.n_repeat, protocol.replays, protocol.sm_clock_per_sample, timing);
   }
   if (phase.after) phase.after();
+  timing.timed_calls = flushed ? timing.n_repeat : timing.n_repeat * protocol.replays;
   return timing;
 }
 

@@ -33,6 +33,9 @@ struct Protocol {
   std::int64_t replays = 10;
   // do_bench and graph: the SM clock read over each sample (on a GPU only; cold always reads it).
   bool sm_clock_per_sample = false;
+  // On a GPU: a point whose timed repetitions spanned less than a second runs an energy window of
+  // its own after them (measure/energy.h). Never on the CPU, which has no energy counter.
+  bool energy = false;
 };
 
 // Aggregates of one point's samples (see summarize): stddev_ns is the sample standard deviation
@@ -61,6 +64,9 @@ struct Timing {
   std::int64_t n_repeat = 0;       // timed calls per sample (graph without a flush) or samples
   double estimate_ms = 0;          // one call's estimated time (flush included, as in Triton)
   std::vector<double> samples_ns;  // every sample (one call's time), in order
+  // The calls run between the timed phase's `before` and `after` (protocol.h's TimedPhase): what its
+  // energy is divided by.
+  std::int64_t timed_calls = 0;
   // The SM clock over each sample where it was read (cold, on a GPU), else empty.
   std::vector<double> sample_sm_clock_mhz;
   NoiseRecord noise;

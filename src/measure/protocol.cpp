@@ -59,6 +59,7 @@ Protocol resolve_protocol(const ProtocolSpec& spec, Backend backend, std::int64_
   protocol.replays = spec.replays;
   // Only a GPU has an SM clock to read; the document says what was done.
   protocol.sm_clock_per_sample = backend == Backend::cuda && (spec.name == "cold" || spec.sm_clock_per_sample);
+  protocol.energy = backend == Backend::cuda && spec.energy;
   return protocol;
 }
 
@@ -86,6 +87,9 @@ Json protocol_to_json(const Protocol& protocol) {
                  {"sm_clock_per_sample", protocol.sm_clock_per_sample}});
   }
   add_statistics(json, protocol);
+  // Only where asked: the energy window runs after the timed repetitions and changes none of their
+  // figures, and the protocols of sweeps that do not ask keep their digests.
+  if (protocol.energy) json["energy"] = true;
   return json;
 }
 

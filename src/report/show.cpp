@@ -219,6 +219,11 @@ std::vector<Column> fixed_columns() {
       text_column("flags", [](const ViewRow& row) { return row.run.flags; }),
       finite_column("bandwidth_pct", [](const ViewRow& row) { return row.run.bandwidth_pct; }),
       finite_column("compute_pct", [](const ViewRow& row) { return row.run.compute_pct; }),
+      // Energy (docs/speed-of-light.md, "Energy"): joules_per_call and gflops_per_joule are shown by
+      // default where a row has them; the window they came from on request.
+      finite_column("joules_per_call", [](const ViewRow& row) { return row.run.joules_per_call; }),
+      finite_column("gflops_per_joule", [](const ViewRow& row) { return row.run.gflops_per_joule; }),
+      finite_column("energy_window_s", [](const ViewRow& row) { return row.run.energy_window_s; }),
   };
 }
 
@@ -310,6 +315,12 @@ std::vector<std::string> default_column_names(const ColumnSet& set, const Rows& 
   if (std::any_of(shown.begin(), shown.end(), [](const ViewRow* row) { return speed_of_light_was_found(row->run); })) {
     const auto after_rates = std::find(names.begin(), names.end(), "gbps") + 1;
     names.insert(after_rates, {"sol_pct", "flags"});
+  }
+  // What each call cost in energy, after the rates and their speed of light, where a row has it.
+  if (std::any_of(shown.begin(), shown.end(), [](const ViewRow* row) { return energy_was_measured(row->run); })) {
+    const bool has_flags = std::find(names.begin(), names.end(), "flags") != names.end();
+    const auto after_rates = std::find(names.begin(), names.end(), has_flags ? "flags" : "gbps") + 1;
+    names.insert(after_rates, {"joules_per_call", "gflops_per_joule"});
   }
   return names;
 }

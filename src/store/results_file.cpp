@@ -102,6 +102,8 @@ h5::CompoundLayout<StoredRun> run_layout(std::int64_t layout_version) {
     for (auto column : collective_fields<R>()) columns.push_back(std::move(column));
   if (layout_version >= 7)
     for (auto column : speed_of_light_fields<R>()) columns.push_back(std::move(column));
+  if (layout_version >= 8)
+    for (auto column : energy_fields<R>()) columns.push_back(std::move(column));
   return with_check(std::move(columns), layout_version);
 }
 

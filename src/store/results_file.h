@@ -42,7 +42,9 @@ namespace ks {
 // (what status and a resume read). Files of layout 5 are read (and resumed) through /runs' columns.
 // 7: /runs holds each point's speed of light (bandwidth_pct, compute_pct, sol_pct, flags), /ranks
 // each rank's calibration (JSON). Files of layout 6 are read (and resumed) without them.
-inline constexpr std::int64_t kResultsLayoutVersion = 7;
+// 8: /runs holds each point's energy (joules_per_call, gflops_per_joule, energy_window_s; NaN where
+// none was measured). Files of layout 7 are read (and resumed) without them.
+inline constexpr std::int64_t kResultsLayoutVersion = 8;
 
 // The root group's attributes: what was swept, and the session that created the file.
 struct RunInfo {

@@ -2,6 +2,7 @@
 // crash, a hang or a change to the file, and files of an older layout, which are read and resumed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -92,6 +93,63 @@ TEST(OlderLayouts, AFileOfLayout1IsReadAndResumed) {
   EXPECT_EQ(passed.size(), 6u);
   for (const auto& [point, count] : passed) EXPECT_EQ(count, 1) << point;
   EXPECT_EQ(file_now.read_sessions().size(), 2u);
+}
+
+// tests/data/layout7: the results file of shard 0/2 of its sweep (3 of its 6 points), made by
+// kernelsweep in results layout 7, before the energy columns. It is read as it is (no energy figure,
+// its speed-of-light flags as stored), shown without energy columns, resumed (its shard complete, a
+// session is added) and stays a file of layout 7; merged with shard 1/2 measured now (layout 8), it
+// gives the 6 points, none with an energy figure (they ran on the CPU), the old rows' flags kept.
+TEST(OlderLayouts, AFileOfLayout7IsReadWithoutEnergyResumedAndMerged) {
+  const fs::path dir = fresh_directory("layout7");
+  const fs::path file = unpacked(kData / "layout7" / "layout7.h5.gz", dir);
+  const fs::path sweep = kData / "layout7" / "sweep.yaml";
+  const auto expect_no_energy = [](const StoredRun& run) {
+    EXPECT_TRUE(std::isnan(run.joules_per_call)) << run.point_id;
+    EXPECT_TRUE(std::isnan(run.gflops_per_joule)) << run.point_id;
+    EXPECT_TRUE(std::isnan(run.energy_window_s)) << run.point_id;
+  };
+  {
+    const ResultsFile old = ResultsFile::open_read_only(file);
+    EXPECT_EQ(old.read_info().layout_version, 7);
+    const std::vector<StoredRun> runs = old.read_runs();
+    ASSERT_EQ(runs.size(), 3u);
+    for (const StoredRun& run : runs) {
+      expect_no_energy(run);
+      EXPECT_EQ(run.flags, "no-work") << run.point_id;  // layout 7's own columns read as stored
+    }
+  }
+  const auto shown = run_shell(fmt::format("{} show {}", KS_CLI, file.string()));
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("flags"), std::string::npos) << shown.output;
+  EXPECT_EQ(shown.output.find("joules_per_call"), std::string::npos) << shown.output;
+
+  const auto resumed = run_shell(mpirun_test_cli(
+      1, fmt::format("run {} --output-dir {} --results-file {} --shard 0/2 --resume", sweep.string(), dir.string(), file.string())));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  {
+    const ResultsFile file_now = ResultsFile::open_read_only(file);
+    EXPECT_EQ(file_now.read_info().layout_version, 7);
+    EXPECT_EQ(file_now.read_sessions().size(), 2u);
+    EXPECT_EQ(file_now.run_count(), 3u);
+  }
+
+  const fs::path other_shard = dir / "shard1.h5";
+  const auto measured = run_shell(mpirun_test_cli(
+      1, fmt::format("run {} --output-dir {} --results-file {} --shard 1/2", sweep.string(), dir.string(), other_shard.string())));
+  ASSERT_EQ(measured.exit_code, 0) << measured.output;
+  EXPECT_EQ(ResultsFile::open_read_only(other_shard).read_info().layout_version, kResultsLayoutVersion);
+  const fs::path merged = dir / "merged.h5";
+  const auto merging = run_shell(fmt::format("{} merge {} {} -o {}", KS_CLI, file.string(), other_shard.string(), merged.string()));
+  ASSERT_EQ(merging.exit_code, 0) << merging.output;
+  std::map<std::string, int> passed;
+  for (const StoredRun& run : ResultsFile::open_read_only(merged).read_runs()) {
+    passed[run.point_id] += run.status == "passed";
+    expect_no_energy(run);
+    EXPECT_EQ(run.flags, "no-work") << run.point_id;
+  }
+  EXPECT_EQ(passed.size(), 6u);
+  for (const auto& [point, count] : passed) EXPECT_EQ(count, 1) << point;
 }
 
 // A file of 200,000 rows written through the store, of a sweep of 200,000 points: 10 points have no

@@ -235,6 +235,19 @@ TEST(ConfigParse, MinRepeatAboveMaxRepeatIsRefusedWithItsKey) {
   EXPECT_EQ(error.problem(), "must be <= max_repeat (5), got 6");
 }
 
+// energy: a key of every protocol, a boolean, off unless written.
+TEST(ConfigParse, EnergyIsABooleanOfEveryProtocolRefusedWithItsFileLineAndKey) {
+  const std::string kernels = "kernels: [{kernel: gemm, implementations: [cpu], grid: {M: [8], N: [8], K: [8]}}]\n";
+  EXPECT_FALSE(parse("name: x\n" + kernels).protocol.energy);
+  for (const std::string name : {"do_bench", "cold", "graph"})
+    EXPECT_TRUE(parse("name: x\nprotocol: {name: " + name + ", energy: true}\n" + kernels).protocol.energy) << name;
+  const SweepFileError error = parse_error("name: x\nprotocol:\n  name: cold\n  energy: 1\nkernels: []\n");
+  EXPECT_EQ(error.key(), "protocol.energy");
+  EXPECT_EQ(error.where().file, "inline.yaml");
+  EXPECT_EQ(error.where().line, 4);
+  EXPECT_EQ(error.problem().rfind("expected a boolean (true or false)", 0), 0u) << error.what();
+}
+
 TEST(ConfigParse, AKeyOfAnotherProtocolIsRefusedNamingTheProtocolsThatTakeIt) {
   const SweepFileError cold = parse_error("name: x\nprotocol:\n  name: cold\n  rep_ms: 5\nkernels: []\n");
   EXPECT_EQ(cold.key(), "protocol.rep_ms");

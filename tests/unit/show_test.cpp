@@ -4,6 +4,7 @@
 // points that did not pass have two rows. Each format is read back and compared with the file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -280,15 +281,22 @@ TEST_F(ShowTest, CsvHasTheDefaultColumnsAndEmptyCellsForOtherKernelsParameters) 
   }
 }
 
+// A results file of these rows alone, written through the store as sweep `name`, in `dir`.
+fs::path stored_results(const fs::path& dir, const std::string& name, std::vector<StoredRun> rows) {
+  const fs::path path = dir / (name + ".h5");
+  fs::remove(path);
+  RunInfo info;
+  info.sweep_name = name;
+  info.started_at = "2026-12-01T00:00:00.000Z";
+  ResultsFile file = ResultsFile::create(path, info);
+  file.append(rows);
+  file.finish("2026-12-01T00:00:01.000Z");
+  return path;
+}
+
 // A file written through the store whose message and parameter hold what CSV must quote and
 // markdown must escape.
 fs::path awkward_results(const fs::path& dir) {
-  const fs::path path = dir / "awkward.h5";
-  fs::remove(path);
-  RunInfo info;
-  info.sweep_name = "awkward";
-  info.started_at = "2026-12-01T00:00:00.000Z";
-  ResultsFile file = ResultsFile::create(path, info);
   RunRecord run;
   run.point_id = "0123";
   run.kernel = "test_sleep";
@@ -297,10 +305,7 @@ fs::path awkward_results(const fs::path& dir) {
   run.params_json = R"({"label":"a,b","id":1})";
   run.status = "failed";
   run.message = "first line, with \"quotes\" | a bar\nsecond line";
-  std::vector<StoredRun> rows{StoredRun(run, Citations{})};
-  file.append(rows);
-  file.finish("2026-12-01T00:00:01.000Z");
-  return path;
+  return stored_results(dir, "awkward", {StoredRun(run, Citations{})});
 }
 
 TEST_F(ShowTest, CsvQuotesWhatItMustAndTablesShowTheMessagesFirstLine) {
@@ -318,6 +323,52 @@ TEST_F(ShowTest, CsvQuotesWhatItMustAndTablesShowTheMessagesFirstLine) {
   const auto markdown = lines_of(show(awkward.string() + " --format md --columns label,message"));
   ASSERT_EQ(markdown.size(), 3u);
   EXPECT_EQ(markdown[2], "| a,b   | first line, with \"quotes\" \\| a bar |");
+}
+
+// Two timed GPU points written through the store, one with an energy figure (a window of a second
+// or more) and one without: the energy columns come after the rates and their flags by default, and
+// the point without a figure has them empty.
+TEST_F(ShowTest, EnergyColumnsAreShownByDefaultWhereARowHasAFigure) {
+  std::vector<StoredRun> rows;
+  for (const int id : {1, 2}) {
+    RunRecord run;
+    run.point_id = fmt::format("000{}", id);
+    run.kernel = "test_sleep";
+    run.implementation = "gpu_only";
+    run.mode = "forward";
+    run.params_json = fmt::format(R"({{"id":{}}})", id);
+    run.status = "passed";
+    run.n_repeat = 1;
+    run.stats = {250e3, 250e3, 250e3, 250e3, 250e3, 250e3, 0};
+    run.flops = 1.374e11;
+    run.tflops = run.flops / run.stats.median_ns / 1e3;
+    run.flags = "in-cache";
+    if (id == 1) {
+      run.joules_per_call = 0.175;
+      run.gflops_per_joule = run.flops / 1e9 / run.joules_per_call;
+      run.energy_window_s = 1.02;
+    }
+    rows.emplace_back(run, Citations{});
+  }
+  const fs::path path = stored_results(dir_, "energy", std::move(rows));
+
+  const auto table = lines_of(show(path.string()));
+  ASSERT_EQ(table.size(), 4u);
+  std::vector<std::string> header;
+  std::istringstream words(table[0]);
+  for (std::string word; words >> word;) header.push_back(word);
+  const auto flags = std::find(header.begin(), header.end(), "flags");
+  ASSERT_GE(std::distance(flags, header.end()), 3) << table[0];
+  EXPECT_EQ(*(flags + 1), "joules_per_call") << table[0];
+  EXPECT_EQ(*(flags + 2), "gflops_per_joule") << table[0];
+  const Json json = Json::parse(show(path.string() + " --format json"));
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0].at("joules_per_call"), 0.175);
+  EXPECT_DOUBLE_EQ(json[0].at("gflops_per_joule").get<double>(), 1.374e11 / 1e9 / 0.175);
+  EXPECT_FALSE(json[0].contains("energy_window_s")) << "on request only";
+  EXPECT_TRUE(json[1].at("joules_per_call").is_null());
+  EXPECT_TRUE(json[1].at("gflops_per_joule").is_null());
+  EXPECT_EQ(Json::parse(show(path.string() + " --format json --columns id,energy_window_s"))[0].at("energy_window_s"), 1.02);
 }
 
 TEST_F(ShowTest, JsonReadsBackWithNumbersAndNulls) {

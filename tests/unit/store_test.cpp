@@ -65,6 +65,11 @@ StoredRun make_record(int i, int n_samples) {
     r.gpu_start = {1980.0 - i, 2619.0, 350.5 + i, 41.0 + i % 7, i % 4 == 0 ? throttle::kSwPowerCap : throttle::kGpuIdle};
     r.gpu_end = {1755.0 - i, 2619.0, 699.25 + i, 48.0 + i % 7, i % 4 == 0 ? throttle::kSwPowerCap | throttle::kSwThermalSlowdown : 0};
     for (int k = 0; k < n_samples; ++k) r.sample_sm_clock_mhz.push_back(1500.0 + i + k * 0.5);
+    if (i % 3 == 0) {  // an energy figure from a window of a second or more
+      r.joules_per_call = 0.25 + i * 1e-3;
+      r.gflops_per_joule = 512.5 + i;
+      r.energy_window_s = 1.0 + i * 0.01;
+    }
   }
   if (i % 5 == 0) {  // a cold measurement's record
     r.noise = {0.0125 + i * 1e-4, i % 10 == 0 ? 1 : 0, i};
@@ -141,6 +146,10 @@ void expect_same_row(const StoredRun& got, const StoredRun& want) {
               got.sample_sm_clock_min_mhz == want.sample_sm_clock_min_mhz);
   EXPECT_TRUE((std::isnan(got.sample_sm_clock_median_mhz) && std::isnan(want.sample_sm_clock_median_mhz)) ||
               got.sample_sm_clock_median_mhz == want.sample_sm_clock_median_mhz);
+  const auto same_figure = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+  EXPECT_TRUE(same_figure(got.joules_per_call, want.joules_per_call));
+  EXPECT_TRUE(same_figure(got.gflops_per_joule, want.gflops_per_joule));
+  EXPECT_TRUE(same_figure(got.energy_window_s, want.energy_window_s));
   for (const auto& [name, pair] : {std::pair("start", std::pair(&got.gpu_start, &want.gpu_start)),
                                    std::pair("end", std::pair(&got.gpu_end, &want.gpu_end))}) {
     SCOPED_TRACE(std::string("GPU state at the ") + name);

@@ -1,0 +1,60 @@
+#pragma once
+// A point's energy per call, from NVML's total-energy counter (nvmlDeviceGetTotalEnergyConsumption:
+// millijoules since the driver was loaded; Volta and later). On H100 and H200 the counter moves about
+// every 100 ms, so over a window much shorter than a second its difference is 0 or one whole step:
+// a figure is made only from a window of at least kMinEnergyWindowS of wall time, where a step is
+// about a tenth of the total (docs/speed-of-light.md, "Energy").
+#include <cstdint>
+#include <functional>
+#include <limits>
+
+namespace ks {
+
+inline constexpr double kMinEnergyWindowS = 1.0;
+inline constexpr double kNoEnergy = std::numeric_limits<double>::quiet_NaN();
+
+// The counter at a window's start and end, the window's wall time and the calls run in it.
+struct EnergyWindow {
+  double start_mj = kNoEnergy;
+  double end_mj = kNoEnergy;
+  double seconds = 0;
+  std::int64_t calls = 0;
+};
+
+// What a point records of its energy: joules per call and the window it came from; both NaN where
+// no figure was made.
+struct EnergyFigure {
+  double joules_per_call = kNoEnergy;
+  double window_s = kNoEnergy;
+};
+
+// The counter's difference over the window divided by its calls. No figure where the window is
+// shorter than kMinEnergyWindowS, ran no call, or a reading is missing; nor where the counter went
+// backwards (the driver reloaded between the readings).
+EnergyFigure energy_per_call(const EnergyWindow& window);
+
+// The point's FLOPs per call / 1e9 / its joules per call; NaN where its FLOPs are not counted or
+// zero, or no energy figure was made.
+double gflops_per_joule(double flops_per_call, double joules_per_call);
+
+// A point's figure: from its timed repetitions where they spanned kMinEnergyWindowS; else, where
+// `window_asked` (the protocol's `energy`) and the counter was read, from `run_window`, a window of
+// its own run after them; else none.
+EnergyFigure point_energy(const EnergyWindow& timed, bool window_asked, const std::function<EnergyWindow()>& run_window);
+
+// What an energy window needs of the device and the clock: one call of the point (queued), waiting
+// for the queued calls to finish, the counter in millijoules (NaN where NVML cannot give it) and a
+// wall clock in seconds.
+struct EnergyProbe {
+  std::function<void()> call;
+  std::function<void()> synchronize;
+  std::function<double()> read_counter_mj;
+  std::function<double()> now_s;
+};
+
+// Runs the call back to back, in batches of about a tenth of the window by `call_estimate_s` (the
+// point's median), synchronising after each batch, until at least `min_seconds` of wall time have
+// passed; the counter is read once the device is idle before the first call and after the last.
+EnergyWindow run_energy_window(const EnergyProbe& probe, double call_estimate_s, double min_seconds = kMinEnergyWindowS);
+
+}  // namespace ks

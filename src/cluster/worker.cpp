@@ -82,7 +82,9 @@ struct TimedReadings {
 // point's calls back to back on its stream, timed by the point's median.
 EnergyFigure energy_of_point(const BoundMode& mode, void* stream, const Protocol& protocol, const GpuStateReader& gpu,
                              const EnergyWindow& timed, double median_ns) {
-  return point_energy(timed, protocol.energy, [&] {
+  EnergyWindow timed_calls = timed;
+  timed_calls.calls_only = protocol.flush_bytes == 0 && protocol.name != "cold";
+  return point_energy(timed_calls, protocol.energy, [&] {
     const auto timer = make_timer(stream, protocol);
     const EnergyProbe probe{mode.run, [&timer] { timer->synchronize(); }, [&gpu] { return gpu.total_energy_mj(); },
                             steady_seconds};

@@ -69,7 +69,7 @@ struct ProtocolSpec {
   std::int64_t replays = 10;
   // do_bench and graph: read the SM clock over each sample on a GPU (cold always does).
   bool sm_clock_per_sample = true;
-  // Every protocol: on a GPU, a point whose timed repetitions spanned less than a second gets an
+  // Every protocol: on a GPU, a point whose timed repetitions spanned less than ten seconds gets an
   // energy window of its own after them (measure/energy.h).
   bool energy = false;
 };

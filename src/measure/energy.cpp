@@ -2,21 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 namespace ks {
 namespace {
 
-// A batch fills about a tenth of the window, so the window ends at most a tenth past its minimum,
-// and the synchronisations between batches (microseconds each) leave the device busy almost all of it.
-constexpr double kBatchFraction = 0.1;
-// Keeps a batch finite for a call whose estimate is 0 (too short for its timer).
-constexpr std::int64_t kMaxBatchCalls = 1'000'000;
+// How often the counter is read while the calls are queued: after about a millisecond of calls, so
+// that a step is seen within a millisecond of when the counter shows it (a thousandth of a second's
+// window), at most every call and at least every 100,000.
+constexpr double kReadEverySeconds = 1e-3;
+constexpr std::int64_t kMaxCallsBetweenReadings = 100'000;
 
-std::int64_t batch_calls(double call_estimate_s, double min_seconds) {
-  const double budget_s = min_seconds * kBatchFraction;
-  if (!(call_estimate_s > 0)) return kMaxBatchCalls;
-  const double calls = std::floor(budget_s / call_estimate_s);
-  if (!(calls < static_cast<double>(kMaxBatchCalls))) return kMaxBatchCalls;
+std::int64_t calls_between_readings(double call_seconds) {
+  if (!(call_seconds > 0)) return kMaxCallsBetweenReadings;
+  const double calls = std::floor(kReadEverySeconds / call_seconds);
+  if (!(calls < static_cast<double>(kMaxCallsBetweenReadings))) return kMaxCallsBetweenReadings;
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(calls));
 }
 
@@ -25,6 +26,7 @@ std::int64_t batch_calls(double call_estimate_s, double min_seconds) {
 EnergyFigure energy_per_call(const EnergyWindow& window) {
   const double used_mj = window.end_mj - window.start_mj;
   if (!(window.seconds >= kMinEnergyWindowS) || window.calls <= 0 || !(used_mj >= 0)) return {};
+  if (!std::isnan(window.call_seconds)) return {used_mj / 1e3 / window.seconds * window.call_seconds, window.seconds};
   return {used_mj / 1e3 / static_cast<double>(window.calls), window.seconds};
 }
 
@@ -34,24 +36,40 @@ double gflops_per_joule(double flops_per_call, double joules_per_call) {
 }
 
 EnergyFigure point_energy(const EnergyWindow& timed, bool window_asked, const std::function<EnergyWindow()>& run_window) {
-  const EnergyFigure from_timed = energy_per_call(timed);
+  const bool timed_counts = timed.calls_only && timed.seconds >= kMinTimedEnergyWindowS;
+  const EnergyFigure from_timed = timed_counts ? energy_per_call(timed) : EnergyFigure{};
   if (!std::isnan(from_timed.joules_per_call) || !window_asked || std::isnan(timed.start_mj)) return from_timed;
   return energy_per_call(run_window());
 }
 
-EnergyWindow run_energy_window(const EnergyProbe& probe, double call_estimate_s, double min_seconds) {
-  const std::int64_t batch = batch_calls(call_estimate_s, min_seconds);
+EnergyWindow run_energy_window(const EnergyProbe& probe, double call_seconds, double min_seconds) {
   EnergyWindow window;
+  if (!(call_seconds > 0)) return window;  // a call too short for its timer: no power times its time
+  const std::int64_t stride = calls_between_readings(call_seconds);
   probe.synchronize();
-  window.start_mj = probe.read_counter_mj();
-  const double start_s = probe.now_s();
-  do {
-    for (std::int64_t i = 0; i < batch; ++i) probe.call();
-    probe.synchronize();
-    window.calls += batch;
-    window.seconds = probe.now_s() - start_s;
-  } while (window.seconds < min_seconds);
-  window.end_mj = probe.read_counter_mj();
+  const double began_s = probe.now_s();
+  const double give_up_s = began_s + 10 * min_seconds;
+  // Keeps queuing calls until the counter moves past `from_mj`: when it did, and to what.
+  const auto next_step = [&](double from_mj) -> std::pair<double, double> {
+    for (;;) {
+      for (std::int64_t i = 0; i < stride; ++i) probe.call();
+      window.calls += stride;
+      const double mj = probe.read_counter_mj();
+      const double now = probe.now_s();
+      if (mj != from_mj || std::isnan(mj) || now > give_up_s) return {now, mj};
+    }
+  };
+  const double first_mj = next_step(probe.read_counter_mj()).second;
+  auto [start_s, start_mj] = next_step(first_mj);  // a whole step after the calls began
+  double end_s = start_s, end_mj = start_mj;
+  while (end_s - start_s < min_seconds && !std::isnan(end_mj) && end_s <= give_up_s)
+    std::tie(end_s, end_mj) = next_step(end_mj);
+  probe.synchronize();
+  if (std::isnan(start_mj) || std::isnan(end_mj) || end_s > give_up_s) return window;  // no figure
+  window.start_mj = start_mj;
+  window.end_mj = end_mj;
+  window.seconds = end_s - start_s;
+  window.call_seconds = call_seconds;
   return window;
 }
 

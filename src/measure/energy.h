@@ -11,6 +11,10 @@
 namespace ks {
 
 inline constexpr double kMinEnergyWindowS = 1.0;
+// A point's own timed repetitions are read at moments that fall anywhere between two steps of the
+// counter: each end may be off by up to a step (about 100 ms of energy). Over ten seconds that is 1%
+// or less; over one, 10%. Their figure is taken only from so long a span.
+inline constexpr double kMinTimedEnergyWindowS = 10.0;
 inline constexpr double kNoEnergy = std::numeric_limits<double>::quiet_NaN();
 
 // The counter at a window's start and end, the window's wall time and the calls run in it.
@@ -19,6 +23,13 @@ struct EnergyWindow {
   double end_mj = kNoEnergy;
   double seconds = 0;
   std::int64_t calls = 0;
+  // Whether the point's calls were all that ran in it: not so for timed repetitions with a flush
+  // before each call, or the cold protocol's held stream, whose energy is no call's.
+  bool calls_only = true;
+  // An energy window of its own (run_energy_window) measures the device's power while the calls run
+  // back to back, between two steps of the counter: a call's energy is that power times the call's
+  // time (the point's median), in seconds. NaN: the energy over `calls`.
+  double call_seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
 // What a point records of its energy: joules per call and the window it came from; both NaN where
@@ -28,7 +39,8 @@ struct EnergyFigure {
   double window_s = kNoEnergy;
 };
 
-// The counter's difference over the window divided by its calls. No figure where the window is
+// The counter's difference over the window divided by its calls (or, for a window with
+// `call_seconds`, the window's mean power times the call's time). No figure where the window is
 // shorter than kMinEnergyWindowS, ran no call, or a reading is missing; nor where the counter went
 // backwards (the driver reloaded between the readings).
 EnergyFigure energy_per_call(const EnergyWindow& window);
@@ -37,7 +49,8 @@ EnergyFigure energy_per_call(const EnergyWindow& window);
 // zero, or no energy figure was made.
 double gflops_per_joule(double flops_per_call, double joules_per_call);
 
-// A point's figure: from its timed repetitions where they spanned kMinEnergyWindowS; else, where
+// A point's figure: from its timed repetitions where they spanned kMinTimedEnergyWindowS and ran
+// nothing but its calls (`calls_only`); else, where
 // `window_asked` (the protocol's `energy`) and the counter was read, from `run_window`, a window of
 // its own run after them; else none.
 EnergyFigure point_energy(const EnergyWindow& timed, bool window_asked, const std::function<EnergyWindow()>& run_window);
@@ -52,9 +65,13 @@ struct EnergyProbe {
   std::function<double()> now_s;
 };
 
-// Runs the call back to back, in batches of about a tenth of the window by `call_estimate_s` (the
-// point's median), synchronising after each batch, until at least `min_seconds` of wall time have
-// passed; the counter is read once the device is idle before the first call and after the last.
-EnergyWindow run_energy_window(const EnergyProbe& probe, double call_estimate_s, double min_seconds = kMinEnergyWindowS);
+// Queues the call back to back, reading the counter after about every millisecond of calls (by
+// `call_seconds`, the point's median), and takes the device's power between two steps of the counter
+// at least `min_seconds` apart, the first a whole step after the calls began (so that the device was
+// busy over all of it): the window's figure is that power times `call_seconds`. Reading at the steps
+// rather than at arbitrary moments is what makes a second enough: an arbitrary moment is up to a step
+// (a tenth of a second) from the energy the counter holds. No figure (an unread window) where the
+// counter does not move within ten times `min_seconds`.
+EnergyWindow run_energy_window(const EnergyProbe& probe, double call_seconds, double min_seconds = kMinEnergyWindowS);
 
 }  // namespace ks

@@ -33,8 +33,9 @@ struct Protocol {
   std::int64_t replays = 10;
   // do_bench and graph: the SM clock read over each sample (on a GPU only; cold always reads it).
   bool sm_clock_per_sample = false;
-  // On a GPU: a point whose timed repetitions spanned less than a second runs an energy window of
-  // its own after them (measure/energy.h). Never on the CPU, which has no energy counter.
+  // On a GPU: a point whose timed repetitions spanned less than ten seconds (or flushed between its
+  // calls) runs an energy window of its own after them (measure/energy.h). Never on the CPU, which
+  // has no energy counter.
   bool energy = false;
 };
 

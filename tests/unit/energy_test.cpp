@@ -60,19 +60,41 @@ TEST(GflopsPerJoule, IsTheFlopsOverTheJoulesAndNaNWithoutFlopsOrEnergy) {
   EXPECT_TRUE(std::isnan(gflops_per_joule(flops, 0))) << "a counter that did not move";
 }
 
-TEST(PointEnergy, TimedRepetitionsOfASecondAreTheFigureAndNoWindowRuns) {
+TEST(PointEnergy, TimedRepetitionsOfTenSecondsAreTheFigureAndNoWindowRuns) {
   int windows = 0;
   const auto window = [&] {
     ++windows;
     return EnergyWindow{};
   };
-  const EnergyWindow timed{.start_mj = 0, .end_mj = 600'000, .seconds = 1.5, .calls = 3000};
+  const EnergyWindow timed{.start_mj = 0, .end_mj = 6'000'000, .seconds = 12, .calls = 30000};
   for (const bool asked : {false, true}) {
     const EnergyFigure figure = point_energy(timed, asked, window);
     EXPECT_DOUBLE_EQ(figure.joules_per_call, 0.2);
-    EXPECT_DOUBLE_EQ(figure.window_s, 1.5);
+    EXPECT_DOUBLE_EQ(figure.window_s, 12);
   }
   EXPECT_EQ(windows, 0);
+  // A second and a half of timed repetitions is a window, but read at arbitrary moments: up to a
+  // tenth off at each end. No figure of its own; a window where the protocol asks for one.
+  const EnergyWindow short_timed{.start_mj = 0, .end_mj = 600'000, .seconds = 1.5, .calls = 3000};
+  EXPECT_TRUE(std::isnan(point_energy(short_timed, false, window).joules_per_call));
+  EXPECT_EQ(windows, 0);
+  point_energy(short_timed, true, window);
+  EXPECT_EQ(windows, 1);
+}
+
+TEST(PointEnergy, TimedRepetitionsWithAFlushBetweenTheCallsAreNoCallsFigure) {
+  int windows = 0;
+  const auto window = [&] {
+    ++windows;
+    return EnergyWindow{.start_mj = 0, .end_mj = 300'000, .seconds = 1.2, .calls = 3000};
+  };
+  const EnergyWindow flushed{.start_mj = 0, .end_mj = 6'000'000, .seconds = 12, .calls = 30000, .calls_only = false};
+  EXPECT_TRUE(std::isnan(point_energy(flushed, false, window).joules_per_call));
+  EXPECT_EQ(windows, 0);
+  const EnergyFigure asked = point_energy(flushed, true, window);
+  EXPECT_DOUBLE_EQ(asked.joules_per_call, 0.1);  // the window's calls alone
+  EXPECT_DOUBLE_EQ(asked.window_s, 1.2);
+  EXPECT_EQ(windows, 1);
 }
 
 TEST(PointEnergy, ShortTimedRepetitionsGiveAFigureOnlyFromAWindowTheProtocolAsksFor) {
@@ -95,53 +117,66 @@ TEST(PointEnergy, ShortTimedRepetitionsGiveAFigureOnlyFromAWindowTheProtocolAsks
   EXPECT_EQ(windows, 1);
 }
 
-// A device of a synthetic clock and counter: each call queues `call_s` of work drawing `watts`; a
-// synchronisation waits for the queue, moving the clock and the counter.
+// A device of a synthetic clock and counter, as NVML's behaves: each call runs `call_s` drawing
+// `watts` (the host's clock moves with the device's, its queue always full), and the counter shows
+// the energy used up to its last step, one every `step_s`.
 struct SyntheticDevice {
-  SyntheticDevice(double call_seconds, double draw_watts) : call_s(call_seconds), watts(draw_watts) {}
+  SyntheticDevice(double call_seconds, double draw_watts, double step_seconds = 0.1)
+      : call_s(call_seconds), watts(draw_watts), step_s(step_seconds) {}
 
-  double call_s, watts;
-  double now = 100, counter_mj = 7'000'000;
-  std::int64_t queued = 0, calls = 0, synchronisations = 0;
-  std::vector<std::int64_t> queued_at_reading;
+  double call_s, watts, step_s;
+  double now = 100.05, used_mj = 7'000'000;  // 50 ms past a step
+  std::int64_t calls = 0, readings = 0;
 
+  double shown_mj() const {
+    const double since_step = std::fmod(now, step_s);
+    return used_mj - since_step * watts * 1e3;
+  }
   EnergyProbe probe() {
     return {[this] {
-              ++queued;
               ++calls;
+              now += call_s;
+              used_mj += call_s * watts * 1e3;
             },
+            [] {},
             [this] {
-              ++synchronisations;
-              now += static_cast<double>(queued) * call_s;
-              counter_mj += static_cast<double>(queued) * call_s * watts * 1e3;
-              queued = 0;
-            },
-            [this] {
-              queued_at_reading.push_back(queued);
-              return counter_mj;
+              ++readings;
+              return std::round(shown_mj());
             },
             [this] { return now; }};
   }
 };
 
-TEST(EnergyWindowLoop, RunsCallsBackToBackForASecondAndCountsThem) {
+TEST(EnergyWindowLoop, TakesThePowerBetweenTwoStepsOfTheCounterASecondApartTimesTheCall) {
   SyntheticDevice device(0.003, 500);
   const EnergyWindow window = run_energy_window(device.probe(), 0.003);
-  // Batches of floor(0.1 s / 3 ms) = 33 calls (99 ms); 11 of them pass a second.
-  EXPECT_EQ(window.calls, 11 * 33);
-  EXPECT_EQ(window.calls, device.calls);
-  EXPECT_NEAR(window.seconds, 11 * 33 * 0.003, 1e-9);
   EXPECT_GE(window.seconds, kMinEnergyWindowS);
-  EXPECT_EQ(device.synchronisations, 1 + 11) << "once before the first reading, then after each batch";
-  EXPECT_EQ(device.queued_at_reading, (std::vector<std::int64_t>{0, 0})) << "the counter is read with the device idle";
-  EXPECT_NEAR(energy_per_call(window).joules_per_call, 0.003 * 500, 1e-9);
+  EXPECT_LT(window.seconds, kMinEnergyWindowS + 0.1 + 0.004) << "it ends at the first step past a second";
+  EXPECT_DOUBLE_EQ(window.call_seconds, 0.003);
+  EXPECT_GT(device.calls, window.calls - 1);
+  // Read after every call (a millisecond holds none whole), each step seen within a call of it: the
+  // power within a few tenths of a percent, whatever the moment the window began.
+  EXPECT_NEAR(energy_per_call(window).joules_per_call, 0.003 * 500, 0.003 * 500 * 0.01);
 }
 
-TEST(EnergyWindowLoop, ACallLongerThanTheWindowRunsAtLeastOnce) {
-  SyntheticDevice device(2.5, 700);
-  const EnergyWindow window = run_energy_window(device.probe(), 2.5);
-  EXPECT_EQ(window.calls, 1);
-  EXPECT_NEAR(energy_per_call(window).joules_per_call, 2.5 * 700, 1e-6);
+TEST(EnergyWindowLoop, ShortCallsAreReadAboutEveryMillisecondAndTheFigureHolds) {
+  SyntheticDevice device(20e-6, 650);
+  const EnergyWindow window = run_energy_window(device.probe(), 20e-6);
+  EXPECT_NEAR(static_cast<double>(device.calls) / static_cast<double>(device.readings), 50, 1) << "a reading per 50 calls";
+  EXPECT_NEAR(energy_per_call(window).joules_per_call, 20e-6 * 650, 20e-6 * 650 * 0.01);
+}
+
+TEST(EnergyWindowLoop, ACounterThatNeverMovesGivesNoFigureAndTheLoopEnds) {
+  SyntheticDevice device(0.01, 300, 1e9);  // a step every 30 years
+  const EnergyWindow window = run_energy_window(device.probe(), 0.01);
+  EXPECT_TRUE(std::isnan(energy_per_call(window).joules_per_call));
+  EXPECT_LE(device.now - 100.05, 10 * kMinEnergyWindowS + 0.02);
+}
+
+TEST(EnergyWindowLoop, ACallTooShortForItsTimerGetsNoFigure) {
+  SyntheticDevice device(0.001, 300);
+  EXPECT_TRUE(std::isnan(energy_per_call(run_energy_window(device.probe(), 0)).joules_per_call));
+  EXPECT_EQ(device.calls, 0);
 }
 
 // The calls run between a protocol's `before` and `after`, as the synthetic timer counts them, are

@@ -50,8 +50,10 @@ std::vector<Probe> sentinel_probes(Backend backend, const Registry& registry);
 DeviceCalibration measure_probes(Backend backend, const std::vector<Probe>& probes, const Registry& registry,
                                  const ProbeRunner& run);
 
-// How the probes are timed: do_bench, 10 ms of warm-up and 50 ms of repetitions (at least 3), with no
-// cache flush (the arrays are larger than any cache; a product reads its operands many times).
+// How the probes are timed: do_bench, 100 ms of warm-up and 100 ms of repetitions (at least 3), with
+// no cache flush (the arrays are larger than any cache; a product reads its operands many times). A
+// GPU that was idle needs the warm-up to reach its clocks: with 10 ms, an H100's first bf16 probe
+// after idling read 736 TFLOP/s, the next 827.
 ProtocolSpec probe_protocol();
 
 // Measures the rank's devices with `run`: its CPU, and its GPU when `gpu` is one (index ≥ 0).

@@ -159,6 +159,25 @@ kernels:
   EXPECT_EQ(work.at("cpu/no-grad-forward"), work.at("torch/no-grad-forward"));
 }
 
+// Liger's function computes the gradients in its forward even under torch.no_grad(): its
+// no-grad-forward counts a forward's work, its other modes the kernel's (it needs a GPU to run, so
+// its counts are read from the module directly).
+TEST_F(PythonSweep, LigerCountsTheKernelsWorkAndAForwardsUnderNoGrad) {
+  const auto out = run_command(fmt::format(
+      "PYTHONPATH={}/python {} -c 'from kernelsweep.implementations import distill_cosine as d; "
+      "p = dict(tokens=6, hidden=8, vocab=20, dtype=\"fp32\", bias=False, weight_hard_loss=0.5, weight_soft_loss=0.5, "
+      "beta=0.5, temperature=1.0, ignore_index=-100, chunk_size=4, normalize=\"tokens\", ignored_fraction=0.0, seed=0); "
+      "[print(m, d.liger_work(p, m).flops, d.liger_work(p, m).bytes) for m in (\"forward\", \"backward\", \"full\", "
+      "\"no-grad-forward\")]'",
+      KS_SOURCE_DIR, kPython));
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  // The kernel's forward and full: the four products 2·6·20·(4 + 8 + 4 + 4), inputs read, gradients written.
+  const double flops = 2.0 * 6 * 20 * (4 + 8 + 4 + 4);
+  const double bytes = 4.0 * (6 * 4 + 20 * 4 + 6 * 8 + 20 * 8) + 8.0 * 6 + 4.0 * (6 * 4 + 20 * 4);
+  EXPECT_EQ(out.out, fmt::format("forward {0} {1}\nbackward 0.0 0.0\nfull {0} {1}\nno-grad-forward {0} {1}\n",
+                                 fmt::format("{:.1f}", flops), fmt::format("{:.1f}", bytes)));
+}
+
 // A sweep file of tests/python/fragile_kernels.py's kernel (and any other), short points; `kernels`
 // is the list under `kernels:`.
 std::string fragile_sweep(const std::string& name, const std::string& kernels) {

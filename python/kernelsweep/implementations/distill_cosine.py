@@ -426,23 +426,49 @@ class DistillInstance(ks.Instance):
 
 # ---- the implementations ---------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class WorkParts:
+    """A point's work in parts, in the counts of distill_cosine.cpp's work(): the logits' products and
+    the gradients' (FLOPs), the inputs read and the gradients written (bytes)."""
+    logits: float
+    products: float
+    inputs: float
+    gradients: float
+    student_operands: float  # Xs and Ws, read again by autograd's backward
+
+    @staticmethod
+    def of(params: dict) -> "WorkParts":
+        p = Problem.of(params)
+        bt, v, h, hs = float(p.tokens), float(p.vocab), float(p.hidden), float(p.student_hidden)
+        size = 2.0 if p.bf16 else 4.0
+        return WorkParts(logits=2.0 * bt * v * (hs + h), products=2.0 * bt * v * (hs + hs),
+                         inputs=size * (bt * hs + v * hs + bt * h + v * h + (2 * v if p.bias else 0)) + 8.0 * bt,
+                         gradients=size * (bt * hs + v * hs + (v if p.bias else 0)),
+                         student_operands=size * (bt * hs + v * hs))
+
+
+def liger_work(params: dict, mode: str) -> ks.Work:
+    """The kernel's work, but for no-grad-forward: Liger's function computes the gradients in its
+    forward whether torch records a graph or not, so under torch.no_grad() it does a forward's work."""
+    w = WorkParts.of(params)
+    if mode in ("forward", "full", "no-grad-forward"):
+        return ks.Work(flops=w.logits + w.products, bytes=w.inputs + w.gradients)
+    if mode == "backward":
+        return ks.Work(flops=0.0, bytes=0.0)
+    raise ValueError(f"{KERNEL}: unknown mode {mode}")
+
+
 def autograd_work(params: dict, mode: str) -> ks.Work:
     """The work of one call as torch autograd splits it, which is not the chunked implementations'
     split (kernels/distill_cosine/README.md "Modes"): its forward makes the student's and the teacher's
     logits only, its backward the gradients' products dXs = dZ·Ws and dWs = dZᵀ·Xs (reading Xs and Ws,
-    writing the gradients); full and no-grad-forward do what the kernel declares for them, in the same
-    counts as distill_cosine.cpp's work()."""
-    p = Problem.of(params)
-    bt, v, h, hs = float(p.tokens), float(p.vocab), float(p.hidden), float(p.student_hidden)
-    size = 2.0 if p.bf16 else 4.0
-    inputs = size * (bt * hs + v * hs + bt * h + v * h + (2 * v if p.bias else 0)) + 8.0 * bt
-    gradients = size * (bt * hs + v * hs + (v if p.bias else 0))
-    logits = 2.0 * bt * v * (hs + h)
-    products = 2.0 * bt * v * (hs + hs)
+    writing the gradients); full and no-grad-forward do what the kernel declares for them."""
+    w = WorkParts.of(params)
+    logits, products, inputs, gradients = w.logits, w.products, w.inputs, w.gradients
     if mode in ("forward", "no-grad-forward"):
         return ks.Work(flops=logits, bytes=inputs)
     if mode == "backward":
-        return ks.Work(flops=products, bytes=size * (bt * hs + v * hs) + gradients)
+        return ks.Work(flops=products, bytes=w.student_operands + gradients)
     if mode == "full":
         return ks.Work(flops=logits + products, bytes=inputs + gradients)
     raise ValueError(f"{KERNEL}: unknown mode {mode}")
@@ -499,7 +525,7 @@ def refuse_other_divisor(problem: Problem, instance: DistillInstance, function) 
 
 
 @ks.implementation(KERNEL, "liger", backend="cuda", packages=("liger-kernel", "torch"),
-                   labels={"liger_version": "liger-kernel"},
+                   labels={"liger_version": "liger-kernel"}, work=liger_work,
                    help="Liger-Kernel's LigerFusedLinearCosineSimilarityFunction (chunked, torch.compile), "
                         "called as its benchmark calls it")
 def make_liger(params: dict, device: str) -> ks.Instance:

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration/speed_of_light.h"
 #include "common/clock.h"
 
 namespace ks {
@@ -32,6 +33,11 @@ Progress::Progress(std::size_t total, double log_interval_s, std::FILE* out)
 
 void Progress::add(const RunRecord& r) {
   ++done_;
+  for (std::size_t from = 0; from < r.flags.size();) {
+    const std::size_t comma = std::min(r.flags.find(',', from), r.flags.size());
+    ++flagged_[r.flags.substr(from, comma - from)];
+    from = comma + 1;
+  }
   KernelTally& k = kernels_[r.kernel];
   ++k.points;
   if (r.status == "passed") {
@@ -39,6 +45,7 @@ void Progress::add(const RunRecord& r) {
     const double m = r.stats.median_ns;
     k.best_median_ns = k.best_median_ns == 0 ? m : std::min(k.best_median_ns, m);
     k.worst_median_ns = std::max(k.worst_median_ns, m);
+    if (r.sol_pct >= 0 && !has_flag(r.flags, "implausible")) k.best_sol_pct = std::max(k.best_sol_pct, r.sol_pct);
   } else if (r.status == "skipped") {
     ++k.skipped;
     ++skipped_;
@@ -76,11 +83,22 @@ void Progress::tick() {
 
 void Progress::finish() {
   print_line(true);
-  fmt::print(out_, "\n{:<22} {:>7} {:>7} {:>7} {:>8} {:>14} {:>14}\n", "kernel", "points", "passed", "failed",
-             "skipped", "best median", "worst median");
+  fmt::print(out_, "\n{:<22} {:>7} {:>7} {:>7} {:>8} {:>14} {:>14} {:>9}\n", "kernel", "points", "passed", "failed",
+             "skipped", "best median", "worst median", "best sol%");
   for (const auto& [name, k] : kernels_)
-    fmt::print(out_, "{:<22} {:>7} {:>7} {:>7} {:>8} {:>14} {:>14}\n", name, k.points, k.passed, k.failed, k.skipped,
-               format_ns(k.best_median_ns), format_ns(k.worst_median_ns));
+    fmt::print(out_, "{:<22} {:>7} {:>7} {:>7} {:>8} {:>14} {:>14} {:>9}\n", name, k.points, k.passed, k.failed, k.skipped,
+               format_ns(k.best_median_ns), format_ns(k.worst_median_ns),
+               k.best_sol_pct < 0 ? "-" : fmt::format("{:.1f}", k.best_sol_pct));
+  if (!flagged_.empty()) {
+    // A flagged figure must not pass unnoticed: implausible first (beyond the device: kept, shown, and
+    // left out of every ratio), then the others (docs/speed-of-light.md).
+    std::string counts;
+    for (const char* flag : {"implausible", "drift", "no-work", "in-cache"})
+      if (const auto it = flagged_.find(flag); it != flagged_.end())
+        counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", it->second, flag);
+    fmt::print(out_, "flagged: {} (kernelsweep show RESULTS --columns kernel,implementation,mode,sol_pct,flags; "
+                     "docs/speed-of-light.md)\n", counts);
+  }
   std::fflush(out_);
 }
 

@@ -25,6 +25,7 @@ class Progress {
   struct KernelTally {
     std::size_t points = 0, passed = 0, failed = 0, skipped = 0;
     double best_median_ns = 0, worst_median_ns = 0;
+    double best_sol_pct = -1;  // the highest sol_pct of its points; -1: none has one
   };
   std::string line() const;
   void print_line(bool final_line);
@@ -32,6 +33,7 @@ class Progress {
   std::size_t total_;
   std::size_t done_ = 0, failures_ = 0, skipped_ = 0;
   std::map<std::string, KernelTally> kernels_;
+  std::map<std::string, std::size_t> flagged_;  // points by flag (calibration/speed_of_light.h)
   std::FILE* out_;
   bool live_;
   std::chrono::steady_clock::duration interval_;

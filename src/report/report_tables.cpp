@@ -59,6 +59,13 @@ Table points_table(const KernelSection& section, bool several_files) {
     add_column(table, "sol_pct", true);
     add_column(table, "flags", false);
   }
+  // Energy per call, where a GPU's counter gave one (docs/speed-of-light.md, "Energy").
+  const bool any_energy = std::any_of(section.rows.begin(), section.rows.end(),
+                                      [](const PointRow& point) { return energy_was_measured(point.row->run); });
+  if (any_energy) {
+    add_column(table, "J/call", true);
+    add_column(table, "GFLOP/J", true);
+  }
   add_column(table, "peak memory", true);
   add_column(table, "status", false);
   // Where any point was timed while its GPU was held down (power cap, thermal slowdown), what did.
@@ -93,6 +100,10 @@ Table points_table(const KernelSection& section, bool several_files) {
     if (any_speed_of_light) {
       cells.push_back(figure(run.sol_pct));
       cells.push_back(run.flags);
+    }
+    if (any_energy) {
+      cells.push_back(figure(run.joules_per_call));
+      cells.push_back(figure(run.gflops_per_joule));
     }
     cells.push_back(memory(run.device_peak_bytes));
     cells.push_back(run.status);

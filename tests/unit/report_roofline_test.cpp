@@ -8,6 +8,7 @@
 
 #include "report/report_roofline.h"
 #include "report/report_speed_of_light.h"
+#include "report/report_tables.h"
 
 namespace ks::report_page {
 namespace {
@@ -165,6 +166,28 @@ TEST(ReportFlags, ImplausiblePointsComeFirstThenDriftThenNoWorkAndInCacheIsNotLi
   EXPECT_EQ(flagged[2].flag, "no-work");
   EXPECT_FALSE(flag_meaning("no-work").empty());
   EXPECT_TRUE(flag_meaning("in-cache").empty());
+}
+
+// Energy per call has its columns where a point has a figure, and none where no point has one.
+TEST(ReportTables, EnergyColumnsAppearWhereAPointHasAFigure) {
+  std::deque<ViewRow> rows{point("a", 0, 2e12, 1e9), point("b", 0, 2e12, 1e9)};
+  rows[0].run.joules_per_call = 0.25;
+  rows[0].run.gflops_per_joule = 8000;
+  KernelSection section;
+  section.kernel = "k";
+  section.has_flops = section.has_bytes = true;
+  for (const ViewRow& row : rows) section.rows.push_back(PointRow{&row, row.run.implementation});
+  const Table with = points_table(section, false);
+  const auto column = std::find(with.headers.begin(), with.headers.end(), "J/call");
+  ASSERT_NE(column, with.headers.end());
+  const auto at = static_cast<std::size_t>(column - with.headers.begin());
+  EXPECT_EQ(with.headers[at + 1], "GFLOP/J");
+  EXPECT_EQ(with.rows[0][at], "0.2500");
+  EXPECT_EQ(with.rows[0][at + 1], "8000");
+  EXPECT_NE(with.rows[1][at], "0.2500");  // no figure: the missing mark
+  section.rows.erase(section.rows.begin());
+  const Table without = points_table(section, false);
+  EXPECT_EQ(std::find(without.headers.begin(), without.headers.end(), "J/call"), without.headers.end());
 }
 
 std::string calibration_json(int number, double memory_gbps) {

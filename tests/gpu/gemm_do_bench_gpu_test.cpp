@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "support/kernels.h"
 #include "env/environment.h"
@@ -59,9 +60,11 @@ TEST(GpuDoBench, CudaEventsProtocolKeepsEverySample) {
 }
 
 // The cold protocol on a GPU: the stream held and released every sample, the L2-sized flush, the SM
-// clock read per sample (somewhere between a tenth of the device's peak and a little above it), the
-// noise goal met for a 2048^3 product that runs well over a millisecond's worth of samples.
-TEST(GpuCold, ReadsTheClockOfEverySampleAndMeetsTheNoiseGoal) {
+// clock read per sample (somewhere between a tenth of the device's peak and a little above it), and a
+// verdict that says what the samples show: the goal met exactly when the noise came within it, else
+// the timeout reached. How noisy the GPU is belongs to the device, not to this code: the figure is
+// printed, and bench/gpu/noise_study.sh measures it per card (bench/results/noise_study-h200.md).
+TEST(GpuCold, ReadsTheClockOfEverySampleAndSaysWhetherTheNoiseGoalWasMet) {
   SKIP_WITHOUT_GPU();
   auto instance = gemm().instantiate("cublaslt", gemm_params(2048, 2048, 2048, "bf16"));
   ProtocolSpec spec;
@@ -72,8 +75,12 @@ TEST(GpuCold, ReadsTheClockOfEverySampleAndMeetsTheNoiseGoal) {
   EXPECT_LT(protocol.flush_bytes, 256ll << 20);
   const BoundMode forward = gemm().bind(*instance, "forward");
   const auto timer = make_timer(instance->stream(), protocol);
+  const auto started = std::chrono::steady_clock::now();
   const Timing timing = time_point(forward, *timer, protocol);
-  EXPECT_EQ(timing.noise.goal_met, 1) << "noise " << timing.noise.noise;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_GE(timing.noise.goal_met, 0) << "a cold point always says whether it met its goal";
+  EXPECT_EQ(timing.noise.goal_met == 1, timing.noise.noise <= spec.cold.max_noise) << "noise " << timing.noise.noise;
+  if (timing.noise.goal_met == 0) EXPECT_GE(seconds, protocol.cold.timeout_s) << "only the timeout ends it short of the goal";
   ASSERT_EQ(timing.sample_sm_clock_mhz.size(), timing.samples_ns.size());
   const double peak = timer->default_sm_clock_mhz();
   for (const double mhz : timing.sample_sm_clock_mhz) {

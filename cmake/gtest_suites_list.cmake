@@ -1,6 +1,6 @@
 # Run after each build of a test executable (cmake/gtest_suites.cmake): lists its GoogleTest suites
 # and writes OUTPUT, the ctest file with one test per suite.
-#   cmake -DEXECUTABLE=... -DOUTPUT=... -DLABELS=... -DPROPERTIES=... -DSKIP_CODE=... -DWORKING_DIRECTORY=... -P
+#   cmake -DEXECUTABLE=... -DOUTPUT=... -DLABELS=... -DPROPERTIES=... -DSERIAL=... -DSKIP_CODE=... -DWORKING_DIRECTORY=... -P
 execute_process(COMMAND "${EXECUTABLE}" --gtest_list_tests
   WORKING_DIRECTORY "${WORKING_DIRECTORY}"
   TIMEOUT 60
@@ -33,6 +33,10 @@ foreach(suite IN LISTS suites)
   foreach(item IN LISTS PROPERTIES)
     string(APPEND script " [==[${item}]==]")
   endforeach()
+  list(FIND SERIAL "${suite}" serial_at)
+  if(serial_at GREATER -1)
+    string(APPEND script " RUN_SERIAL TRUE")
+  endif()
   string(APPEND script ")\n")
 endforeach()
 file(WRITE "${OUTPUT}" "${script}")

@@ -86,7 +86,8 @@ std::vector<int> ranks_to_set_aside(const std::vector<SlowRank>& slow) {
   for (const auto& [device, ranks] : by_device) {
     const SlowRank* stays = nullptr;
     if (static_cast<int>(ranks.size()) == ranks.front()->peers)
-      stays = *std::min_element(ranks.begin(), ranks.end(), [&](const SlowRank* a, const SlowRank* b) { return worst(*a) < worst(*b); });
+      stays = *std::min_element(ranks.begin(), ranks.end(),
+                                [&](const SlowRank* a, const SlowRank* b) { return worst(*a) < worst(*b); });
     for (const SlowRank* rank : ranks)
       if (rank != stays) out.push_back(rank->rank);
   }
@@ -98,7 +99,8 @@ nlohmann::json to_json(const SlowRank& slow) {
   nlohmann::json figures = nlohmann::json::array();
   for (const SlowFigure& f : slow.figures)
     figures.push_back({{"figure", f.figure}, {"value", f.value}, {"median", f.median}, {"below_pct", f.below_pct}});
-  return {{"rank", slow.rank}, {"host", slow.host}, {"device", slow.device}, {"peers", slow.peers}, {"figures", figures}};
+  return {{"rank", slow.rank}, {"host", slow.host}, {"device", slow.device}, {"peers", slow.peers},
+          {"figures", figures}};
 }
 
 }  // namespace ks

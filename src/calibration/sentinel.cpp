@@ -25,14 +25,17 @@ std::string Sentinel::note(const DeviceCalibration& measured, const std::string&
   if (drifting())
     return fmt::format("{}: drift: {} (its calibration's figures); its points are flagged drift until it is back",
                        who, describe_drift(drift_));
-  if (was_drifting) return fmt::format("{}: back within {:.0f}% of its calibration: its points are no longer flagged drift", who, 100 * kSlowFraction);
+  if (was_drifting)
+    return fmt::format("{}: back within {:.0f}% of its calibration: its points are no longer flagged drift", who,
+                       100 * kSlowFraction);
   return "";
 }
 
 std::string describe_drift(const std::vector<SlowFigure>& figures) {
   std::string text;
   for (const SlowFigure& f : figures)
-    text += fmt::format("{}{} {:.4g} is {:.1f}% below {:.4g}", text.empty() ? "" : "; ", f.figure, f.value, f.below_pct, f.median);
+    text += fmt::format("{}{} {:.4g} is {:.1f}% below {:.4g}", text.empty() ? "" : "; ", f.figure, f.value, f.below_pct,
+                        f.median);
   return text;
 }
 
@@ -48,7 +51,8 @@ std::chrono::duration<double> parse_sentinel_interval(const std::string& text) {
   const std::string unit = used ? text.substr(used) : "";
   const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
   if (!used || scale < 0 || !(value >= 0))
-    throw std::invalid_argument(fmt::format("--sentinel-every {}: give a duration such as 10m, 90s or 1h, or off", text));
+    throw std::invalid_argument(
+        fmt::format("--sentinel-every {}: give a duration such as 10m, 90s or 1h, or off", text));
   return std::chrono::duration<double>(value * scale);
 }
 

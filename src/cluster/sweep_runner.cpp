@@ -528,9 +528,11 @@ std::vector<RankIdentity> Sweep::introduce() {
     ranks.push_back(rank_identity_from_json(Json::parse(text)));
   // Every rank learns which ranks are slow, so that a slow one does not keep its figures for later
   // runs (they would be held against figures its device does not have when it is well).
-  const std::string slow = world_.broadcast_from_root(Json(ranks_to_set_aside(slow_ranks(calibrations_of(ranks)))).dump());
+  const Json aside = ranks_to_set_aside(slow_ranks(calibrations_of(ranks)));
+  const std::string slow = world_.broadcast_from_root(aside.dump());
   keep_calibration(Json::parse(slow).get<std::vector<int>>());
-  if (me_.calibration && options_.sentinel_every.count() > 0) sentinel_ = Sentinel(options_.sentinel_every, me_.calibration->primary());
+  if (me_.calibration && options_.sentinel_every.count() > 0)
+    sentinel_ = Sentinel(options_.sentinel_every, me_.calibration->primary());
   return ranks;
 }
 
@@ -554,8 +556,8 @@ std::string Sweep::check_sentinel(const std::function<void()>& duties) {
   return sentinel_.check(*options_.registry, run, fmt::format("rank {} on {}", me_.rank, me_.host.hostname));
 }
 
-// --exclude-slow: the slow ranks (ranks_to_set_aside) are given no work; the groups they would have measured go to the
-// others (a gang that needs them all is recorded skipped, with why).
+// --exclude-slow: the slow ranks (ranks_to_set_aside) are given no work; the groups they would have
+// measured go to the others (a gang that needs them all is recorded skipped, with why).
 void Sweep::exclude_slow_ranks(const std::vector<RankIdentity>& ranks, WorkQueue& queue) {
   if (!options_.exclude_slow) return;
   for (int rank : ranks_to_set_aside(slow_ranks(calibrations_of(ranks)))) {

@@ -14,7 +14,11 @@ require_gpus
 first_gpu=${CUDA_VISIBLE_DEVICES:-0}
 first_gpu=${first_gpu%%,*}
 samples=$out/power.csv
-nvidia-smi -i "$first_gpu" --query-gpu=timestamp,power.draw --format=csv,noheader,nounits -lms 100 > "$samples" &
+# power.draw.instant where the driver has it (power.draw is a one-second average on H100 and H200).
+field=power.draw.instant
+nvidia-smi -i "$first_gpu" --query-gpu=$field --format=csv,noheader > /dev/null 2>&1 || field=power.draw
+echo "nvidia-smi field: $field"
+nvidia-smi -i "$first_gpu" --query-gpu=timestamp,$field --format=csv,noheader,nounits -lms 100 > "$samples" &
 sampler=$!
 sleep 1  # a few idle samples before the run
 
@@ -54,10 +58,13 @@ if not samples or point["joules_per_call"] is None:
 median_s = point["median_ms"] / 1e3
 start, end = utc_seconds(point["started_at"]), utc_seconds(point["ended_at"])
 during_point = [w for t, w in samples if start <= t <= end]
+# The energy window is the point's last energy_window_s (it runs after the timed repetitions).
+window = [w for t, w in samples if end - point["energy_window_s"] <= t <= end]
 whole_run = [w for _, w in samples]
 print(f"kernelsweep: {point['joules_per_call']:.5f} J a call (window {point['energy_window_s']:.2f} s, "
       f"median {median_s * 1e6:.1f} us: {point['joules_per_call'] / median_s:.0f} W)")
-for name, watts in (("during the point", during_point), ("whole run", whole_run)):
+for name, watts in (("during the energy window", window), ("during the point", during_point),
+                    ("whole run", whole_run)):
     if not watts:
         print(f"nvidia-smi {name}: no sample")
         continue

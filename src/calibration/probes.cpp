@@ -101,8 +101,8 @@ std::vector<Probe> sentinel_probes(Backend backend, const Registry& registry) {
 ProtocolSpec probe_protocol() {
   ProtocolSpec protocol;
   protocol.name = "do_bench";
-  protocol.warmup_ms = 100;
-  protocol.rep_ms = 100;
+  protocol.warmup_ms = 10;
+  protocol.rep_ms = 50;
   protocol.min_repeat = 3;
   protocol.flush_bytes = 0;
   protocol.sm_clock_per_sample = false;

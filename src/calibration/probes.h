@@ -50,10 +50,11 @@ std::vector<Probe> sentinel_probes(Backend backend, const Registry& registry);
 DeviceCalibration measure_probes(Backend backend, const std::vector<Probe>& probes, const Registry& registry,
                                  const ProbeRunner& run);
 
-// How the probes are timed: do_bench, 100 ms of warm-up and 100 ms of repetitions (at least 3), with
-// no cache flush (the arrays are larger than any cache; a product reads its operands many times). A
-// GPU that was idle needs the warm-up to reach its clocks: with 10 ms, an H100's first bf16 probe
-// after idling read 736 TFLOP/s, the next 827.
+// How the probes are timed: do_bench, 10 ms of warm-up and 50 ms of repetitions (at least 3), with no
+// cache flush (the arrays are larger than any cache; a product reads its operands many times). A
+// product's rate is its fastest repetition's, as a burst of large products reaches it (torch's fastest
+// 8192³ matmul); longer warm-up and repetitions hold a power-limited H100 at its cap and read lower
+// (bf16 707-775 TFLOP/s with 100 ms of each, against torch's 795 on the same card).
 ProtocolSpec probe_protocol();
 
 // Measures the rank's devices with `run`: its CPU, and its GPU when `gpu` is one (index ≥ 0).

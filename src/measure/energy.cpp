@@ -8,16 +8,19 @@
 namespace ks {
 namespace {
 
-// How often the counter is read while the calls are queued: after about a millisecond of calls, so
-// that a step is seen within a millisecond of when the counter shows it (a thousandth of a second's
-// window), at most every call and at least every 100,000.
+// The device must stay busy for the whole window: the calls are queued ahead of it, a lead of
+// kLeadSeconds of calls first, then after each reading of the counter the calls of a millisecond
+// plus those of the time the reading took (NVML may take a millisecond or more), so that the queue
+// grows while the host reads (until the driver's queue is full and holds the host back). A step is
+// seen within about a millisecond and a reading of when the counter shows it. At most 100,000 calls
+// at once.
+constexpr double kLeadSeconds = 0.05;
 constexpr double kReadEverySeconds = 1e-3;
-constexpr std::int64_t kMaxCallsBetweenReadings = 100'000;
+constexpr std::int64_t kMaxCallsAtOnce = 100'000;
 
-std::int64_t calls_between_readings(double call_seconds) {
-  if (!(call_seconds > 0)) return kMaxCallsBetweenReadings;
-  const double calls = std::floor(kReadEverySeconds / call_seconds);
-  if (!(calls < static_cast<double>(kMaxCallsBetweenReadings))) return kMaxCallsBetweenReadings;
+std::int64_t calls_for(double seconds, double call_seconds) {
+  const double calls = std::ceil(seconds / call_seconds);
+  if (!(calls < static_cast<double>(kMaxCallsAtOnce))) return kMaxCallsAtOnce;
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(calls));
 }
 
@@ -45,17 +48,19 @@ EnergyFigure point_energy(const EnergyWindow& timed, bool window_asked, const st
 EnergyWindow run_energy_window(const EnergyProbe& probe, double call_seconds, double min_seconds) {
   EnergyWindow window;
   if (!(call_seconds > 0)) return window;  // a call too short for its timer: no power times its time
-  const std::int64_t stride = calls_between_readings(call_seconds);
   probe.synchronize();
   const double began_s = probe.now_s();
   const double give_up_s = began_s + 10 * min_seconds;
+  std::int64_t next_calls = calls_for(kLeadSeconds, call_seconds);
   // Keeps queuing calls until the counter moves past `from_mj`: when it did, and to what.
   const auto next_step = [&](double from_mj) -> std::pair<double, double> {
     for (;;) {
-      for (std::int64_t i = 0; i < stride; ++i) probe.call();
-      window.calls += stride;
+      for (std::int64_t i = 0; i < next_calls; ++i) probe.call();
+      window.calls += next_calls;
+      const double before_s = probe.now_s();
       const double mj = probe.read_counter_mj();
       const double now = probe.now_s();
+      next_calls = calls_for(kReadEverySeconds + (now - before_s), call_seconds);
       if (mj != from_mj || std::isnan(mj) || now > give_up_s) return {now, mj};
     }
   };

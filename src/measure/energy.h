@@ -65,8 +65,9 @@ struct EnergyProbe {
   std::function<double()> now_s;
 };
 
-// Queues the call back to back, reading the counter after about every millisecond of calls (by
-// `call_seconds`, the point's median), and takes the device's power between two steps of the counter
+// Queues the call back to back, ahead of the device (a lead of 50 ms, then a millisecond of calls and
+// the reading's own time after each reading of the counter: by `call_seconds`, the point's median),
+// and takes the device's power between two steps of the counter
 // at least `min_seconds` apart, the first a whole step after the calls began (so that the device was
 // busy over all of it): the window's figure is that power times `call_seconds`. Reading at the steps
 // rather than at arbitrary moments is what makes a second enough: an arbitrary moment is up to a step

@@ -16,9 +16,9 @@
 #include "calibration/fleet_health.h"
 #include "calibration/probes.h"
 #include "calibration/sentinel.h"
-#include "calibration/speed_of_light.h"
 #include "cluster/gang.h"
 #include "cluster/interruption.h"
+#include "cluster/point_record.h"
 #include "cluster/poll_interval.h"
 #include "cluster/worker_process.h"
 #include "cluster/workers.h"
@@ -27,7 +27,6 @@
 #include "common/clock.h"
 #include "common/digest.h"
 #include "measure/do_bench.h"
-#include "measure/energy.h"
 
 namespace ks {
 namespace {
@@ -74,68 +73,6 @@ constexpr auto kRootLongestLook = std::chrono::microseconds(5000);
 constexpr auto kIdleLongestLook = std::chrono::microseconds(1000);
 constexpr auto kLongestMeasuringLook = std::chrono::microseconds(20'000);
 constexpr auto kSendingMeasuringLook = std::chrono::microseconds(1000);
-
-// The lowest and the median SM clock over the samples whose clock was read.
-void summarize_sample_clocks(RunRecord& rec) {
-  std::vector<double> read;
-  for (const double mhz : rec.sample_sm_clock_mhz)
-    if (!std::isnan(mhz)) read.push_back(mhz);
-  if (read.empty()) return;
-  std::sort(read.begin(), read.end());
-  rec.sample_sm_clock_min_mhz = read.front();
-  rec.sample_sm_clock_median_mhz = quantile_linear(read, 0.5);
-}
-
-// The point held against the device it ran on (its rank's GPU, or its CPU): its speed of light. A
-// collective's figures are its links', not its device's: it gets none.
-void add_speed_of_light(RunRecord& rec, const Point& point, const RankIdentity& me, bool on_gpu) {
-  if (!me.calibration || collective::find_collective(point.kernel)) return;
-  const DeviceCalibration* device = on_gpu ? (me.calibration->gpu ? &*me.calibration->gpu : nullptr) : &me.calibration->cpu;
-  if (!device) return;
-  const auto dtype = point.params.find("dtype");
-  const SpeedOfLight sol = speed_of_light(rec.flops, rec.bytes, rec.stats.median_ns,
-                                          dtype != point.params.end() && dtype->is_string() ? dtype->get<std::string>() : "",
-                                          *device);
-  rec.bandwidth_pct = sol.bandwidth_pct;
-  rec.compute_pct = sol.compute_pct;
-  rec.sol_pct = sol.sol_pct;
-  rec.flags = sol.flags;
-}
-
-// The worker's measurement completed with the point and where it ran: the record as it stays.
-RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu) {
-  RunRecord rec = r.record;
-  rec.point_id = point.id();
-  rec.kernel = point.kernel;
-  rec.implementation = point.implementation;
-  rec.mode = point.mode;
-  rec.repetition = point.repetition;
-  rec.params_json = canonical_json(point.params);
-  rec.rank = me.rank;
-  rec.host = me.host.hostname;
-  if (on_gpu) rec.gpu_uuid = me.gpu.uuid;
-  // The quantiles the protocol asks for, from the raw samples: made here, for workers of every
-  // language alike.
-  if (r.protocol.is_object() && r.protocol.contains("quantiles"))
-    rec.quantiles = quantiles_of(rec.samples_ns, r.protocol["quantiles"].get<std::vector<double>>());
-  summarize_sample_clocks(rec);
-  if (rec.stats.median_ns > 0) {
-    rec.tflops = rec.flops / rec.stats.median_ns / 1e3;  // FLOP per ns = GFLOP/s
-    rec.gbps = rec.bytes / rec.stats.median_ns;          // bytes per ns = GB/s
-  }
-  rec.gflops_per_joule = gflops_per_joule(rec.flops, rec.joules_per_call);
-  if (rec.n_repeat > 0) add_speed_of_light(rec, point, me, on_gpu);
-  return rec;
-}
-
-RunRecord skipped_record(const Point& point, const std::string& reason) {
-  MeasureResult r;
-  r.record.status = "skipped";
-  r.record.message = reason;
-  r.record.started_at = r.record.ended_at = iso_utc_now();
-  RankIdentity nobody;
-  return make_record(point, r, nobody, false);
-}
 
 // A point handed to a rank: the ranks other than 0 hold no plan, so the point travels whole (as bytes,
 // common/bytes.h), with whether it is checked, and for a collective the gang that measures it together.
@@ -228,12 +165,6 @@ std::string encode_result(const RunRecord& record, const MeasureResult& result) 
   append_sized_bytes(out, result.protocol.dump());
   append_sized_bytes(out, result.implementation.dump());
   return out;
-}
-
-// Whether the worker timed the point on the GPU: a cuda implementation, or an `any` one that the
-// worker ran on the rank's GPU (its protocol's timer says so).
-bool timed_on_gpu(bool needs_gpu, const MeasureResult& result) {
-  return needs_gpu || (result.protocol.is_object() && result.protocol.value("timer", "") == "cuda_events");
 }
 
 // What every rank must agree on before they measure together: the sweep file and the protocol. The

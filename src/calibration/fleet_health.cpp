@@ -7,16 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "measure/do_bench.h"
+
 namespace ks {
-namespace {
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-}  // namespace
 
 std::map<std::string, double> figures_of(const DeviceCalibration& device) {
   std::map<std::string, double> out;

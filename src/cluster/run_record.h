@@ -70,8 +70,8 @@ struct RunRecord {
   std::int64_t wrong_elements = -1;
   // How close the point came to what its device can do (calibration/speed_of_light.h): its rates as
   // percentages of its rank's calibrated figures, its roofline floor as a percentage of its median,
-  // and its flags (implausible, no-work). NaN and no flags where its rank was not calibrated, for a
-  // collective and for a point not timed.
+  // and its flags (implausible, no-work, in-cache; drift from its rank's sentinel). NaN and no flags
+  // where its rank was not calibrated, for a collective and for a point not timed.
   double bandwidth_pct = kNotMeasured, compute_pct = kNotMeasured, sol_pct = kNotMeasured;
   std::string flags;
   // The GPU's energy per call from its total-energy counter over a window of at least a second

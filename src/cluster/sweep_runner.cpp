@@ -217,7 +217,7 @@ class Sweep {
   RunRecord record_of(const Point& point, const MeasureResult& result) const;
   ProbeResult run_probe(const Point& point, const std::function<void()>& duties);
   std::string check_sentinel(const std::function<void()>& duties);
-  void exclude_slow_ranks(const std::vector<RankIdentity>& ranks, WorkQueue& queue);
+  void exclude_slow_ranks(WorkQueue& queue);
 
   const MpiWorld& world_;
   const WorkPlan* plan_;  // rank 0's alone
@@ -249,7 +249,8 @@ class Sweep {
   std::string stopped_by_;
   bool asked_to_stop_ = false;
   Sentinel sentinel_;         // off unless the run asks for it and the rank is calibrated
-  std::set<int> excluded_;    // rank 0's: slow ranks given no work (--exclude-slow)
+  std::vector<int> set_aside_;  // the slow ranks (ranks_to_set_aside), as rank 0 found them at the start
+  std::set<int> excluded_;      // rank 0's: slow ranks given no work (--exclude-slow)
 };
 
 RunRecord Sweep::record_of(const Point& point, const MeasureResult& result) const {
@@ -461,7 +462,8 @@ std::vector<RankIdentity> Sweep::introduce() {
   // runs (they would be held against figures its device does not have when it is well).
   const Json aside = ranks_to_set_aside(slow_ranks(calibrations_of(ranks)));
   const std::string slow = world_.broadcast_from_root(aside.dump());
-  keep_calibration(Json::parse(slow).get<std::vector<int>>());
+  set_aside_ = Json::parse(slow).get<std::vector<int>>();
+  keep_calibration(set_aside_);
   if (me_.calibration && options_.sentinel_every.count() > 0)
     sentinel_ = Sentinel(options_.sentinel_every, me_.calibration->primary());
   return ranks;
@@ -489,9 +491,9 @@ std::string Sweep::check_sentinel(const std::function<void()>& duties) {
 
 // --exclude-slow: the slow ranks (ranks_to_set_aside) are given no work; the groups they would have
 // measured go to the others (a gang that needs them all is recorded skipped, with why).
-void Sweep::exclude_slow_ranks(const std::vector<RankIdentity>& ranks, WorkQueue& queue) {
+void Sweep::exclude_slow_ranks(WorkQueue& queue) {
   if (!options_.exclude_slow) return;
-  for (int rank : ranks_to_set_aside(slow_ranks(calibrations_of(ranks)))) {
+  for (int rank : set_aside_) {
     excluded_.insert(rank);
     hand_out(queue.forget(rank));
     if (rank == 0) root_exhausted_ = true;
@@ -637,7 +639,7 @@ std::string Sweep::run_root(const std::vector<RankIdentity>& ranks, ResultSink& 
   finished_.assign(world_.size(), false);
   // A stop while the workers started leaves ranks that look as if they had no GPU: nothing is
   // recorded skipped for that.
-  exclude_slow_ranks(ranks, queue);
+  exclude_slow_ranks(queue);
   if (!stop_requested()) record_unrunnable(queue, sink);
   // While rank 0's own worker starts (which may take a while), the others are still served.
   workers_.set_waiting_hook([&] { serve_requests(queue, sink); });

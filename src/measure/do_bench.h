@@ -48,6 +48,8 @@ Timing repetition_counts(double estimate_ms, const Protocol& protocol);
 // Quantile of sorted values by linear interpolation between closest ranks (numpy's "linear", the
 // method of torch.quantile too), q in [0, 1]. Throws std::invalid_argument on no values or a bad q.
 double quantile_linear(const std::vector<double>& sorted, double q);
+// The median of the values (any order), by quantile_linear; NaN where there are none.
+double median_of(std::vector<double> values);
 
 // The aggregates of the samples (any order): median, p20 and p80 by quantile_linear (as Triton's
 // quantiles [0.5, 0.2, 0.8] give them: the median of an even count is interpolated, not the lower

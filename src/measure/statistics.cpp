@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -18,6 +19,12 @@ double lerp(double a, double b, double t) {
 }
 
 }  // namespace
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  return quantile_linear(values, 0.5);
+}
 
 double quantile_linear(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) throw std::invalid_argument("quantile_linear: no values");

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "measure/do_bench.h"
 #include "report/report_format.h"
 #include "report/report_roofline.h"
 
@@ -203,12 +204,6 @@ std::vector<Speedup> speedups_of(const KernelSection& section) {
 }
 
 // --- line plots -----------------------------------------------------------------------------------
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 // Evenly spaced points, the first and last kept: a bounded line over however many x values.
 std::vector<Series::Point> thinned(std::vector<Series::Point> points) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "calibration/speed_of_light.h"
+#include "measure/do_bench.h"
 #include "report/report_format.h"
 
 namespace ks::report_page {
@@ -29,13 +30,6 @@ bool drawable(const ViewRow& row) {
 }
 
 std::string device_key(const DeviceCalibration& device) { return device.backend + ": " + device.device; }
-
-double median_over_ranks(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  if (n == 0) return kNone;
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 std::string why_no_roofline(const KernelSection& section) {
   if (!section.has_flops && !section.has_bytes) return "No roofline: its points declare no work (no FLOPs, no bytes).";
@@ -74,7 +68,7 @@ double median_figure(const Roofed& device, Figure figure_of) {
   std::vector<double> values;
   for (const DeviceCalibration* calibration : device.calibrations)
     if (const double value = figure_of(*calibration); positive_figure(value)) values.push_back(value);
-  return median_over_ranks(std::move(values));
+  return median_of(std::move(values));
 }
 
 std::vector<RooflinePlot::Roof> roofs_of(const Roofed& device, const std::set<std::string>& dtypes) {

@@ -33,11 +33,8 @@ Progress::Progress(std::size_t total, double log_interval_s, std::FILE* out)
 
 void Progress::add(const RunRecord& r) {
   ++done_;
-  for (std::size_t from = 0; from < r.flags.size();) {
-    const std::size_t comma = std::min(r.flags.find(',', from), r.flags.size());
-    ++flagged_[r.flags.substr(from, comma - from)];
-    from = comma + 1;
-  }
+  for (const char* flag : kCountedFlags)
+    if (has_flag(r.flags, flag)) ++flagged_[flag];
   KernelTally& k = kernels_[r.kernel];
   ++k.points;
   if (r.status == "passed") {
@@ -93,7 +90,7 @@ void Progress::finish() {
     // A flagged figure must not pass unnoticed: implausible first (beyond the device: kept, shown, and
     // left out of every ratio), then the others (docs/speed-of-light.md).
     std::string counts;
-    for (const char* flag : {"implausible", "drift", "no-work", "in-cache"})
+    for (const char* flag : kCountedFlags)
       if (const auto it = flagged_.find(flag); it != flagged_.end())
         counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", it->second, flag);
     fmt::print(out_, "flagged: {} (kernelsweep show RESULTS --columns kernel,implementation,mode,sol_pct,flags; "

@@ -33,7 +33,9 @@ class Progress {
   std::size_t total_;
   std::size_t done_ = 0, failures_ = 0, skipped_ = 0;
   std::map<std::string, KernelTally> kernels_;
-  std::map<std::string, std::size_t> flagged_;  // points by flag (calibration/speed_of_light.h)
+  // The flags the summary counts, in the order it prints them (calibration/speed_of_light.h).
+  static constexpr const char* kCountedFlags[] = {"implausible", "drift", "no-work", "in-cache"};
+  std::map<std::string, std::size_t> flagged_;  // points by flag
   std::FILE* out_;
   bool live_;
   std::chrono::steady_clock::duration interval_;

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 #include "common/canonical_json.h"
 #include "common/digest.h"
 #include "measure/do_bench.h"

@@ -20,7 +20,7 @@
 #include "env/environment.h"
 #include "kernels/kernel.h"
 #include "plan/point.h"
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 #include "plugins/python_modules.h"
 
 namespace ks {

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 #include "config/sweep_spec.h"
 #include "plan/point.h"
 

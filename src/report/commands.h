@@ -13,7 +13,7 @@ class Registry;
 // p20–p80, TFLOP/s or GB/s, memory, status, message).
 struct ShowRequest {
   std::vector<std::string> files;
-  std::string where;                 // --where EXPR (report/filter.h)
+  std::string where;                 // --where EXPR (view/filter.h)
   std::vector<std::string> columns;  // --columns: the columns to print, in order; empty: the default set
   std::string format = "table";      // table, md, csv, json
 };

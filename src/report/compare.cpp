@@ -18,8 +18,8 @@
 #include "common/printable.h"
 #include "report/commands.h"
 #include "report/compare_rule.h"
-#include "report/filter.h"
-#include "report/view.h"
+#include "view/filter.h"
+#include "view/view.h"
 #include "run/run.h"
 
 namespace ks {

@@ -66,7 +66,7 @@ bool timed_run(const RunRecord& record) { return std::isfinite(record.stats.medi
 
 // The order the runs are stored in: a point's rows together, points in the order they first
 // appear; within a point, the rows without timing (memory measurements) first. The current view
-// (report/view.h) takes a point's last row, so a point with a timing is shown by it.
+// (view/view.h) takes a point's last row, so a point with a timing is shown by it.
 std::vector<std::size_t> storage_order(const std::vector<ImportedRun>& runs) {
   std::unordered_map<std::string, std::size_t> group_of;
   std::vector<std::vector<std::size_t>> groups;

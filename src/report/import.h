@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 #include "kernelindex/document_writer.h"
 #include "store/stored_run.h"
 

@@ -2,7 +2,7 @@
 // resumed jobs of one sweep (docs/merge.md).
 //
 // Every /runs row of every input is kept, inputs in the order given and each input's rows in their
-// order: the current view (report/view.h) takes a point's last row, so a later file's rerun wins.
+// order: the current view (view/view.h) takes a point's last row, so a later file's rerun wins.
 // The merged file is written under a temporary name and renamed at the end, so a merge that fails
 // leaves no half file (and, with --overwrite, the old output as it was).
 #include <unistd.h>

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "report/commands.h"
-#include "report/filter.h"
+#include "view/filter.h"
 #include "report/report_model.h"
 #include "report/report_pages.h"
 #include "report/report_plots.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "calibration/fleet_health.h"
-#include "report/view.h"
+#include "view/view.h"
 #include "store/results_file.h"
 
 namespace ks::report_page {

@@ -9,16 +9,14 @@
 
 #include "calibration/calibration.h"
 #include "report/report_model.h"
+#include "view/rank_calibrations.h"
 
 namespace ks::report_page {
 
 // Every calibrated rank of the files, by file (as given) and rank.
 using RankCalibrations = std::map<std::pair<std::string, std::int32_t>, RankCalibration>;
 
-// The calibrations of a file's /ranks, each rank's latest row (a resumed run adds a row where the
-// rank measured again, or reused what it kept); a rank not calibrated, or whose calibration does not
-// parse, is left out. In rank order.
-std::vector<RankCalibration> rank_calibrations(const std::vector<RankInfo>& ranks);
+// The calibrations of a file's /ranks (view/rank_calibrations.h).
 std::vector<RankCalibration> rank_calibrations(const LoadedFile& file);
 RankCalibrations rank_calibrations(const std::vector<LoadedFile>& files);
 

@@ -1,4 +1,4 @@
-// `kernelsweep show FILE.h5...`: the current view of results files (report/view.h) as a table, a
+// `kernelsweep show FILE.h5...`: the current view of results files (view/view.h) as a table, a
 // GitHub markdown table, CSV or JSON (docs/show.md). Every format prints the same rows and columns:
 // the table and markdown round figures for reading, CSV and JSON keep every digit.
 #include <algorithm>
@@ -17,8 +17,8 @@
 
 #include "common/printable.h"
 #include "report/commands.h"
-#include "report/filter.h"
-#include "report/view.h"
+#include "view/filter.h"
+#include "view/view.h"
 #include "run/run.h"
 
 namespace ks {

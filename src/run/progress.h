@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 
 namespace ks {
 

@@ -24,7 +24,7 @@ struct PlanRequest {
   std::vector<std::string> python_path;     // --python-path: folders for their import
   std::uint64_t max_points = 100'000'000;
   std::string shard;  // "i/N" or empty
-  std::string where;  // --where: the points of the plan (of the shard) to keep (report/filter.h)
+  std::string where;  // --where: the points of the plan (of the shard) to keep (view/filter.h)
   bool json = false;
 };
 

@@ -10,7 +10,7 @@
 
 #include "build_info.h"
 #include "calibration/fleet_health.h"
-#include "report/view.h"
+#include "view/view.h"
 
 namespace ks {
 namespace {

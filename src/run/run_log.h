@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 #include "cluster/sweep_runner.h"
 
 namespace ks {

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "calibration/fleet_health.h"
-#include "report/report_speed_of_light.h"
-#include "report/view.h"
+#include "view/rank_calibrations.h"
+#include "view/view.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
 #include "store/summary.h"
@@ -110,7 +110,7 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   const ResultsSummary s = summarise_results(file, points, plan.value_or(PositionedKeys()));
   const std::vector<ViewRow> not_passed = points_not_passed(file, points, results_file);
   // Fleet health: the ranks more than 5% below the median of the ranks with the same device.
-  const std::vector<SlowRank> slow = slow_ranks(report_page::rank_calibrations(file.read_ranks()));
+  const std::vector<SlowRank> slow = slow_ranks(rank_calibrations(file.read_ranks()));
   if (json) {
     nlohmann::json slow_json = nlohmann::json::array();
     for (const SlowRank& rank : slow) slow_json.push_back(to_json(rank));

@@ -14,7 +14,7 @@
 #include "plan/plan.h"
 #include "plugins/plugins.h"
 #include "plugins/requested.h"
-#include "report/filter.h"
+#include "view/filter.h"
 
 namespace ks {
 namespace {

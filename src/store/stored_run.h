@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 
 namespace ks {
 

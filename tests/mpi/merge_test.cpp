@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fields.h"
-#include "report/view.h"
+#include "view/view.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"
 

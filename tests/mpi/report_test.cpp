@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "report/view.h"
+#include "view/view.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"
 

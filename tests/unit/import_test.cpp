@@ -22,7 +22,7 @@
 #include "report/csv.h"
 #include "report/gpu_names.h"
 #include "report/import_liger.h"
-#include "report/view.h"
+#include "view/view.h"
 #include "run/run.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"

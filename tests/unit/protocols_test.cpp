@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 #include "common/bytes.h"
 #include "common/canonical_json.h"
 #include "measure/cold.h"

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 #include "cluster/worker_process.h"
 #include "common/canonical_json.h"
 #include "measure/do_bench.h"

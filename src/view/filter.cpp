@@ -1,4 +1,4 @@
-#include "report/filter.h"
+#include "view/filter.h"
 
 #include <algorithm>
 #include <charconv>

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "report/view.h"
+#include "view/view.h"
 
 namespace ks {
 

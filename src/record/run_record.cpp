@@ -1,4 +1,4 @@
-#include "cluster/run_record.h"
+#include "record/run_record.h"
 
 #include <cstring>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "report/view.h"
+#include "view/view.h"
 
 #include <malloc.h>
 

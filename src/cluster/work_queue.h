@@ -48,7 +48,6 @@ class WorkQueue {
   // A rank that is gone: never handed work again. Gangs that can no longer be formed are taken out
   // (take_unrunnable), and the ranks parked for them are handed what follows.
   std::vector<Handout> forget(int rank);
-  std::size_t remaining() const { return remaining_; }
   // The ranks waiting for a gang, no longer waiting (an interrupted run tells them there is no work).
   std::vector<int> take_parked();
   const std::deque<int>& parked() const { return parked_; }

@@ -7,16 +7,6 @@
 
 namespace ks {
 
-Json to_json(const Statistics& s) {
-  return Json::array({s.median_ns, s.p20_ns, s.p80_ns, s.mean_ns, s.min_ns, s.max_ns, s.stddev_ns});
-}
-
-Statistics statistics_from_json(const Json& j) {
-  const auto s = j.get<std::vector<double>>();
-  if (s.size() != 7) throw std::runtime_error("statistics: expected 7 values, got " + std::to_string(s.size()));
-  return {s[0], s[1], s[2], s[3], s[4], s[5], s[6]};
-}
-
 Json to_json(const ProtocolSpec& s) {
   Json j = {{"name", s.name}, {"warmup_ms", s.warmup_ms}, {"rep_ms", s.rep_ms},
             {"max_repeat", s.max_repeat}, {"quantiles", s.quantiles}};

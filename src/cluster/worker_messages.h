@@ -56,11 +56,6 @@ struct MeasureResult {
   Json implementation;
 };
 
-// The seven aggregates as one JSON array (median, p20, p80, mean, min, max, stddev): how both the
-// worker's results and the records streamed to rank 0 carry them.
-Json to_json(const Statistics& stats);
-Statistics statistics_from_json(const Json& j);
-
 Json to_json(const ProtocolSpec& spec);
 ProtocolSpec protocol_spec_from_json(const Json& j);
 

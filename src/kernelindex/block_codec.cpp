@@ -77,15 +77,6 @@ Compression compression_named(std::string_view name) {
   throw std::invalid_argument(fmt::format("compression '{}': expected none, gzip or zstd", name));
 }
 
-std::string_view compression_name(Compression compression) {
-  switch (compression) {
-    case Compression::gzip: return "gzip";
-    case Compression::zstd: return "zstd";
-    case Compression::none: break;
-  }
-  return "none";
-}
-
 std::string_view compression_suffix(Compression compression) {
   switch (compression) {
     case Compression::gzip: return ".gz";

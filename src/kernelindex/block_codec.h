@@ -11,9 +11,8 @@ namespace ks {
 
 enum class Compression { none, gzip, zstd };
 
-// "none", "gzip" or "zstd". Throws std::invalid_argument naming the others.
+// "none", "gzip" or "zstd" named: throws std::invalid_argument naming the three.
 Compression compression_named(std::string_view name);
-std::string_view compression_name(Compression compression);
 
 // The shard file name's ending for it: "", ".gz" or ".zst".
 std::string_view compression_suffix(Compression compression);

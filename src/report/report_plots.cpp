@@ -273,8 +273,6 @@ std::string inline_form(std::string svg, const std::string& name) {
 
 }  // namespace
 
-bool has_plots(const ReportModel& model) { return !plot_names(model).empty(); }
-
 std::string gnuplot_script(const ReportModel& model) {
   std::string out =
       "# The plots of this report, drawn by `kernelsweep report`: run `gnuplot plots.gp` in this folder to\n"

@@ -24,7 +24,4 @@ std::string gnuplot_script(const ReportModel& model);
 // Writes DIR/plots/plots.gp and runs gnuplot on it.
 DrawnPlots draw_plots(const ReportModel& model, const std::filesystem::path& directory);
 
-// True when the model has something to plot.
-bool has_plots(const ReportModel& model);
-
 }  // namespace ks::report_page

@@ -10,6 +10,7 @@
 #include "common/canonical_json.h"
 #include "common/digest.h"
 #include "common/json_text.h"
+#include "kernelindex/run_measurements.h"
 
 namespace ks {
 namespace {
@@ -89,134 +90,6 @@ std::string observed_at(const RunRecord& record) {
   }
 }
 
-bool has_timing(const RunRecord& record) { return record.n_repeat > 0; }
-
-std::int64_t whole_ns(double ns) { return std::llround(ns); }
-
-// {"metric":...,"statistic":...,"unit":...,"value":...}: its keys are in order as written.
-std::string measurement(std::string_view metric, std::string_view statistic, std::string_view unit, const std::string& value) {
-  std::string out = "{\"metric\":";
-  out += json_string(metric);
-  out += ",\"statistic\":";
-  out += json_string(statistic);
-  out += ",\"unit\":";
-  out += json_string(unit);
-  out += ",\"value\":";
-  out += value;
-  out += '}';
-  return out;
-}
-
-std::string latency_measurement(std::string_view statistic, double ns) {
-  return measurement("latency", statistic, "ns", json_number(whole_ns(ns)));
-}
-
-// The GPU's state at the start and the end of the timed repetitions, each figure where it was read.
-void add_gpu_state(std::vector<std::string>& measurements, const RunRecord& record) {
-  const auto add = [&](const char* metric, const char* unit, double start, double end) {
-    if (!std::isnan(start)) measurements.push_back(measurement(metric, "start", unit, json_number(start)));
-    if (!std::isnan(end)) measurements.push_back(measurement(metric, "end", unit, json_number(end)));
-  };
-  add("sm_clock", "MHz", record.gpu_start.sm_clock_mhz, record.gpu_end.sm_clock_mhz);
-  add("memory_clock", "MHz", record.gpu_start.memory_clock_mhz, record.gpu_end.memory_clock_mhz);
-  add("power", "W", record.gpu_start.power_w, record.gpu_end.power_w);
-  add("temperature", "C", record.gpu_start.temperature_c, record.gpu_end.temperature_c);
-}
-
-// How a cold measurement ended: its noise (the samples' relative standard deviation) and the samples
-// dropped because the GPU was slowed; and the SM clock the samples ran at, where it was read.
-void add_noise(std::vector<std::string>& measurements, const RunRecord& record) {
-  if (noise_was_recorded(record)) {
-    if (!std::isnan(record.noise.noise))
-      measurements.push_back(measurement("noise", "relative_stddev", "ratio", json_number(record.noise.noise)));
-    measurements.push_back(measurement("samples_dropped", "count", "samples", json_number(record.noise.samples_dropped)));
-  }
-  if (!std::isnan(record.sample_sm_clock_min_mhz))
-    measurements.push_back(measurement("sm_clock", "min_over_samples", "MHz", json_number(record.sample_sm_clock_min_mhz)));
-  if (!std::isnan(record.sample_sm_clock_median_mhz))
-    measurements.push_back(measurement("sm_clock", "median_over_samples", "MHz", json_number(record.sample_sm_clock_median_mhz)));
-}
-
-// How close the point came to its device's speed of light (docs/speed-of-light.md), in percent, where
-// its rank was calibrated.
-void add_speed_of_light(std::vector<std::string>& measurements, const RunRecord& record) {
-  const auto add = [&](const char* statistic, double percent) {
-    if (!std::isnan(percent)) measurements.push_back(measurement("speed_of_light", statistic, "percent", json_number(percent)));
-  };
-  add("roofline", record.sol_pct);
-  add("memory_bandwidth", record.bandwidth_pct);
-  add("compute", record.compute_pct);
-}
-
-// The GPU's energy per call, what its FLOPs bought per joule and the window the figure came from
-// (docs/speed-of-light.md, "Energy"), where one of at least a second was measured.
-void add_energy(std::vector<std::string>& measurements, const RunRecord& record) {
-  if (!energy_was_measured(record)) return;
-  measurements.push_back(measurement("energy", "per_call", "J", json_number(record.joules_per_call)));
-  if (!std::isnan(record.gflops_per_joule))
-    measurements.push_back(measurement("energy_efficiency", "per_call", "GFLOP/J", json_number(record.gflops_per_joule)));
-  measurements.push_back(measurement("energy_window", "wall_time", "s", json_number(record.energy_window_s)));
-}
-
-// A quantile's name: p20 for 0.2, p2.5 for 0.025, p99.9 for 0.999.
-std::string quantile_name(double q) { return fmt::format("p{:g}", q * 100); }
-
-// The latencies beside the median (which timing.latencyNs holds): the quantiles the protocol asked
-// for, or where a record has none (a row from before they were stored, an import), p20 and p80.
-std::string measurements(const RunRecord& record) {
-  std::vector<std::string> out;
-  if (has_timing(record) && record.quantiles.empty()) {
-    out.push_back(latency_measurement("p20", record.stats.p20_ns));
-    out.push_back(latency_measurement("p80", record.stats.p80_ns));
-  } else if (has_timing(record)) {
-    for (const Quantile& q : record.quantiles)
-      if (q.quantile != 0.5) out.push_back(latency_measurement(quantile_name(q.quantile), q.value_ns));
-  }
-  if (record.device_peak_bytes > 0)
-    out.push_back(measurement("device_memory", "peak", "bytes", json_number(record.device_peak_bytes)));
-  add_gpu_state(out, record);
-  add_noise(out, record);
-  add_speed_of_light(out, record);
-  add_energy(out, record);
-  return json_array(out);
-}
-
-const std::vector<Field<RunRecord>>& metric_fields() {
-  static const std::vector<Field<RunRecord>> metrics = [] {
-    std::vector<Field<RunRecord>> out;
-    for (auto& field : run_record_fields())
-      if (field.metric) out.push_back(field);
-    return out;
-  }();
-  return metrics;
-}
-
-// The record's metric fields: all of them when the point was timed, else those it has (a peak of
-// device memory); non-finite figures have no JSON form and are left out.
-std::string native_metrics(const RunRecord& record) {
-  JsonObjectText metrics;
-  const bool timed = has_timing(record);
-  for_each_field(record, metric_fields(), [&](const Field<RunRecord>& field, const auto& value) {
-    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
-      if ((timed || value != 0) && std::isfinite(static_cast<double>(value))) metrics.add_number(field.name, value);
-    }
-  });
-  const auto add_finite = [&](const std::vector<Field<RunRecord>>& fields) {
-    for_each_field(record, fields, [&](const Field<RunRecord>& field, const auto& value) {
-      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
-        if (std::isfinite(static_cast<double>(value))) metrics.add_number(field.name, value);
-      }
-    });
-  };
-  static const std::vector<Field<RunRecord>> gpu_fields = gpu_state_fields();
-  static const std::vector<Field<RunRecord>> cold_fields = noise_fields();
-  if (gpu_state_was_read(record)) add_finite(gpu_fields);
-  if (noise_was_recorded(record) || sample_clocks_were_read(record)) add_finite(cold_fields);
-  static const std::vector<Field<RunRecord>> collective = collective_fields();
-  if (is_collective_record(record)) add_finite(collective);
-  return metrics.text();
-}
-
 // The time is to the second: the repetitions of a point (a protocol's `repetitions`) measured within
 // one second are told apart by their number.
 std::string external_id(const RunRecord& record, const RunContext& context, const std::string& observed) {
@@ -257,7 +130,7 @@ std::string run_spec(const RunRecord& record, const Citations& cited, const RunC
   if (has_timing(record))
     spec.add("timing", fmt::format("{{\"latencyNs\":{{\"median\":{}}},\"primaryStatistic\":\"median\"}}",
                                    whole_ns(record.stats.median_ns)));
-  spec.add("measurements", measurements(record))
+  spec.add("measurements", run_measurements(record))
       .add("sourceNative", source_native(record, context, external))
       .add_string("protocolDigest", cited.protocol_digest)
       .add_string("environmentDigest", cited.environment_digest)

@@ -11,17 +11,10 @@
 
 #include "common/canonical_json.h"
 #include "common/digest.h"
+#include "plan/grid_odometer.h"
 
 namespace ks {
 namespace {
-
-constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
-
-// Counts saturate instead of wrapping: a grid of 2^70 points must still read as "too many".
-std::uint64_t saturating_multiply(std::uint64_t a, std::uint64_t b) {
-  if (a != 0 && b > kSaturated / a) return kSaturated;
-  return a * b;
-}
 
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return b > kSaturated - a ? kSaturated : a + b; }
 
@@ -65,160 +58,6 @@ bool listed(const std::vector<std::string>& list, const std::string& wanted) {
   for (const auto& item : list)
     if (item == wanted) return true;
   return false;
-}
-
-// One digit of the grid odometer: a single axis, or a zip group whose axes advance together. Values
-// are told apart by their canonical text, as point ids are (256 and 256.0 are one value). What a
-// slot remembers beyond the sweep file's values is small: the positions that repeat an earlier one,
-// and, only once a later block or include entry asks whether the grid holds a point, a hash per
-// position.
-struct Slot {
-  std::vector<const Axis*> axes;
-  std::size_t length = 0;
-  std::unordered_map<std::size_t, std::size_t> repeats;  // position -> the first position with its values
-  mutable std::vector<std::pair<std::size_t, std::size_t>> by_hash;  // (hash of the values, position), sorted
-
-  std::string text_at(std::size_t position) const {
-    Json tuple = Json::array();
-    for (const Axis* axis : axes) tuple.push_back(axis->values[position]);
-    return canonical_json(tuple);
-  }
-
-  // The canonical text of the slot's values in a parameter object; nothing when one is missing.
-  std::optional<std::string> text_in(const Json& params) const {
-    Json tuple = Json::array();
-    for (const Axis* axis : axes) {
-      const auto value = params.find(axis->name);
-      if (value == params.end()) return std::nullopt;
-      tuple.push_back(*value);
-    }
-    return canonical_json(tuple);
-  }
-
-  // Every position with its hash, sorted: equal values end up side by side.
-  std::vector<std::pair<std::size_t, std::size_t>> hashed_positions() const {
-    std::vector<std::pair<std::size_t, std::size_t>> hashed(length);
-    for (std::size_t k = 0; k < length; ++k) hashed[k] = {std::hash<std::string>{}(text_at(k)), k};
-    std::sort(hashed.begin(), hashed.end());
-    return hashed;
-  }
-
-  // Integers in strictly rising or falling order cannot repeat: a range, the usual axis of a million
-  // values, is told so in one pass, without the canonical text of each value.
-  bool rises_or_falls_strictly() const {
-    if (axes.size() != 1) return false;
-    const AxisValues& values = axes[0]->values;
-    const auto integer = [](const Json& value) -> std::optional<std::int64_t> {
-      constexpr auto largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-      if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > largest))
-        return std::nullopt;
-      return value.get<std::int64_t>();
-    };
-    int direction = 0;  // +1 rising, -1 falling, once two values are seen
-    std::optional<std::int64_t> previous;
-    for (const Json& value : values) {
-      const auto current = integer(value);
-      if (!current) return false;
-      if (previous) {
-        const int step = *current > *previous ? 1 : *current < *previous ? -1 : 0;
-        if (step == 0 || (direction != 0 && step != direction)) return false;
-        direction = step;
-      }
-      previous = current;
-    }
-    return true;
-  }
-
-  void find_repeats() {
-    if (rises_or_falls_strictly()) return;
-    const auto hashed = hashed_positions();
-    for (std::size_t run = 0; run < hashed.size();) {
-      std::size_t end = run + 1;
-      while (end < hashed.size() && hashed[end].first == hashed[run].first) ++end;
-      // Positions of one hash, in order: each repeats the first earlier one of equal text.
-      for (std::size_t i = run + 1; i < end; ++i) {
-        const std::string text = text_at(hashed[i].second);
-        for (std::size_t j = run; j < i; ++j) {
-          if (repeats.contains(hashed[j].second) || text_at(hashed[j].second) != text) continue;
-          repeats[hashed[i].second] = hashed[j].second;
-          break;
-        }
-      }
-      run = end;
-    }
-  }
-
-  bool holds(const std::string& text) const {
-    if (by_hash.size() != length) by_hash = hashed_positions();
-    const std::size_t hash = std::hash<std::string>{}(text);
-    auto it = std::lower_bound(by_hash.begin(), by_hash.end(), std::make_pair(hash, std::size_t{0}));
-    for (; it != by_hash.end() && it->first == hash; ++it)
-      if (text_at(it->second) == text) return true;
-    return false;
-  }
-};
-
-// The grid's slots in odometer order: grid axes in file order, a zip group at the position of the
-// earliest of its axes in the grid.
-std::vector<Slot> grid_slots(const KernelBlock& block, std::size_t block_index) {
-  const std::string zip_key = block_key(block_index) + ".zip";
-  std::unordered_map<std::string, const Axis*> axis_by_name;
-  for (const auto& axis : block.grid) axis_by_name[axis.name] = &axis;
-
-  std::unordered_map<std::string, std::size_t> group_of_axis;
-  for (std::size_t g = 0; g < block.zip.size(); ++g) {
-    for (const auto& name : block.zip[g]) {
-      const auto axis = axis_by_name.find(name);
-      if (axis == axis_by_name.end())
-        throw SweepFileError(block.where, zip_key, fmt::format("'{}' is not a grid axis", name));
-      if (!group_of_axis.emplace(name, g).second)
-        throw SweepFileError(block.where, zip_key, fmt::format("axis '{}' is zipped twice", name));
-      const Axis& first = *axis_by_name.at(block.zip[g].front());
-      if (axis->second->values.size() != first.values.size())
-        throw SweepFileError(axis->second->where, zip_key,
-                             fmt::format("zipped axes '{}' ({} values) and '{}' ({} values) differ in length",
-                                         first.name, first.values.size(), name, axis->second->values.size()));
-    }
-  }
-
-  std::vector<Slot> slots;
-  std::unordered_map<std::size_t, std::size_t> slot_of_group;
-  for (const auto& axis : block.grid) {
-    const auto group = group_of_axis.find(axis.name);
-    if (group == group_of_axis.end()) {
-      slots.push_back(Slot{{&axis}, axis.values.size(), {}, {}});
-      continue;
-    }
-    const auto [placed, is_new] = slot_of_group.emplace(group->second, slots.size());
-    if (is_new) slots.push_back(Slot{{}, axis.values.size(), {}, {}});
-    slots[placed->second].axes.push_back(&axis);
-  }
-  return slots;
-}
-
-// Points of the grid before exclude: the product of the slot lengths. A block without grid axes
-// contributes no grid point (its points come from include).
-std::uint64_t grid_combinations(const std::vector<Slot>& slots) {
-  if (slots.empty()) return 0;
-  std::uint64_t count = 1;
-  for (const auto& slot : slots) count = saturating_multiply(count, slot.length);
-  return count;
-}
-
-// Moves the odometer one step, the last slot fastest. False once every combination was visited.
-bool advance(std::vector<std::size_t>& position, const std::vector<Slot>& slots) {
-  for (std::size_t k = slots.size(); k-- > 0;) {
-    if (++position[k] < slots[k].length) return true;
-    position[k] = 0;
-  }
-  return false;
-}
-
-Json slot_values(const std::vector<Slot>& slots, const std::vector<std::size_t>& position) {
-  Json values = Json::object();
-  for (std::size_t k = 0; k < slots.size(); ++k)
-    for (const Axis* axis : slots[k].axes) values[axis->name] = axis->values[position[k]];
-  return values;
 }
 
 void require_known_parameters(const Json& values, const KernelSpec& kernel, const KernelBlock& block,
@@ -300,7 +139,7 @@ struct PointEnumerator::Block {
         implementations(resolve_implementations(block, block_index, kernel_spec)),
         modes(resolve_modes(block, block_index, kernel_spec)) {
     check_block_keys(block, block_index, kernel_spec);
-    slots = grid_slots(block, block_index);
+    slots = grid_slots(block, block_key(block_index) + ".zip");
     combinations = grid_combinations(slots);
     grid_constants.emplace();
     for (const auto& parameter : kernel.parameters) {

@@ -12,7 +12,9 @@
 #include <fmt/format.h>
 
 #include "measure/do_bench.h"
+#include "report/report_files.h"
 #include "report/report_format.h"
+#include "report/report_speedups.h"
 #include "report/report_roofline.h"
 
 namespace ks::report_page {
@@ -143,66 +145,6 @@ std::vector<std::string> varying_parameters(const std::vector<PointRow>& rows, c
   return out;
 }
 
-// --- speed-ups and fractions --------------------------------------------------------------------
-
-// Each point's medians by label, keyed by its mode and parameters.
-using MediansByShape = std::unordered_map<std::string, std::map<std::string, double>>;
-
-std::string shape_key(const ViewRow& row) { return row.run.mode + '\n' + row.run.params_json; }
-
-// A point flagged implausible (its rates beyond its device: docs/speed-of-light.md) is shown, never
-// the basis of a speed-up or a fraction, on either side of one.
-bool ratio_basis(const ViewRow& row) { return measured(row) && !has_flag(row.run.flags, "implausible"); }
-
-MediansByShape medians_by_shape(const std::vector<PointRow>& rows) {
-  MediansByShape out;
-  for (const auto& r : rows)
-    if (ratio_basis(*r.row)) out[shape_key(*r.row)].emplace(r.label, r.row->run.stats.median_ns);
-  return out;
-}
-
-double ratio_to(const MediansByShape& medians, const PointRow& r, const std::string& label) {
-  if (label.empty() || !ratio_basis(*r.row)) return kNone;
-  const auto shape = medians.find(shape_key(*r.row));
-  if (shape == medians.end()) return kNone;
-  const auto other = shape->second.find(label);
-  if (other == shape->second.end()) return kNone;
-  return other->second / r.row->run.stats.median_ns;
-}
-
-// The label an option names: itself, or the first label of that implementation. Empty when none.
-std::string resolve_label(const std::string& option, const KernelSection& section) {
-  for (const auto& label : section.labels)
-    if (label == option) return label;
-  for (const auto& r : section.rows)
-    if (r.row->run.implementation == option) return r.label;
-  return "";
-}
-
-std::string default_baseline(const KernelSection& section) {
-  const std::string cpu = resolve_label("cpu", section);
-  return cpu.empty() ? section.labels.front() : cpu;
-}
-
-std::vector<Speedup> speedups_of(const KernelSection& section) {
-  std::vector<Speedup> out;
-  if (section.baseline.empty()) return out;
-  for (const auto& label : section.labels) {
-    if (label == section.baseline) continue;
-    for (const auto& mode : section.modes) {
-      double log_sum = 0;
-      std::size_t n = 0;
-      for (const auto& r : section.rows) {
-        if (r.label != label || r.row->run.mode != mode || !std::isfinite(r.speedup) || r.speedup <= 0) continue;
-        log_sum += std::log(r.speedup);
-        ++n;
-      }
-      if (n > 0) out.push_back({label, mode, std::exp(log_sum / static_cast<double>(n)), n});
-    }
-  }
-  return out;
-}
-
 // --- line plots -----------------------------------------------------------------------------------
 
 // Evenly spaced points, the first and last kept: a bounded line over however many x values.
@@ -220,9 +162,6 @@ struct SeriesKey {
     return std::tie(label, combination) < std::tie(other.label, other.combination);
   }
 };
-
-// The hardware each file's lines are named with, by file: empty when every file ran on the same.
-using LegendHardware = std::map<std::string, std::string>;
 
 LinePlot line_plot(const KernelSection& section, const std::string& mode, const std::vector<std::string>& others,
                    const LegendHardware& legend_hardware) {
@@ -387,132 +326,6 @@ KernelSection section_of(const std::string& kernel, std::vector<PointRow> rows, 
     }
   }
   return section;
-}
-
-// --- files and documents ------------------------------------------------------------------------
-
-void flatten(const Json& value, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
-  if (value.is_object() && !value.empty()) {
-    for (const auto& [key, item] : value.items()) flatten(item, prefix.empty() ? key : prefix + "." + key, out);
-    return;
-  }
-  out.emplace_back(prefix, value.is_string() ? value.get<std::string>() : value.dump());
-}
-
-// The string at `pointer`, or `fallback` where there is none.
-std::string string_at(const Json& json, const char* pointer, const std::string& fallback) {
-  const Json::json_pointer at(pointer);
-  return json.contains(at) && json.at(at).is_string() ? json.at(at).get<std::string>() : fallback;
-}
-
-Json parse_or_empty(const std::string& text) {
-  Json parsed = Json::parse(text, nullptr, false);
-  return parsed.is_discarded() ? Json::object() : parsed;
-}
-
-// "NVIDIA H200 (sm_90, SXM5-141GB)", "AMD EPYC 7B13 (x86_64, 2 cores)".
-std::string hardware_of(const Json& environment) {
-  const Json::json_pointer at("/spec/hardware");
-  const Json hardware = environment.contains(at) && environment.at(at).is_object() ? environment.at(at) : Json::object();
-  const std::string product = string_at(hardware, "/product", "");
-  if (product.empty()) return string_at(environment, "/metadata/title", "unknown hardware");
-  std::vector<std::string> details;
-  for (const char* key : {"architecture", "formFactor"})
-    if (hardware.contains(key) && hardware.at(key).is_string()) details.push_back(hardware.at(key).get<std::string>());
-  if (hardware.contains("cores") && hardware.at("cores").is_number())
-    details.push_back(fmt::format("{} cores", hardware.at("cores").dump()));
-  std::string joined;
-  for (const auto& d : details) joined += (joined.empty() ? "" : ", ") + d;
-  return joined.empty() ? product : fmt::format("{} ({})", product, joined);
-}
-
-std::vector<CitedDocument> cited_documents(const std::vector<LoadedFile>& files, const std::vector<ViewRow>& view,
-                                           bool environments) {
-  std::map<std::string, std::size_t> citations;
-  for (const ViewRow& row : view)
-    ++citations[environments ? row.run.cited.environment_digest : row.run.cited.protocol_digest];
-  std::vector<CitedDocument> out;
-  std::map<std::string, std::size_t> position;
-  for (const LoadedFile& file : files) {
-    for (const DigestedDocument& doc : environments ? file.environments : file.protocols) {
-      if (!citations.count(doc.digest)) continue;
-      auto [at, added] = position.try_emplace(doc.digest, out.size());
-      if (added) {
-        CitedDocument cited;
-        cited.digest = doc.digest;
-        const Json json = parse_or_empty(doc.json);
-        cited.title = string_at(json, "/metadata/title", environments ? "environment" : "protocol");
-        if (json.contains("spec")) flatten(json.at("spec"), "", cited.fields);
-        cited.points = citations[doc.digest];
-        out.push_back(std::move(cited));
-      }
-      out[at->second].files.push_back(file.path);
-    }
-  }
-  // Digests the points cite that no file holds: named, so that the page says what is missing.
-  for (const auto& [digest, count] : citations) {
-    if (position.count(digest) || digest.empty()) continue;
-    CitedDocument missing;
-    missing.digest = digest;
-    missing.title = "not stored in the results files";
-    missing.points = count;
-    out.push_back(std::move(missing));
-  }
-  return out;
-}
-
-std::vector<FileSummary> file_summaries(const std::vector<LoadedFile>& files, const std::vector<ViewRow>& view) {
-  std::vector<FileSummary> out;
-  for (const LoadedFile& file : files) {
-    FileSummary summary;
-    summary.path = file.path;
-    summary.info = file.info;
-    std::set<std::string> cited;
-    for (const ViewRow& row : view) {
-      if (row.file != file.path) continue;
-      ++summary.points;
-      ++summary.statuses[row.run.status];
-      cited.insert(row.run.cited.environment_digest);
-    }
-    for (const DigestedDocument& doc : file.environments) {
-      if (!cited.empty() && !cited.count(doc.digest)) continue;
-      const std::string hardware = hardware_of(parse_or_empty(doc.json));
-      if (std::find(summary.hardware.begin(), summary.hardware.end(), hardware) == summary.hardware.end())
-        summary.hardware.push_back(hardware);
-    }
-    if (summary.hardware.empty()) summary.hardware.push_back("unknown hardware (no environment document)");
-    out.push_back(std::move(summary));
-  }
-  return out;
-}
-
-bool same_hardware(const std::vector<FileSummary>& files) {
-  return std::all_of(files.begin(), files.end(), [&](const FileSummary& f) {
-    return std::set(f.hardware.begin(), f.hardware.end()) == std::set(files[0].hardware.begin(), files[0].hardware.end());
-  });
-}
-
-// Where the files ran on different hardware, each file's product ("NVIDIA H200"), for the legends:
-// a line of an A100 beside one of an H200 says so where it is read.
-LegendHardware legend_hardware_of(const std::vector<FileSummary>& files) {
-  LegendHardware out;
-  if (files.size() < 2 || same_hardware(files)) return out;
-  for (const FileSummary& f : files) {
-    std::vector<std::string> products;
-    for (const std::string& h : f.hardware) products.push_back(h.substr(0, h.find(" (")));
-    out[f.path] = fmt::format("{}", fmt::join(products, " + "));
-  }
-  return out;
-}
-
-std::string hardware_statement(const std::vector<FileSummary>& files) {
-  if (files.size() == 1) return fmt::format("Measured on {}.", fmt::join(files[0].hardware, " and "));
-  const bool same = same_hardware(files);
-  if (same) return fmt::format("All {} files were measured on {}.", files.size(), fmt::join(files[0].hardware, " and "));
-  std::vector<std::string> each;
-  for (const auto& f : files) each.push_back(fmt::format("{} on {}", f.path, fmt::join(f.hardware, " and ")));
-  return "The files were measured on different hardware: " + fmt::format("{}", fmt::join(each, "; ")) +
-         ". Differences between their figures are the hardware's as much as the implementations'.";
 }
 
 }  // namespace

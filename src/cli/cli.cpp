@@ -140,7 +140,7 @@ int main(int argc, char** argv, Registry& registry) {
 
   SubmitRequest submit_args;
   auto* submit = app.add_subcommand("submit", "a sweep as a Slurm job array of N shards, and a job that merges them");
-  submit->add_option("sweep_file", submit_args.sweep_file, "the sweep file (YAML)")->required();
+  submit->add_option("sweep_file", submit_args.plan.sweep_file, "the sweep file (YAML)")->required();
   submit->add_option("sbatch_options", submit_args.sbatch_options,
                      "after --: sbatch options for both jobs (--partition=..., --account=..., --time=...)");
   submit->add_option("--array", submit_args.array, "N: the number of shards, one array task each")->required();
@@ -151,7 +151,7 @@ int main(int argc, char** argv, Registry& registry) {
                      "(--run-option=--check=all; repeatable)")
       ->allow_extra_args(false);
   submit->add_flag("--dry-run", submit_args.dry_run, "print the two sbatch commands instead of running them");
-  add_plugin_option(*submit, submit_args.plugins);
+  add_plugin_option(*submit, submit_args.plan.plugins);
 
   WorkerArguments worker_args;
   auto* worker = app.add_subcommand("worker", "internal: the process that owns a rank's GPU");

@@ -165,4 +165,8 @@ void parse_shard(const std::string& text, PlanOptions& options) {
   options.shard_count = count;
 }
 
+std::string shard_text(std::uint64_t index, std::uint64_t count) {
+  return count > 1 ? fmt::format("{}/{}", index, count) : "";
+}
+
 }  // namespace ks

@@ -64,5 +64,7 @@ Plan make_plan(const SweepSpec& spec, const Registry& registry, const PlanOption
 
 // Parses "i/N" (0 <= i < N). Throws PlanError.
 void parse_shard(const std::string& text, PlanOptions& options);
+// The text parse_shard takes for shard `index` of `count`: "i/N"; empty for the whole plan (count 1).
+std::string shard_text(std::uint64_t index, std::uint64_t count);
 
 }  // namespace ks

@@ -133,8 +133,11 @@ std::string common_where(const std::vector<Input>& inputs) {
 // the stored sweep text (as `kernelsweep status` does).
 std::int64_t unsharded_plan_size(const std::vector<Input>& inputs, Registry& registry) {
   const RunInfo& info = inputs.front().info;
-  if (auto sweep = plan_text(info.sweep_text, info.sweep_path, registry, false, "", common_where(inputs)))
-    return static_cast<std::int64_t>(sweep->plan.points.size());
+  PlanRequest whole_plan = stored_sweep_request(info);
+  whole_plan.shard.clear();
+  whole_plan.where = common_where(inputs);
+  const auto sweep = load_sweep(whole_plan, registry, false);
+  if (const auto points = sweep ? sweep->count() : std::nullopt) return static_cast<std::int64_t>(*points);
   if (auto shards = plan_size_of_shards(inputs)) return *shards;
   std::cerr << fmt::format(
       "kernelsweep merge: the sweep of {} could not be re-planned here (are its kernels in a plugin? pass --plugin), "

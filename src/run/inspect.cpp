@@ -66,8 +66,7 @@ std::string implementation_note(const ImplementationSpec& implementation) {
 
 int validate_sweep(const PlanRequest& request, Registry& registry) {
   const auto loaded = load_sweep(request, registry);
-  if (!loaded) return kExitBadInput;
-  const auto count = count_plan(*loaded, request, registry);
+  const auto count = loaded ? loaded->count() : std::nullopt;
   if (!count) return kExitBadInput;
   std::cout << fmt::format("ok: {} points\n", *count);
   return kExitOk;
@@ -100,7 +99,7 @@ int print_plan(const PlanRequest& args, Registry& registry) {
   if (!loaded) return kExitBadInput;
   if (args.json) {
     JsonArrayPrinter printer;
-    const bool planned = stream_plan(*loaded, args, registry, [&](Point& p, std::size_t) {
+    const bool planned = loaded->stream([&](Point& p, std::size_t) {
       printer.add(point_json(p));
       return true;
     });
@@ -110,7 +109,7 @@ int print_plan(const PlanRequest& args, Registry& registry) {
   }
   std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", "#", "id", "kernel", "impl", "mode", "parameters");
   std::size_t points = 0, groups = 0;
-  const bool planned = stream_plan(*loaded, args, registry, [&](Point& p, std::size_t group) {
+  const bool planned = loaded->stream([&](Point& p, std::size_t group) {
     std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", p.index, p.id().substr(0, 12), p.kernel,
                              p.implementation, p.mode, compact_params(p.params));
     ++points;

@@ -133,8 +133,8 @@ std::string why_not_resumable(const ResultsFile& file, const LoadedSweep& sweep,
   const RunInfo stored = file.read_info();
   if (stored.shard_index != static_cast<std::int64_t>(shard.shard_index) ||
       stored.shard_count != static_cast<std::int64_t>(shard.shard_count)) {
-    const auto name = [](std::int64_t index, std::int64_t count) {
-      return count > 1 ? fmt::format("shard {}/{}", index, count) : std::string("the whole plan");
+    const auto name = [](std::uint64_t index, std::uint64_t count) {
+      return count > 1 ? "shard " + shard_text(index, count) : std::string("the whole plan");
     };
     return fmt::format("{}: cannot resume: the file holds {} and this run measures {}", path,
                        name(stored.shard_index, stored.shard_count), name(shard.shard_index, shard.shard_count));
@@ -155,9 +155,9 @@ std::string why_not_resumable(const ResultsFile& file, const LoadedSweep& sweep,
 // another walks the plan (all reckoning; only this thread touches HDF5), and the plan then marked
 // with what the file holds. Nothing when the file cannot be completed by this run (`problem` says
 // why) or the plan is refused (the reason printed).
-std::optional<ResultsFile> resume_with_plan(const LoadedSweep& sweep, const RunRequest& args, const Registry& registry,
-                                            const OutputPaths& paths, const PlanOptions& shard,
-                                            std::optional<WorkPlan>& plan, std::string& problem) {
+std::optional<ResultsFile> resume_with_plan(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
+                                            const PlanOptions& shard, std::optional<WorkPlan>& plan,
+                                            std::string& problem) {
   // Opened (and checked, by readers it forks) before the planner starts: a child forked beside a
   // running thread would hold a copy of any lock that thread held at that moment.
   ResultsFile file = ResultsFile::open_for_append(paths.results_file);
@@ -167,7 +167,7 @@ std::optional<ResultsFile> resume_with_plan(const LoadedSweep& sweep, const RunR
   std::exception_ptr plan_failure;
   std::jthread planner([&] {
     try {
-      plan = plan_work(sweep, args.plan, registry, &keys);
+      plan = sweep.work_plan(&keys);
     } catch (...) {
       plan_failure = std::current_exception();
     }
@@ -290,16 +290,9 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   // Every rank reads the sweep file; rank 0 alone plans (below), and hands the other ranks their
   // points as they ask for work.
   auto sweep = load_sweep(args.plan, registry, root);
-  if (!world.all(sweep.has_value())) return kExitBadInput;
-  PlanOptions shard;
-  bool shard_given_well = true;
-  try {
-    if (!args.plan.shard.empty()) parse_shard(args.plan.shard, shard);
-  } catch (const PlanError& e) {
-    if (root) std::cerr << args.plan.sweep_file << ": " << e.what() << "\n";
-    shard_given_well = false;
-  }
-  if (!world.all(shard_given_well)) return kExitBadInput;
+  const auto options = sweep ? sweep->plan_options() : std::nullopt;
+  if (!world.all(options.has_value())) return kExitBadInput;
+  const PlanOptions& shard = *options;
 
   const OutputPaths paths = output_paths(sweep->spec, args, shard);
   std::optional<RunOutputs> outputs;
@@ -315,9 +308,9 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       const bool resuming = args.resume && fs::exists(paths.results_file);
       std::optional<ResultsFile> file;
       if (resuming) {
-        file = resume_with_plan(*sweep, args, registry, paths, shard, plan, problem);
+        file = resume_with_plan(*sweep, args, paths, shard, plan, problem);
       } else {
-        plan = plan_work(*sweep, args.plan, registry);
+        plan = sweep->work_plan();
         if (plan) file = new_results(*sweep, args, paths, world.size(), command_line, shard, plan->size(), problem);
       }
       if (plan && file) {

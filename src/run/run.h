@@ -3,6 +3,7 @@
 // Each takes what the command line said (parsed by src/cli) and the kernel registry, prints what it
 // has to say, and returns the process's exit code.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct PlanRequest {
   std::string shard;  // "i/N" or empty
   std::string where;  // --where: the points of the plan (of the shard) to keep (view/filter.h)
   bool json = false;
+  // The sweep file's text as a results file keeps it, for status and merge to plan it again: then
+  // sweep_file is the path it had, nothing is read, and the command has loaded its plugins itself.
+  std::optional<std::string> sweep_text;
 };
 
 struct RunRequest {
@@ -49,8 +53,7 @@ struct RunRequest {
 
 // `kernelsweep submit`: a sweep as a Slurm job array of `array` shards and a merge job (docs/slurm.md).
 struct SubmitRequest {
-  std::string sweep_file;
-  std::vector<std::string> plugins;
+  PlanRequest plan;                         // the sweep file and its --plugin
   int array = 0;                            // shards, one array task each
   std::string output_directory;            // default results/STEM (STEM: the sweep file's name less .yaml)
   std::string batch_script;                // default: slurm/sweep.sbatch, installed or of the source tree

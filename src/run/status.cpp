@@ -72,11 +72,6 @@ void print_not_passed(const std::vector<ViewRow>& rows, const std::string& resul
                              rows.size() - kNotPassedListed, results_file);
 }
 
-// "i/N" for a shard's file, empty for the whole plan.
-std::string shard_text(const RunInfo& info) {
-  return info.shard_count > 1 ? fmt::format("{}/{}", info.shard_index, info.shard_count) : "";
-}
-
 }  // namespace
 
 int print_status(const std::string& results_file, bool json, const std::vector<std::string>& plugins,
@@ -84,6 +79,7 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   if (!load_plugins_or_say_why(plugins, registry)) return kExitBadInput;
   const ResultsFile file = ResultsFile::open_read_only(results_file);
   const RunInfo info = file.read_info();
+  const PlanRequest stored = stored_sweep_request(info);
   // The plan is made again from the sweep file's text stored in the file. Where it cannot be made
   // here (a kernel of a plugin not loaded), which points are missing is not known, and status says
   // so rather than count none; the reason goes to stderr.
@@ -97,7 +93,8 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   std::jthread planner;
   if (!imported)
     planner = std::jthread([&] {
-      plan = plan_keys_of_text(info.sweep_text, info.sweep_path, registry, shard_text(info), info.where);
+      const auto sweep = load_sweep(stored, registry);
+      if (sweep) plan = sweep->point_keys();
       if (plan) sort_by_key(*plan);
     });
   const std::vector<PointStatus> points = file.point_statuses();
@@ -115,7 +112,7 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
     nlohmann::json slow_json = nlohmann::json::array();
     for (const SlowRank& rank : slow) slow_json.push_back(to_json(rank));
     nlohmann::json out = {{"file", results_file}, {"sweep", info.sweep_name}, {"plan_size", info.plan_size},
-                          {"shard", shard_text(info).empty() ? nlohmann::json(nullptr) : nlohmann::json(shard_text(info))},
+                          {"shard", stored.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(stored.shard)},
                           {"where", info.where.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.where)},
                           {"started_at", info.started_at}, {"ended_at", info.ended_at}, {"rows", s.rows},
                           {"samples", s.samples}, {"sessions", s.sessions}, {"points_by_status", s.points_by_status},
@@ -126,7 +123,7 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
     return kExitOk;
   }
   std::cout << fmt::format("{}: sweep {} ({}), {} points planned{}{}\n", results_file, info.sweep_name, info.sweep_path,
-                           info.plan_size, shard_text(info).empty() ? "" : " in shard " + shard_text(info),
+                           info.plan_size, stored.shard.empty() ? "" : " in shard " + stored.shard,
                            info.where.empty() ? "" : fmt::format(" where '{}'", info.where));
   std::cout << fmt::format("started {}, {}\n", info.started_at,
                            info.ended_at.empty() ? "not finished (running, or interrupted)" : "ended " + info.ended_at);
@@ -138,7 +135,7 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   } else {
     std::cout << fmt::format("missing: {} points of the plan have no row", s.missing_point_ids.size());
     std::string resume = "kernelsweep run --resume";
-    if (!shard_text(info).empty()) resume += " --shard " + shard_text(info);
+    if (!stored.shard.empty()) resume += " --shard " + stored.shard;
     if (!info.where.empty()) resume += fmt::format(" --where '{}'", info.where);
     std::cout << (s.missing_point_ids.empty() ? "\n" : fmt::format(" ({} completes them)\n", resume));
     for (std::size_t i = 0; i < s.missing_point_ids.size() && i < 10; ++i) std::cout << "  " << s.missing_point_ids[i] << "\n";

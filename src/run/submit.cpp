@@ -108,7 +108,7 @@ Jobs sbatch_commands(const SubmitRequest& request, const std::string& executable
                             output.string())};
   jobs.array.insert(jobs.array.end(), request.sbatch_options.begin(), request.sbatch_options.end());
   jobs.array.push_back(script.string());
-  jobs.array.push_back(request.sweep_file);
+  jobs.array.push_back(request.plan.sweep_file);
   jobs.array.insert(jobs.array.end(), request.run_options.begin(), request.run_options.end());
 
   const std::string then =
@@ -128,11 +128,9 @@ Jobs sbatch_commands(const SubmitRequest& request, const std::string& executable
 }  // namespace
 
 int submit_sweep(const SubmitRequest& request, Registry& registry) {
-  PlanRequest plan;
-  plan.sweep_file = request.sweep_file;
-  plan.plugins = request.plugins;
-  const auto sweep = load_and_plan(plan, registry);
-  if (!sweep) return kExitBadInput;
+  const auto sweep = load_sweep(request.plan, registry);
+  const auto points = sweep ? sweep->count() : std::nullopt;
+  if (!points) return kExitBadInput;
   if (request.array < 1) {
     std::cerr << "kernelsweep submit: --array N needs N >= 1\n";
     return kExitBadInput;
@@ -142,7 +140,7 @@ int submit_sweep(const SubmitRequest& request, Registry& registry) {
     std::cerr << printable(fmt::format("kernelsweep submit: no batch script {}: pass --batch-script\n", script.string()));
     return kExitBadInput;
   }
-  const std::string stem = fs::path(request.sweep_file).stem().string();
+  const std::string stem = fs::path(request.plan.sweep_file).stem().string();
   const fs::path output = fs::absolute(request.output_directory.empty() ? fs::path("results") / stem
                                                                         : fs::path(request.output_directory));
   const ResultsPaths results = results_paths(sweep->spec, output, request.array);
@@ -157,7 +155,7 @@ int submit_sweep(const SubmitRequest& request, Registry& registry) {
   const std::string merge_id = submitted_job(jobs.merge);
   std::cout << fmt::format("submitted array job {} ({} tasks, shard i/{} in task i, {} points in all) and merge "
                            "job {} (once every task has ended): {}\n",
-                           array_id, request.array, request.array, sweep->plan.points.size(), merge_id,
+                           array_id, request.array, request.array, *points, merge_id,
                            results.merged.string());
   return kExitOk;
 }

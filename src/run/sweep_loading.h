@@ -1,8 +1,9 @@
 #pragma once
-// Sweep file -> spec and plan, the first step of validate, plan, run and status: the plugins the
-// command line, KERNELSWEEP_PLUGIN_PATH and the sweep file name are loaded into the registry first,
-// since the sweep's kernels may come from them. Problems are printed as one line on standard error;
-// the caller exits with kExitBadInput.
+// Sweep -> spec and plan, the one way every command that plans loads its sweep: the sweep file of
+// validate, plan, run and submit, or the sweep text a results file keeps (status, merge). The
+// plugins the command line, KERNELSWEEP_PLUGIN_PATH and the sweep file name are loaded into the
+// registry first, since the sweep's kernels may come from them. Problems are printed as one line on
+// standard error; the caller exits with kExitBadInput.
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,54 +11,52 @@
 #include "cluster/work_plan.h"
 #include "config/sweep_spec.h"
 #include "common/point_id_set.h"
+#include "plan/plan.h"
 #include "plan/point_enumerator.h"
 #include "plugins/python_modules.h"
 #include "run/run.h"
+#include "store/results_file.h"
 
 namespace ks {
 
+// A loaded sweep and the plan its request asks for (--shard, --where, --max-points), made only as the
+// command needs it. A problem met on the way is printed (where the load asked for it) and gives
+// nothing or false.
 struct LoadedSweep {
   SweepSpec spec;
-  Plan plan;  // empty when only loaded (load_sweep)
   std::vector<std::string> plugins;  // every plugin library loaded for it, in loading order
   PythonSetup python;                // the Python modules loaded for it, and how its Python worker runs
+
+  // --shard and --max-points as the plan takes them.
+  std::optional<PlanOptions> plan_options() const;
+  // The points of the plan, visited one at a time in bounded memory.
+  bool stream(const PointVisitor& visit) const;
+  // How many points the plan has, made only where the count needs them.
+  std::optional<std::uint64_t> count() const;
+  // Rank 0 of a run: the plan as a WorkPlan, made in one pass in bounded memory; `keys`, when given,
+  // receives each measurement's key with its index, every point's and then those of its further
+  // repetitions (add_repetition_keys; a resume marks with them what the results file holds:
+  // WorkPlan::mark_before).
+  std::optional<WorkPlan> work_plan(PositionedKeys* keys = nullptr) const;
+  // The keys of the ids of the points (common/point_id_set.h) with their positions, in plan order,
+  // then those of their further repetitions, without holding the points (status).
+  std::optional<PositionedKeys> point_keys() const;
+
+  PlanRequest request;
+  const Registry* registry = nullptr;
+  bool print_errors = true;
 };
 
-// The sweep file request.sweep_file, its plugins and request.plugins loaded into `registry`, and its
-// plan (request.shard, request.where) made.
-std::optional<LoadedSweep> load_and_plan(const PlanRequest& request, Registry& registry, bool print_errors = true);
-// The same without the plan: for commands that stream the points or only count them.
+// The sweep of `request` loaded into `registry`, with the plugins and Python modules it needs.
 std::optional<LoadedSweep> load_sweep(const PlanRequest& request, Registry& registry, bool print_errors = true);
 
-// The points of the plan that load_and_plan would make, visited one at a time in bounded memory;
-// a problem met on the way is printed and gives false.
-bool stream_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
-                 const PointVisitor& visit);
-// How many points that plan has, made only where the count needs them; nothing (the problem
-// printed) when the sweep is refused.
-std::optional<std::uint64_t> count_plan(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry);
-// Rank 0 of a run: the plan as a WorkPlan, made in one pass in bounded memory; `keys`, when given,
-// receives each measurement's key with its index, every point's and then those of its further
-// repetitions (add_repetition_keys; a resume marks with them what the results file holds:
-// WorkPlan::mark_before). Nothing (the problem printed) when the sweep is refused.
-std::optional<WorkPlan> plan_work(const LoadedSweep& sweep, const PlanRequest& request, const Registry& registry,
-                                  PositionedKeys* keys = nullptr);
-// The same from text already read (status re-plans the text stored in a results file); its plugins
-// are found relative to the folder of `path`. `shard` ("i/N") keeps that shard of the plan, `where`
-// (a --where expression) the points it selects.
-std::optional<LoadedSweep> plan_text(const std::string& text, const std::string& path, Registry& registry,
-                                     bool print_errors = true, const std::string& shard = "",
-                                     const std::string& where = "");
+// The request that plans again the sweep a results file keeps: its shard, its --where and no size
+// limit, since the run that made the file accepted its size.
+PlanRequest stored_sweep_request(const RunInfo& info);
 
 // The Python setup of the command line: --python-module and --python-path (relative to the working
 // directory).
 PythonSetup command_line_python(const PlanRequest& request);
-
-// The keys of the ids of the points plan_text makes (common/point_id_set.h) with their positions, in
-// plan order, then those of their further repetitions, without holding the points (status); nothing (the problem printed) when the text does not plan here.
-std::optional<PositionedKeys> plan_keys_of_text(const std::string& text, const std::string& path,
-                                                Registry& registry, const std::string& shard,
-                                                const std::string& where);
 
 // Loads the Python modules of `setup`; prints the problem and returns false when one fails.
 bool load_python_or_say_why(const PythonSetup& setup, Registry& registry);

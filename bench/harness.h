@@ -1,52 +1,40 @@
 #pragma once
-// Shared by the harness benchmarks: run a generated sweep under mpirun and read back its results.
-#include <sys/wait.h>
-
+// Shared by the harness benchmarks: run a generated sweep under mpirun and time it, with the tests'
+// helpers for running the test build of kernelsweep (tests/support/cli_runner.h).
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
-namespace ks::bench {
+#include "support/cli_runner.h"
 
-#ifndef KS_TEST_CLI
-#error "the harness benchmarks need the test build of kernelsweep (configure with KERNELSWEEP_TESTS=ON)"
-#endif
+namespace ks::bench {
 
 struct Timed {
   double seconds = 0;
   int exit_code = 0;
 };
 
-// Runs `mpirun -np ranks kernelsweep-test ARGS` and returns its wall time.
+// Runs `mpirun -np ranks kernelsweep-test ARGS` and returns its wall time; throws when it fails.
 inline Timed run_sweep(int ranks, const std::string& args) {
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  const std::string command =
-      fmt::format("{} -np {} --oversubscribe {} {} > /dev/null 2>&1", KS_MPIEXEC, ranks, KS_TEST_CLI, args);
+  const std::string command = ks::testing::mpirun_test_cli(ranks, args) + " > /dev/null";
   const auto start = std::chrono::steady_clock::now();
-  const int status = std::system(command.c_str());
+  const ks::testing::CommandResult result = ks::testing::run_shell(command);
   Timed t;
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  t.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (t.exit_code != 0) throw std::runtime_error(fmt::format("sweep failed ({}): {}", t.exit_code, command));
+  t.exit_code = result.exit_code;
+  if (t.exit_code != 0)
+    throw std::runtime_error(fmt::format("sweep failed ({}): {}\n{}", t.exit_code, command, result.output));
   return t;
 }
 
-inline std::filesystem::path scratch(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("kernelsweep-bench-" + name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+// A fresh folder for one benchmark's files (under the build tree, as the tests' are).
+inline std::filesystem::path scratch(const std::string& name) { return ks::testing::fresh_directory("bench-" + name); }
 
 inline void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path) << text;
+  ks::testing::write_file(path, text);
 }
 
 // The lightest protocol: one warm-up and one timed call, no flush: the point costs only kernelsweep.

@@ -1,7 +1,7 @@
 #pragma once
 // Thin helpers over the HDF5 1.10 C API for the store: owning handles, error checks that turn the
 // HDF5 error stack into an exception, and scalar string/number attributes. Nothing here knows the
-// results layout; results_file.cpp does.
+// results layout; results_layout.h does.
 #include <cstdint>
 #include <stdexcept>
 #include <string>

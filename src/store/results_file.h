@@ -9,6 +9,12 @@
 // open_for_append clears what a killed writer left past each table's end. A writer killed *inside*
 // H5Fflush can still leave an unreadable file: HDF5 1.10 has no journal, and SWMR does not support
 // variable-length strings. Not thread-safe: one thread of rank 0 uses it.
+//
+// The class is made of several files of the store, one concept each: results_layout.h (the schema:
+// layout versions, tables, columns, root attributes), results_tables.h (the open file's tables),
+// results_appender.cpp (rank 0's writing), results_reader.cpp (what the commands read),
+// damage_check.h (the check before every open, and the mark that spares a file found sound a second
+// one), strings_check.h (the checksum of each row's strings).
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -20,82 +26,13 @@
 #include <vector>
 
 #include "common/point_id_set.h"
+#include "store/damage_check.h"
 #include "store/h5.h"
+#include "store/line_diff.h"
+#include "store/results_layout.h"
 #include "store/stored_run.h"
 
 namespace ks {
-
-// Bumped when the layout changes in a way a reader must know; stored as the root attribute layout_version.
-// 2: every table and the root attributes carry strings_check, a checksum of their strings. Files of
-// layout 1 are read (and resumed) without it.
-// 3: /quantiles holds each timed run's quantiles (those its protocol asks for), which /runs points at
-// with quantiles_offset and quantiles_count; /runs holds the GPU's state around each measurement.
-// Files of layout 2 are read (and resumed) without them.
-// 4: /sample_clocks holds each sample's SM clock where the worker read it, which /runs points at
-// with sample_clocks_offset and sample_clocks_count; /runs holds which repetition of its point each run is, how a cold measurement ended (noise, noise_goal_met, samples_dropped) and the SM
-// clock its samples ran at (sample_sm_clock_min_mhz, sample_sm_clock_median_mhz). Files of layout 3
-// are read (and resumed) without them.
-// 5: /runs holds a collective's bus bandwidth and the count of wrong elements its check found
-// (bus_gbps, wrong_elements; NaN and -1 for other kernels). Files of layout 4 are read (and resumed)
-// without them.
-// 6: /run_keys, beside /runs, holds each row's point key, status and repetition in fixed-size fields
-// (what status and a resume read). Files of layout 5 are read (and resumed) through /runs' columns.
-// 7: /runs holds each point's speed of light (bandwidth_pct, compute_pct, sol_pct, flags), /ranks
-// each rank's calibration (JSON). Files of layout 6 are read (and resumed) without them.
-// 8: /runs holds each point's energy (joules_per_call, gflops_per_joule, energy_window_s; NaN where
-// none was measured). Files of layout 7 are read (and resumed) without them.
-inline constexpr std::int64_t kResultsLayoutVersion = 8;
-
-// The root group's attributes: what was swept, and the session that created the file.
-struct RunInfo {
-  std::string sweep_name;
-  std::string sweep_path;
-  std::string sweep_text;  // the sweep file's exact text: resume compares it, `status` re-plans from it
-  std::int64_t plan_size = 0;
-  std::string kernelsweep_version;
-  std::string git_commit;
-  std::string started_at;  // UTC, ISO 8601 with milliseconds
-  std::string ended_at;    // empty while a session is running, or after one was killed
-  std::int32_t world_size = 1;
-  std::string host;          // rank 0's hostname
-  std::string command_line;  // rank 0's argv, joined by spaces
-  // The part of the plan the file holds: shard shard_index of shard_count (--shard i/N); 0 of 1 for
-  // the whole plan (a run without --shard, a merged file).
-  std::int64_t shard_index = 0;
-  std::int64_t shard_count = 1;
-  // The --where expression that selected the file's points of the plan (of the shard); empty for all.
-  std::string where;
-  std::int64_t layout_version = kResultsLayoutVersion;  // read back from the file; create() writes the constant
-};
-
-// One row of /sessions: the session that created the file, then one per --resume.
-struct SessionInfo {
-  std::string started_at;
-  std::int32_t world_size = 1;
-  std::string host;
-  std::string command_line;
-  std::string kernelsweep_version;
-  std::string git_commit;
-  std::uint64_t strings_check = 0;  // set when stored, checked when read
-};
-
-// One row of /ranks: where a rank ran. gpu_index is -1 and the GPU strings empty on a CPU rank.
-struct RankInfo {
-  std::int32_t rank = 0;
-  std::string host;
-  std::int32_t gpu_index = -1;
-  std::string gpu_uuid;
-  std::string pci_bus_id;
-  std::string gpu_name;
-  // What the rank's devices measurably do (calibration/calibration.h, as JSON; layout 7 on): empty
-  // where it was not calibrated (`run --calibrate off`, an older file).
-  std::string calibration;
-  std::uint64_t strings_check = 0;  // set when stored, checked when read (results_file.cpp)
-  bool operator==(const RankInfo& other) const {
-    return rank == other.rank && host == other.host && gpu_index == other.gpu_index && gpu_uuid == other.gpu_uuid &&
-           pci_bus_id == other.pci_bus_id && gpu_name == other.gpu_name && calibration == other.calibration;
-  }
-};
 
 // A point of the file, from its rows in /runs: 64 bytes, not its rows' strings.
 struct PointStatus {
@@ -104,19 +41,6 @@ struct PointStatus {
   std::uint64_t first_row = 0;   // its first row in /runs
   std::uint64_t latest_row = 0;  // its latest row
   bool ever_passed = false;      // some row of it passed: --resume skips it
-};
-
-// One row of /environments or /protocols: a document's canonical JSON, keyed by its content digest.
-struct DigestedDocument {
-  std::string digest;  // "sha256:…"
-  std::string json;
-  std::uint64_t strings_check = 0;  // set when stored, checked when read
-};
-
-// A results file that cannot be read safely: reading it crashed or hung a child process, or what it
-// holds contradicts itself. The message says what is wrong and what to do.
-struct DamagedResultsFile : ResultsFileError {
-  using ResultsFileError::ResultsFileError;
 };
 
 class ResultsFile {
@@ -130,7 +54,7 @@ class ResultsFile {
                             const std::vector<SessionInfo>& sessions);
   // Reopens an existing file to append to its tables (--resume).
   // Both opens have the whole file read by a child process first, and throw DamagedResultsFile
-  // when that crashes, hangs or finds rows that contradict the file (see results_file.cpp).
+  // when that crashes, hangs or finds rows that contradict the file (see damage_check.h).
   static ResultsFile open_for_append(const std::filesystem::path& path);
   // Opens for reading only (status, reports, tests). Without HDF5 file locking, so it also reads a
   // file a running sweep is writing, as of that sweep's last flush.
@@ -156,7 +80,7 @@ class ResultsFile {
   void add_session(const SessionInfo& session);
   // Writes everything appended so far to the file: a crash after this loses none of it. Then, when
   // HDF5's metadata cache has grown past kMetadataCacheBytes, closes the file and opens it again, which
-  // empties the cache: with evictions off (see results_file.cpp) HDF5 keeps every metadata entry it
+  // empties the cache: with evictions off (see results_tables.h) HDF5 keeps every metadata entry it
   // has made, and the heaps of a million rows' strings alone take more than a gigabyte.
   static constexpr std::size_t kMetadataCacheBytes = std::size_t{16} << 20;
   void flush();
@@ -187,7 +111,8 @@ class ResultsFile {
   // Every row's measurement in row order, as status and a resume need it: visit(row, its key
   // (repetition_key), its status as an index into kStatuses). Reads /run_keys, 37 bytes a row and no
   // string, where the file has it whole (layout 6 on); the columns of /runs otherwise.
-  void scan_point_keys(const std::function<void(std::uint64_t row, const PointKey& key, std::size_t status)>& visit) const;
+  void scan_point_keys(
+      const std::function<void(std::uint64_t row, const PointKey& key, std::size_t status)>& visit) const;
   // The same columns row by row, in row order, holding nothing: visit(row, point id, repetition,
   // status); the repetition is 0 in a file of a layout before 4.
   void scan_statuses(const std::function<void(std::uint64_t row, const std::string& point_id, std::int32_t repetition,
@@ -195,7 +120,7 @@ class ResultsFile {
   std::uint64_t run_count() const;
   std::uint64_t sample_count() const;
 
- // The open file's tables; public so that the store's own helpers (results_file.cpp) reach them.
+ // The open file's tables; public so that the store's own helpers (results_tables.h) reach them.
   struct Impl;
 
  private:
@@ -204,13 +129,5 @@ class ResultsFile {
   void reopen();
   std::unique_ptr<Impl> impl_;
 };
-
-// Empty when the texts are equal; otherwise what changed, for --resume's refusal, such as
-// "line 7: the results file has `  n: [1, 2]`, the sweep file has `  n: [1, 2, 4]` (2 lines differ)".
-std::string describe_sweep_text_change(std::string_view stored, std::string_view given);
-// Empty when the texts are equal; otherwise their first differing line, each text named by its
-// label, such as "line 7: a.h5 has `  n: [1, 2]`, b.h5 has `  n: [1, 2, 4]`" (merge's refusal).
-std::string describe_first_differing_line(std::string_view first, std::string_view second,
-                                          std::string_view first_label, std::string_view second_label);
 
 }  // namespace ks

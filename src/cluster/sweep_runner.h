@@ -2,6 +2,8 @@
 // The sweep loop across the MPI world. Every rank drives one worker process; rank 0 also keeps the
 // work queue and receives every result as it is made (non-blocking sends, no collectives inside the
 // loop), passing each to a ResultSink (the store, the documents and the progress line).
+// Rank 0's part is cluster/coordinator.h, every rank's cluster/participant.h, and what they say to
+// each other cluster/rank_messages.h (over MPI: cluster/messaging.h).
 #include <chrono>
 #include <filesystem>
 #include <optional>

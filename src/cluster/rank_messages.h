@@ -1,0 +1,75 @@
+#pragma once
+// What the ranks of a sweep say to one another inside its loop, as typed messages: a rank asks rank 0
+// for work, rank 0 answers with points (none: no more work), the rank sends back each result, a line
+// for the log, a heartbeat, and that it stopped; rank 0 tells a rank to stop, or that its gang is not
+// formed yet. Rank 0 speaks through a CoordinatorLink, so that its side can run against ranks played
+// in the same process; over MPI both sides are cluster/messaging.h.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/point.h"
+#include "record/run_record.h"
+
+namespace ks {
+
+// How long rank 0 waits without a word from a rank before it counts the rank as gone
+// (KERNELSWEEP_RANK_SILENCE_TIMEOUT seconds, 60 unless set); the ranks send a heartbeat four times
+// within it.
+std::chrono::steady_clock::duration silence_limit();
+inline std::chrono::steady_clock::duration heartbeat_interval() { return silence_limit() / 4; }
+
+// The ceilings of a rank's waits between looks at the messages (poll_interval.h). Rank 0's bounds how
+// long a rank asking for work waits for its answer: 5 ms while rank 0's own worker times a point, 1 ms
+// while it has none (at the end of a sweep, when the points handed out are small and many ranks
+// ask). A rank waiting for its own answer looks as often, its worker being idle meanwhile. A rank
+// whose worker measures looks only for a stop from rank 0 and to keep its heartbeat, unless a result
+// of its own is still on its way (MPI moves a large one only while its sender looks).
+// kIdleLongestLook: rank 0 without a point of its own, and a rank waiting for rank 0's answer.
+constexpr auto kRootLongestLook = std::chrono::microseconds(5000);
+constexpr auto kIdleLongestLook = std::chrono::microseconds(1000);
+constexpr auto kLongestMeasuringLook = std::chrono::microseconds(20'000);
+constexpr auto kSendingMeasuringLook = std::chrono::microseconds(1000);
+
+// A point handed to a rank: the ranks other than 0 hold no plan, so the point travels whole, with
+// whether it is checked, and for a collective the gang that measures it together.
+struct Assigned {
+  Point point;
+  bool check = false;
+  std::vector<int> gang;
+  std::uint32_t generation = 0;  // of the gang's communicator (GangCommunicators::of)
+};
+
+// A message from a rank to rank 0.
+struct FromRank {
+  enum class Kind { work_request, result, note, heartbeat, stopped };
+  Kind kind = Kind::heartbeat;
+  int rank = 0;
+  std::vector<std::vector<int>> lost_gangs;  // work_request: the gangs' communicators it lost since it last asked
+  // result: the record, the protocol it was timed with and the implementation's provenance (null when
+  // none), these two held by the link until its next receive (results repeat them: parsed once).
+  RunRecord record;
+  const nlohmann::json* protocol = nullptr;
+  const nlohmann::json* implementation = nullptr;
+  std::string text;                          // note: the line; stopped: why
+};
+
+// Rank 0's side of the messages.
+class CoordinatorLink {
+ public:
+  virtual ~CoordinatorLink() = default;
+  // The next message that arrived from any rank; none when nothing is waiting.
+  virtual std::optional<FromRank> receive() = 0;
+  // The answer to `rank`'s request: its next points, or none (no more work).
+  virtual void answer(int rank, const std::vector<Assigned>& points) = 0;
+  // The run is interrupted: the rank abandons its point in hand.
+  virtual void tell_stop(int rank) = 0;
+  // The rank's gang is not formed yet: it keeps waiting for its answer.
+  virtual void tell_still_parked(int rank) = 0;
+};
+
+}  // namespace ks

@@ -1,8 +1,8 @@
 #pragma once
 // A collective point measured by a gang of ranks at once (kernels/nccl/collective.h). The work queue
 // hands the point to every member together; each member takes the gang's communicator (made from
-// MPI_COMM_WORLD on first use, kept for the next point of the same members) and times the collective
-// in the rank itself, as nccl-tests does:
+// the world's on first use, kept for the next point of the same members: gang_communicators.h) and
+// times the collective in the rank itself, as nccl-tests does:
 //   1. a barrier, then 5 calls timed together: one call's estimate, the gang's largest taken by all,
 //      so that every member makes the same number of calls;
 //   2. warm-up and repetition counts from it, as do_bench makes them;

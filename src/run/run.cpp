@@ -366,7 +366,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   if (root && !outcome.silent_ranks.empty()) {
     // The file is finished; a silent rank would never reach the barrier, so the job ends here.
     for (const SilentRank& silent : outcome.silent_ranks)
-      std::cerr << fmt::format("kernelsweep: rank {} on {} stopped answering; its {} points in hand were recorded "
+      std::cerr << fmt::format("kernelsweep: rank {} on {} stopped answering; the {} points it had been handed were recorded "
                                "crashed, and `kernelsweep run --resume {}` measures them again\n",
                                silent.rank, silent.host, silent.points_recorded, sweep->spec.source_path);
     world.abort(exit_code == kExitInterrupted ? kExitInterrupted : kExitFailure);

@@ -137,5 +137,36 @@ TEST(Architecture, Hdf5IsCalledInTheStoreOnly) {
   EXPECT_TRUE(outside.empty()) << fmt::format("HDF5 outside src/store/:\n{}", fmt::join(outside, "\n"));
 }
 
+// One concept a file: an implementation file and its header together stay readable in one sitting.
+constexpr std::size_t kMaxLinesWithHeader = 600;
+
+std::size_t lines_in(const fs::path& path) {
+  std::ifstream in(path);
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  return lines;
+}
+
+TEST(Architecture, NoSourceFileIsOver600LinesWithItsHeader) {
+  std::vector<std::string> long_files;
+  for (const SourceFile& file : source_files()) {
+    const fs::path full = kRoot / file.path;
+    const std::string ext = full.extension().string();
+    const fs::path header = fs::path(full).replace_extension(".h");
+    std::size_t lines = lines_in(full);
+    if (ext == ".h" || ext == ".cuh") {
+      // A header with an implementation file is counted with it; one without is counted alone.
+      bool has_implementation = false;
+      for (const char* source : {".cpp", ".cu"}) has_implementation |= fs::exists(fs::path(full).replace_extension(source));
+      if (has_implementation) continue;
+    } else if (fs::exists(header)) {
+      lines += lines_in(header);
+    }
+    if (lines > kMaxLinesWithHeader) long_files.push_back(fmt::format("{}: {} lines", file.path.string(), lines));
+  }
+  EXPECT_TRUE(long_files.empty()) << fmt::format("over {} lines with their headers:\n{}", kMaxLinesWithHeader,
+                                                 fmt::join(long_files, "\n"));
+}
+
 }  // namespace
 }  // namespace ks::testing

@@ -42,18 +42,6 @@ const CollectiveRegistrar registrar(all_gather());
 }  // namespace
 }  // namespace ks::collective
 
-KS_KERNEL(all_gather, "All-gather", "Every member of a gang ends with all the members' buffers, in member order.") {
-  ks::collective::declare_collective(kernel, ks::collective::all_gather());
-}
-
-KS_IMPLEMENTATION(all_gather, mpi, cpu, "MPI_Iallgather on the gang's communicator") {
-  ks::collective::measured_by_gangs("all_gather", "mpi");
-}
-
-KS_IMPLEMENTATION(all_gather, nccl, cuda, "ncclAllGather on the gang's NCCL communicator, one GPU per member") {
-  ks::collective::measured_by_gangs("all_gather", "nccl");
-}
-
-KS_IMPLEMENTATION(all_gather, nccl_graph, cuda, "ncclAllGather captured once in a CUDA graph, launched per call") {
-  ks::collective::measured_by_gangs("all_gather", "nccl_graph");
-}
+KS_COLLECTIVE_KERNEL(all_gather, "All-gather",
+                     "Every member of a gang ends with all the members' buffers, in member order.",
+                     "MPI_Iallgather", "ncclAllGather");

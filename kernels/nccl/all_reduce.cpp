@@ -32,18 +32,6 @@ const CollectiveRegistrar registrar(all_reduce());
 }  // namespace
 }  // namespace ks::collective
 
-KS_KERNEL(all_reduce, "All-reduce", "Every member of a gang ends with the reduction of all the members' buffers.") {
-  ks::collective::declare_collective(kernel, ks::collective::all_reduce());
-}
-
-KS_IMPLEMENTATION(all_reduce, mpi, cpu, "MPI_Iallreduce on the gang's communicator") {
-  ks::collective::measured_by_gangs("all_reduce", "mpi");
-}
-
-KS_IMPLEMENTATION(all_reduce, nccl, cuda, "ncclAllReduce on the gang's NCCL communicator, one GPU per member") {
-  ks::collective::measured_by_gangs("all_reduce", "nccl");
-}
-
-KS_IMPLEMENTATION(all_reduce, nccl_graph, cuda, "ncclAllReduce captured once in a CUDA graph, launched per call") {
-  ks::collective::measured_by_gangs("all_reduce", "nccl_graph");
-}
+KS_COLLECTIVE_KERNEL(all_reduce, "All-reduce",
+                     "Every member of a gang ends with the reduction of all the members' buffers.",
+                     "MPI_Iallreduce", "ncclAllReduce");

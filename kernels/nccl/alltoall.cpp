@@ -44,18 +44,6 @@ const CollectiveRegistrar registrar(alltoall());
 }  // namespace
 }  // namespace ks::collective
 
-KS_KERNEL(alltoall, "All-to-all", "Member k of a gang sends its block j to member j, which keeps it as its block k.") {
-  ks::collective::declare_collective(kernel, ks::collective::alltoall());
-}
-
-KS_IMPLEMENTATION(alltoall, mpi, cpu, "MPI_Ialltoall on the gang's communicator") {
-  ks::collective::measured_by_gangs("alltoall", "mpi");
-}
-
-KS_IMPLEMENTATION(alltoall, nccl, cuda, "ncclAlltoAll on the gang's NCCL communicator, one GPU per member") {
-  ks::collective::measured_by_gangs("alltoall", "nccl");
-}
-
-KS_IMPLEMENTATION(alltoall, nccl_graph, cuda, "ncclAlltoAll captured once in a CUDA graph, launched per call") {
-  ks::collective::measured_by_gangs("alltoall", "nccl_graph");
-}
+KS_COLLECTIVE_KERNEL(alltoall, "All-to-all",
+                     "Member k of a gang sends its block j to member j, which keeps it as its block k.",
+                     "MPI_Ialltoall", "ncclAlltoAll");

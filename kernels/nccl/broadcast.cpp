@@ -33,18 +33,6 @@ const CollectiveRegistrar registrar(broadcast());
 }  // namespace
 }  // namespace ks::collective
 
-KS_KERNEL(broadcast, "Broadcast", "Every member of a gang ends with the root member's buffer.") {
-  ks::collective::declare_collective(kernel, ks::collective::broadcast());
-}
-
-KS_IMPLEMENTATION(broadcast, mpi, cpu, "MPI_Ibcast on the gang's communicator") {
-  ks::collective::measured_by_gangs("broadcast", "mpi");
-}
-
-KS_IMPLEMENTATION(broadcast, nccl, cuda, "ncclBroadcast on the gang's NCCL communicator, one GPU per member") {
-  ks::collective::measured_by_gangs("broadcast", "nccl");
-}
-
-KS_IMPLEMENTATION(broadcast, nccl_graph, cuda, "ncclBroadcast captured once in a CUDA graph, launched per call") {
-  ks::collective::measured_by_gangs("broadcast", "nccl_graph");
-}
+KS_COLLECTIVE_KERNEL(broadcast, "Broadcast",
+                     "Every member of a gang ends with the root member's buffer.",
+                     "MPI_Ibcast", "ncclBroadcast");

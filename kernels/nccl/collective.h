@@ -145,3 +145,21 @@ std::int64_t count_wrong_elements(const CollectiveSpec& spec, const Counts& coun
 double tolerance(double expected, const Setting& s);
 
 }  // namespace ks::collective
+
+// Declares collective NAME's kernel from its spec (the function NAME() in ks::collective, in the same
+// file) and its three implementations, all measured by the ranks of a gang; MPI_CALL and NCCL_CALL name
+// the calls they make, in their help.
+#define KS_COLLECTIVE_KERNEL(NAME, TITLE, DESCRIPTION, MPI_CALL, NCCL_CALL)                                     \
+  KS_KERNEL(NAME, TITLE, DESCRIPTION) {                                                                         \
+    ::ks::collective::declare_collective(kernel, ::ks::collective::NAME());                                     \
+  }                                                                                                             \
+  KS_IMPLEMENTATION(NAME, mpi, cpu, MPI_CALL " on the gang's communicator") {                                   \
+    ::ks::collective::measured_by_gangs(#NAME, "mpi");                                                          \
+  }                                                                                                             \
+  KS_IMPLEMENTATION(NAME, nccl, cuda, NCCL_CALL " on the gang's NCCL communicator, one GPU per member") {       \
+    ::ks::collective::measured_by_gangs(#NAME, "nccl");                                                         \
+  }                                                                                                             \
+  KS_IMPLEMENTATION(NAME, nccl_graph, cuda, NCCL_CALL " captured once in a CUDA graph, launched per call") {    \
+    ::ks::collective::measured_by_gangs(#NAME, "nccl_graph");                                                   \
+  }                                                                                                             \
+  static_assert(true, "a collective kernel's declaration ends with a semicolon")

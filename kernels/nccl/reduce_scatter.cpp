@@ -41,19 +41,6 @@ const CollectiveRegistrar registrar(reduce_scatter());
 }  // namespace
 }  // namespace ks::collective
 
-KS_KERNEL(reduce_scatter, "Reduce-scatter",
-          "Member k of a gang ends with block k of the reduction of all the members' buffers.") {
-  ks::collective::declare_collective(kernel, ks::collective::reduce_scatter());
-}
-
-KS_IMPLEMENTATION(reduce_scatter, mpi, cpu, "MPI_Ireduce_scatter_block on the gang's communicator") {
-  ks::collective::measured_by_gangs("reduce_scatter", "mpi");
-}
-
-KS_IMPLEMENTATION(reduce_scatter, nccl, cuda, "ncclReduceScatter on the gang's NCCL communicator, one GPU per member") {
-  ks::collective::measured_by_gangs("reduce_scatter", "nccl");
-}
-
-KS_IMPLEMENTATION(reduce_scatter, nccl_graph, cuda, "ncclReduceScatter captured once in a CUDA graph, launched per call") {
-  ks::collective::measured_by_gangs("reduce_scatter", "nccl_graph");
-}
+KS_COLLECTIVE_KERNEL(reduce_scatter, "Reduce-scatter",
+                     "Member k of a gang ends with block k of the reduction of all the members' buffers.",
+                     "MPI_Ireduce_scatter_block", "ncclReduceScatter");

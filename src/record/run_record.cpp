@@ -9,40 +9,20 @@
 namespace ks {
 namespace {
 
-const std::vector<Field<RunRecord>>& fields() {
-  static const std::vector<Field<RunRecord>> list = run_record_fields();
+// A field list, built on its first use and kept.
+template <std::vector<Field<RunRecord>> (*Build)()>
+const std::vector<Field<RunRecord>>& built_once() {
+  static const std::vector<Field<RunRecord>> list = Build();
   return list;
 }
 
-const std::vector<Field<RunRecord>>& gpu_fields() {
-  static const std::vector<Field<RunRecord>> list = gpu_state_fields();
-  return list;
-}
-
-const std::vector<Field<RunRecord>>& repetition_record_fields() {
-  static const std::vector<Field<RunRecord>> list = repetition_fields();
-  return list;
-}
-
-const std::vector<Field<RunRecord>>& collective_record_fields() {
-  static const std::vector<Field<RunRecord>> list = collective_fields();
-  return list;
-}
-
-const std::vector<Field<RunRecord>>& speed_of_light_record_fields() {
-  static const std::vector<Field<RunRecord>> list = speed_of_light_fields();
-  return list;
-}
-
-const std::vector<Field<RunRecord>>& energy_record_fields() {
-  static const std::vector<Field<RunRecord>> list = energy_fields();
-  return list;
-}
-
-const std::vector<Field<RunRecord>>& noise_record_fields() {
-  static const std::vector<Field<RunRecord>> list = noise_fields();
-  return list;
-}
+constexpr auto fields = built_once<run_record_fields<RunRecord>>;
+constexpr auto gpu_fields = built_once<gpu_state_fields<RunRecord>>;
+constexpr auto repetition_record_fields = built_once<repetition_fields<RunRecord>>;
+constexpr auto collective_record_fields = built_once<collective_fields<RunRecord>>;
+constexpr auto speed_of_light_record_fields = built_once<speed_of_light_fields<RunRecord>>;
+constexpr auto energy_record_fields = built_once<energy_fields<RunRecord>>;
+constexpr auto noise_record_fields = built_once<noise_fields<RunRecord>>;
 
 }  // namespace
 

@@ -117,19 +117,18 @@ std::vector<Field<R>> run_record_fields() {
 
 // The GPU-state fields, in /runs column order after the others (layout 3 on); a figure not read is
 // NaN, and its throttle reasons 0.
+// A GPU-state figure read at the start and at the end of the point's timed repetitions: its two
+// fields, NAME_start then NAME_end.
+#define KS_GPU_STATE_METRICS(R, NAME, MEMBER) \
+  KS_METRIC(R, NAME "_start", gpu_start.MEMBER), KS_METRIC(R, NAME "_end", gpu_end.MEMBER)
 template <class R = RunRecord>
 std::vector<Field<R>> gpu_state_fields() {
   return {
-      KS_METRIC(R, "sm_clock_mhz_start", gpu_start.sm_clock_mhz),
-      KS_METRIC(R, "sm_clock_mhz_end", gpu_end.sm_clock_mhz),
-      KS_METRIC(R, "memory_clock_mhz_start", gpu_start.memory_clock_mhz),
-      KS_METRIC(R, "memory_clock_mhz_end", gpu_end.memory_clock_mhz),
-      KS_METRIC(R, "power_w_start", gpu_start.power_w),
-      KS_METRIC(R, "power_w_end", gpu_end.power_w),
-      KS_METRIC(R, "temperature_c_start", gpu_start.temperature_c),
-      KS_METRIC(R, "temperature_c_end", gpu_end.temperature_c),
-      KS_METRIC(R, "throttle_reasons_start", gpu_start.throttle_reasons),
-      KS_METRIC(R, "throttle_reasons_end", gpu_end.throttle_reasons),
+      KS_GPU_STATE_METRICS(R, "sm_clock_mhz", sm_clock_mhz),
+      KS_GPU_STATE_METRICS(R, "memory_clock_mhz", memory_clock_mhz),
+      KS_GPU_STATE_METRICS(R, "power_w", power_w),
+      KS_GPU_STATE_METRICS(R, "temperature_c", temperature_c),
+      KS_GPU_STATE_METRICS(R, "throttle_reasons", throttle_reasons),
   };
 }
 

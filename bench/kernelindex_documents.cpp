@@ -24,47 +24,11 @@
 #include "kernelindex/kernelindex.h"
 #include "measure/do_bench.h"
 #include "measure/measurement.h"
+#include "support/h200_node.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-ks::HostInfo h200_host() {
-  ks::HostInfo host;
-  host.hostname = "gpu-node-017";
-  host.cpu_vendor = "intel";
-  host.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
-  host.cpu_cores = 112;
-  host.architecture = "x86_64";
-  host.os = "Ubuntu 24.04.3 LTS";
-  host.mpi_version = "Open MPI v4.1.6, package: Debian OpenMPI, ident: 4.1.6, repo rev: v4.1.6, Sep 30, 2023";
-  return host;
-}
-
-ks::GpuInfo h200_gpu() {
-  ks::GpuInfo gpu;
-  gpu.index = 0;
-  gpu.name = "NVIDIA H200";
-  gpu.uuid = "GPU-3b1f9c2e-8d4a-4f6b-9e21-7c5d0a8b6f13";
-  gpu.pci_bus_id = "0000:18:00.0";
-  gpu.architecture = "sm_90";
-  gpu.memory_bytes = 150109880320;
-  gpu.multiprocessors = 132;
-  gpu.driver_version = "580.159.04";
-  gpu.cuda_driver_version = "13.0";
-  gpu.cuda_runtime_version = "13.0";
-  gpu.cublas_version = "13.1.0";
-  gpu.nccl_version = "2.28.3";
-  return gpu;
-}
-
-// The BenchmarkProtocol content of the default do_bench protocol on a GPU.
-ks::Json do_bench_protocol() {
-  ks::Protocol protocol;
-  protocol.timer = "cuda_events";
-  protocol.flush_bytes = std::int64_t{256} << 20;
-  return ks::protocol_to_json(protocol);
-}
 
 ks::Json distill_params(std::int64_t tokens) {
   return {{"tokens", tokens}, {"hidden", 4096},         {"vocab", 128256},          {"dtype", "bf16"},
@@ -73,28 +37,14 @@ ks::Json distill_params(std::int64_t tokens) {
 }
 
 ks::RunRecord distill_record(std::int64_t i, const ks::Json& params) {
-  ks::RunRecord r;
-  r.point_id = ks::sha256_hex(ks::canonical_json(params));
-  r.kernel = "distill_cosine_loss";
-  r.implementation = "fused";
+  ks::RunRecord r = ks::testing::distill_run_record(
+      params, {.median_ns = 14654464, .p20_ns = 14633984, .p80_ns = 14680064, .mean_ns = 14657210.5,
+               .min_ns = 14620672, .max_ns = 14712832, .stddev_ns = 27113.9});
   r.mode = i % 2 ? "forward" : "full";
-  r.params_json = ks::canonical_json(params);
-  r.status = "passed";
   r.rank = static_cast<std::int32_t>(i % 2);
-  r.host = "gpu-node-017";
-  r.gpu_uuid = "GPU-3b1f9c2e-8d4a-4f6b-9e21-7c5d0a8b6f13";
   const int ms = static_cast<int>(i % 1000);
   r.started_at = fmt::format("2026-11-30T12:{:02}:{:02}.{:03}Z", (i / 60000) % 60, (i / 1000) % 60, ms);
   r.ended_at = fmt::format("2026-11-30T12:{:02}:{:02}.{:03}Z", (i / 60000) % 60, (i / 1000) % 60, ms);
-  r.n_warmup = 2;
-  r.n_repeat = 7;
-  r.stats = {.median_ns = 14654464, .p20_ns = 14633984, .p80_ns = 14680064, .mean_ns = 14657210.5,
-             .min_ns = 14620672, .max_ns = 14712832, .stddev_ns = 27113.9};
-  r.flops = 3.2283e12;
-  r.bytes = 3.22e9;
-  r.tflops = r.flops / r.stats.median_ns / 1e3;
-  r.gbps = r.bytes / r.stats.median_ns;
-  r.device_peak_bytes = 4563402752;
   return r;
 }
 
@@ -106,9 +56,10 @@ struct Fixed {
 
 Fixed fixed_documents() {
   Fixed f;
-  const auto host = h200_host();
-  const auto gpu = h200_gpu();
-  f.protocol = ks::cite(ks::protocol_document(do_bench_protocol()));
+  const auto host = ks::testing::h200_node_host(
+      "gpu-node-017", "Open MPI v4.1.6, package: Debian OpenMPI, ident: 4.1.6, repo rev: v4.1.6, Sep 30, 2023");
+  const auto gpu = ks::testing::h200_gpu();
+  f.protocol = ks::cite(ks::protocol_document(ks::testing::do_bench_gpu_protocol()));
   f.environment = ks::cite(ks::environment_document(host, gpu));
   f.implementation = ks::cite(
       ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", gpu)));

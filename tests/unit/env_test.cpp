@@ -8,36 +8,15 @@
 #include <string>
 
 #include "env/environment.h"
+#include "support/h200_node.h"
 
 namespace {
 
-ks::GpuInfo h200(int index, const std::string& uuid, const std::string& bus) {
-  ks::GpuInfo gpu;
-  gpu.index = index;
-  gpu.name = "NVIDIA H200";
-  gpu.uuid = uuid;
-  gpu.pci_bus_id = bus;
-  gpu.architecture = "sm_90";
-  gpu.memory_bytes = 150109880320;
-  gpu.multiprocessors = 132;
-  gpu.driver_version = "580.159.04";
-  gpu.cuda_driver_version = "13.0";
-  gpu.cuda_runtime_version = "13.0";
-  gpu.cublas_version = "13.1.0";
-  gpu.nccl_version = "2.28.3";
-  return gpu;
-}
+using ks::testing::h200_gpu;
 
 ks::HostInfo some_host(const std::string& hostname) {
-  ks::HostInfo host;
-  host.hostname = hostname;
-  host.cpu_vendor = "intel";
-  host.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
-  host.cpu_cores = 112;
+  ks::HostInfo host = ks::testing::h200_node_host(hostname, "Open MPI v4.1.6");
   host.cpus_allowed = 14;
-  host.architecture = "x86_64";
-  host.os = "Ubuntu 24.04.3 LTS";
-  host.mpi_version = "Open MPI v4.1.6";
   return host;
 }
 
@@ -106,7 +85,7 @@ TEST(Environment, GpuInfoOfAVisibleGpuIsComplete) {
 }
 
 TEST(Environment, GpuSpecDescribesHardwareAndSoftware) {
-  const ks::Json spec = ks::environment_spec(some_host("node-a"), h200(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
+  const ks::Json spec = ks::environment_spec(some_host("node-a"), h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
   const ks::Json& hw = spec.at("hardware");
   EXPECT_EQ(hw.at("vendor"), "nvidia");
   EXPECT_EQ(hw.at("product"), "NVIDIA H200");
@@ -126,8 +105,8 @@ TEST(Environment, GpuSpecDescribesHardwareAndSoftware) {
 
 TEST(Environment, IdenticalMachinesShareOneSpec) {
   // Host name, GPU ordinal, UUID and PCI bus id change nothing a figure depends on.
-  const ks::Json a = ks::environment_spec(some_host("node-a"), h200(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
-  const ks::Json b = ks::environment_spec(some_host("node-b"), h200(3, "GPU-66666666-7777-8888-9999-000000000000", "0000:9a:00.0"));
+  const ks::Json a = ks::environment_spec(some_host("node-a"), h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
+  const ks::Json b = ks::environment_spec(some_host("node-b"), h200_gpu(3, "GPU-66666666-7777-8888-9999-000000000000", "0000:9a:00.0"));
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.dump().find("node-a"), std::string::npos);
   EXPECT_EQ(a.dump().find("GPU-1111"), std::string::npos);
@@ -155,7 +134,7 @@ TEST(Environment, ThisMachineHasACpuSpec) {
 }
 
 TEST(Environment, InfoRoundTripsThroughJson) {
-  const ks::GpuInfo gpu = h200(1, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0");
+  const ks::GpuInfo gpu = h200_gpu(1, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0");
   const ks::GpuInfo gpu_back = ks::gpu_info_from_json(ks::to_json(gpu));
   EXPECT_EQ(ks::to_json(gpu_back), ks::to_json(gpu));
   EXPECT_EQ(gpu_back.index, 1);

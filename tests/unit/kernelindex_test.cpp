@@ -18,6 +18,7 @@
 #include "measure/do_bench.h"
 #include "measure/measurement.h"
 #include "support/cli_runner.h"
+#include "support/h200_node.h"
 
 namespace {
 
@@ -100,35 +101,14 @@ struct Fixture {
   Json object;
 };
 
-Json do_bench_protocol_json() {
-  ks::Protocol protocol;
-  protocol.timer = "cuda_events";
-  protocol.flush_bytes = std::int64_t{256} << 20;
-  return ks::protocol_to_json(protocol);
-}
-
 ks::RunRecord passed_record(const Json& params) {
-  ks::RunRecord r;
-  r.point_id = ks::sha256_hex(ks::canonical_json(params));
-  r.kernel = "distill_cosine_loss";
-  r.implementation = "fused";
+  ks::RunRecord r = ks::testing::distill_run_record(
+      params, {.median_ns = 14654463.7, .p20_ns = 14633983.8, .p80_ns = 14680064.2, .mean_ns = 14657210.5,
+               .min_ns = 14620672, .max_ns = 14712832, .stddev_ns = 27113.9});
   r.mode = "full";
-  r.params_json = ks::canonical_json(params);
-  r.status = "passed";
   r.rank = 1;
-  r.host = "gpu-node-017";
-  r.gpu_uuid = "GPU-3b1f9c2e-8d4a-4f6b-9e21-7c5d0a8b6f13";
   r.started_at = "2026-11-30T12:00:00.250Z";
   r.ended_at = "2026-11-30T12:00:01.750Z";
-  r.n_warmup = 2;
-  r.n_repeat = 7;
-  r.stats = {.median_ns = 14654463.7, .p20_ns = 14633983.8, .p80_ns = 14680064.2, .mean_ns = 14657210.5,
-             .min_ns = 14620672, .max_ns = 14712832, .stddev_ns = 27113.9};
-  r.flops = 3.2283e12;
-  r.bytes = 3.22e9;
-  r.tflops = r.flops / r.stats.median_ns / 1e3;
-  r.gbps = r.bytes / r.stats.median_ns;
-  r.device_peak_bytes = 4563402752;
   return r;
 }
 
@@ -153,7 +133,7 @@ Fixture make_fixture(const std::string& status = "passed") {
               {"temperature", 1.0}, {"chunk_size", 1024}, {"ignore_index", -100}, {"bias", false}};
   f.record = passed_record(f.params);
   f.record.status = status;
-  f.cited.protocol = ks::protocol_document(do_bench_protocol_json());
+  f.cited.protocol = ks::protocol_document(ks::testing::do_bench_gpu_protocol());
   f.cited.environment = ks::environment_document(f.host, f.gpu);
   f.cited.workload = ks::workload_document("distill_cosine_loss", "Chunked distillation cosine loss", f.params);
   f.cited.implementation = ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", f.gpu));
@@ -383,7 +363,7 @@ TEST(Kernelindex, TimestampsAreWrittenWithMillisecondsAndZ) {
 }
 
 TEST(Kernelindex, ProtocolDocumentHoldsEveryProtocolParameter) {
-  const Json protocol = do_bench_protocol_json();
+  const Json protocol = ks::testing::do_bench_gpu_protocol();
   const Json doc = ks::protocol_document(protocol);
   EXPECT_EQ(doc["kind"], "BenchmarkProtocol");
   EXPECT_EQ(doc["spec"]["harness"]["name"], "kernelsweep");

@@ -24,28 +24,8 @@ using Json = nlohmann::json;
 
 constexpr int kShards = 3;
 
-// 12 shapes of test_sleep (two modes each; gpu_only points are skipped without a GPU, so some rows
-// have no samples) and 4 of gemm: enough shapes that each of 3 shards gets some.
-constexpr const char* kShardedSweep = R"(name: sharded
-protocol:
-  warmup_ms: 1
-  rep_ms: 4
-  max_repeat: 100
-  flush_bytes: 0
-kernels:
-  - kernel: test_sleep
-    implementations: [cpu, gpu_only]
-    modes: [forward, backward]
-    grid:
-      id: {from: 1, to: 6, step: 1}
-  - kernel: gemm
-    implementations: [cpu]
-    grid:
-      M: [16, 33]
-      N: [8]
-      K: [24]
-      dtype: [fp32, bf16]
-)";
+// Enough shapes of test_sleep and gemm that each of 3 shards gets some.
+const std::string kShardedSweep = quick_sweep("sharded", kSleepAndCpuGemmKernels);
 constexpr std::size_t kPlanSize = 6 * 2 * 2 + 4;
 
 // The shards share one output folder: each has a results file and a documents folder of its own.

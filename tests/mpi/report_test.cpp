@@ -27,14 +27,7 @@ using Json = nlohmann::json;
 
 // test_sleep at several run_ms, on cpu and gpu_only (skipped without a GPU); a point that throws and
 // one whose check fails; the CPU gemm at three sizes.
-constexpr const char* kMeasuredSweep = R"(name: measured
-protocol:
-  warmup_ms: 1
-  rep_ms: 4
-  max_repeat: 20
-  flush_bytes: 0
-kernels:
-  - kernel: test_sleep
+const std::string kMeasuredSweep = quick_sweep("measured", R"(  - kernel: test_sleep
     implementations: [cpu, gpu_only]
     modes: [forward, backward]
     grid:
@@ -49,7 +42,7 @@ kernels:
       N: [32]
       K: [32]
       dtype: [fp32]
-)";
+)", /*max_repeat=*/20);
 
 // Runs the sweep in a folder of the test's own (ctest runs each test as its own process).
 fs::path measured_file(const std::string& name) {

@@ -32,42 +32,15 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-constexpr const char* kQuickProtocol = R"(protocol:
-  warmup_ms: 1
-  rep_ms: 4
-  max_repeat: 100
-  flush_bytes: 0
-)";
-
-std::string sweep_text(const std::string& name, const std::string& kernels) {
-  return fmt::format("name: {}\n{}kernels:\n{}", name, kQuickProtocol, kernels);
-}
-
 // Every rank count must see: each planned point exactly once in /runs, samples where /runs says,
 // one document per run whose digests recompute.
-constexpr const char* kMixedKernels = R"(  - kernel: test_sleep
-    implementations: [cpu, gpu_only]
-    modes: [forward, backward]
-    grid:
-      id: {from: 1, to: 6, step: 1}
-  - kernel: gemm
-    implementations: [cpu]
-    grid:
-      M: [16, 33]
-      N: [8]
-      K: [24]
-      dtype: [fp32, bf16]
-)";
-
-
-
 class RunOnRanks : public ::testing::TestWithParam<int> {};
 
 TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
   const int ranks = GetParam();
   const fs::path dir = fresh_directory(fmt::format("run_on_{}_ranks", ranks));
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, sweep_text("mixed", kMixedKernels));
+  write_file(sweep, quick_sweep("mixed", kSleepAndCpuGemmKernels));
   const auto ids = planned_ids(sweep);
   ASSERT_EQ(ids.size(), 6u * 2 * 2 + 4u);
 
@@ -339,7 +312,7 @@ std::size_t files_in(const fs::path& folder) {
 TEST(ResumeSkipped, ASkippedPointGetsNoNewRowWhileItsReasonHoldsUnlessAskedFor) {
   const fs::path dir = fresh_directory("resume_skipped");
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, sweep_text("mixed", kMixedKernels));
+  write_file(sweep, quick_sweep("mixed", kSleepAndCpuGemmKernels));
   const std::size_t points = planned_ids(sweep).size();
   constexpr std::size_t kGpuOnly = 6 * 2;
   const std::string run = mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
@@ -377,7 +350,7 @@ TEST(ResumeSkipped, ASkippedPointGetsNoNewRowWhileItsReasonHoldsUnlessAskedFor) 
 TEST(ArgumentErrors, AreWrittenOnceForTheWholeJob) {
   const fs::path dir = fresh_directory("argument_errors");
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, sweep_text("mixed", kMixedKernels));
+  write_file(sweep, quick_sweep("mixed", kSleepAndCpuGemmKernels));
   for (int job = 0; job < 5; ++job) {
     const auto run = run_shell(mpirun_test_cli(3, fmt::format("run {} --no-such-option", sweep.string())));
     EXPECT_EQ(run.exit_code, 2) << run.output;
@@ -393,7 +366,7 @@ TEST(ArgumentErrors, AreWrittenOnceForTheWholeJob) {
 TEST(Where, PlanAndRunKeepOnlyTheSelectedPointsAndTheFileRemembersThem) {
   const fs::path dir = fresh_directory("where");
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, sweep_text("mixed", kMixedKernels));
+  write_file(sweep, quick_sweep("mixed", kSleepAndCpuGemmKernels));
   const std::string where = "kernel=gemm and M>=20";
   const auto plan = run_shell(fmt::format("{} plan {} --json --where '{}'", KS_TEST_CLI, sweep.string(), where));
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
@@ -431,7 +404,7 @@ TEST(Where, PlanAndRunKeepOnlyTheSelectedPointsAndTheFileRemembersThem) {
 TEST(RunFailures, CrashHangErrorAndFailedCheckCostOnlyTheirPoint) {
   const fs::path dir = fresh_directory("run_failures");
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, sweep_text("failures", R"(  - kernel: test_crash
+  write_file(sweep, quick_sweep("failures", R"(  - kernel: test_crash
     timeout_s: 3
     grid:
       action: [none, sigkill, abort, hang, throw, fail_check]
@@ -483,7 +456,7 @@ TEST(RunResume, KilledJobCompletesWithNoPointMeasuredTwice) {
   const fs::path sweep = dir / "sweep.yaml";
   // 24 points of ~0.4 s each on two ranks (about 5 s): the file is written every 2 s, so the job is
   // killed with part of the plan stored.
-  write_file(sweep, sweep_text("resume", R"(  - kernel: test_sleep
+  write_file(sweep, quick_sweep("resume", R"(  - kernel: test_sleep
     implementations: [cpu]
     modes: [forward]
     fixed: {setup_ms: 400}
@@ -540,10 +513,10 @@ TEST(RunResume, RefusesASweepFileThatChanged) {
   const fs::path dir = fresh_directory("run_resume_changed");
   const fs::path sweep = dir / "sweep.yaml";
   const std::string kernels = "  - kernel: noop\n    grid:\n      id: [1, 2]\n";
-  write_file(sweep, sweep_text("changed", kernels));
+  write_file(sweep, quick_sweep("changed", kernels));
   const std::string run = mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
   ASSERT_EQ(run_shell(run).exit_code, 0);
-  write_file(sweep, sweep_text("changed", "  - kernel: noop\n    grid:\n      id: [1, 2, 3]\n"));
+  write_file(sweep, quick_sweep("changed", "  - kernel: noop\n    grid:\n      id: [1, 2, 3]\n"));
   const auto refused = run_shell(run + " --resume");
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("differs"), std::string::npos) << refused.output;
@@ -560,7 +533,7 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
   const std::string format = GetParam();
   const fs::path dir = fresh_directory("run_resume_documents_" + format);
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, sweep_text("pending", "  - kernel: noop\n    grid:\n      id: {from: 1, to: 6, step: 1}\n"));
+  write_file(sweep, quick_sweep("pending", "  - kernel: noop\n    grid:\n      id: {from: 1, to: 6, step: 1}\n"));
   const std::string run = mpirun_test_cli(
       1, fmt::format("run {} --output-dir {} --kernelindex-format {}", sweep.string(), dir.string(), format));
   ASSERT_EQ(run_shell(run).exit_code, 0);
@@ -651,7 +624,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, RunResumeDocuments, ::testing::Values("json", 
 TEST(RunOverwrite, ReplacesOnlyAResultsFile) {
   const fs::path dir = fresh_directory("run_overwrite");
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, sweep_text("overwrite", "  - kernel: noop\n    grid:\n      id: [1, 2]\n"));
+  write_file(sweep, quick_sweep("overwrite", "  - kernel: noop\n    grid:\n      id: [1, 2]\n"));
   const std::string run = mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
   ASSERT_EQ(run_shell(run).exit_code, 0);
   // Files of the user's own beside the documents stay; the replaced run's documents go.
@@ -681,7 +654,7 @@ TEST(RunOverwrite, ReplacesOnlyAResultsFile) {
 std::map<int, int> long_points_per_rank(const std::string& schedule) {
   const fs::path dir = fresh_directory("balance_" + schedule);
   const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, sweep_text("balance", R"(  - kernel: test_sleep
+  write_file(sweep, quick_sweep("balance", R"(  - kernel: test_sleep
     implementations: [cpu]
     modes: [forward]
     zip: [[id, setup_ms]]

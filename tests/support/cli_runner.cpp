@@ -22,6 +22,25 @@
 
 namespace ks::testing {
 
+std::string quick_sweep(const std::string& name, const std::string& kernels, int max_repeat) {
+  return fmt::format("name: {}\nprotocol:\n  warmup_ms: 1\n  rep_ms: 4\n  max_repeat: {}\n  flush_bytes: 0\nkernels:\n{}",
+                     name, max_repeat, kernels);
+}
+
+const char* const kSleepAndCpuGemmKernels = R"(  - kernel: test_sleep
+    implementations: [cpu, gpu_only]
+    modes: [forward, backward]
+    grid:
+      id: {from: 1, to: 6, step: 1}
+  - kernel: gemm
+    implementations: [cpu]
+    grid:
+      M: [16, 33]
+      N: [8]
+      K: [24]
+      dtype: [fp32, bf16]
+)";
+
 CommandResult run_shell(const std::string& command) {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);

@@ -14,6 +14,14 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
+// A sweep file named `name` of `kernels` (the lines of its kernels list), timed by a quick protocol:
+// 1 ms of warm-up, 4 ms of repetitions, at most `max_repeat` of them, no flush.
+std::string quick_sweep(const std::string& name, const std::string& kernels, int max_repeat = 100);
+
+// test_sleep's 12 shapes on cpu and gpu_only (two modes each; gpu_only points are skipped without a
+// GPU, so some rows have no samples) and 4 of the CPU gemm: 6 * 2 * 2 + 4 points.
+extern const char* const kSleepAndCpuGemmKernels;
+
 // Runs a shell command, capturing its output; mpirun is allowed to run as root.
 CommandResult run_shell(const std::string& command);
 

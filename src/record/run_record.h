@@ -118,17 +118,17 @@ std::vector<Field<R>> run_record_fields() {
 // The GPU-state fields, in /runs column order after the others (layout 3 on); a figure not read is
 // NaN, and its throttle reasons 0.
 // A GPU-state figure read at the start and at the end of the point's timed repetitions: its two
-// fields, NAME_start then NAME_end.
-#define KS_GPU_STATE_METRICS(R, NAME, MEMBER) \
-  KS_METRIC(R, NAME "_start", gpu_start.MEMBER), KS_METRIC(R, NAME "_end", gpu_end.MEMBER)
+// fields, MEMBER_start then MEMBER_end.
+#define KS_GPU_STATE_METRICS(R, MEMBER) \
+  KS_METRIC(R, #MEMBER "_start", gpu_start.MEMBER), KS_METRIC(R, #MEMBER "_end", gpu_end.MEMBER)
 template <class R = RunRecord>
 std::vector<Field<R>> gpu_state_fields() {
   return {
-      KS_GPU_STATE_METRICS(R, "sm_clock_mhz", sm_clock_mhz),
-      KS_GPU_STATE_METRICS(R, "memory_clock_mhz", memory_clock_mhz),
-      KS_GPU_STATE_METRICS(R, "power_w", power_w),
-      KS_GPU_STATE_METRICS(R, "temperature_c", temperature_c),
-      KS_GPU_STATE_METRICS(R, "throttle_reasons", throttle_reasons),
+      KS_GPU_STATE_METRICS(R, sm_clock_mhz),
+      KS_GPU_STATE_METRICS(R, memory_clock_mhz),
+      KS_GPU_STATE_METRICS(R, power_w),
+      KS_GPU_STATE_METRICS(R, temperature_c),
+      KS_GPU_STATE_METRICS(R, throttle_reasons),
   };
 }
 

@@ -6,6 +6,9 @@
 #include <bit>
 #include <cstddef>
 #include <iterator>
+#include <string>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -141,20 +144,33 @@ h5::CompoundLayout<SessionInfo> session_layout(std::int64_t layout_version) {
                        layout_version);
 }
 
+namespace {
+
+// The root attributes that are RunInfo's own members, in the order they are written: strings, and
+// integers as int64.
+const std::vector<Field<RunInfo>>& root_attribute_fields() {
+  using I = RunInfo;
+  static const std::vector<Field<RunInfo>> fields{
+      KS_FIELD(I, "sweep_name", sweep_name), KS_FIELD(I, "sweep_path", sweep_path),
+      KS_FIELD(I, "sweep_text", sweep_text), KS_FIELD(I, "plan_size", plan_size),
+      KS_FIELD(I, "kernelsweep_version", kernelsweep_version), KS_FIELD(I, "git_commit", git_commit),
+      KS_FIELD(I, "started_at", started_at), KS_FIELD(I, "ended_at", ended_at),
+      KS_FIELD(I, "world_size", world_size), KS_FIELD(I, "host", host),
+      KS_FIELD(I, "command_line", command_line)};
+  return fields;
+}
+
+}  // namespace
+
 void write_root_attributes(hid_t file, const RunInfo& info) {
   h5::write_string_attribute(file, "format", kFormatName);
   h5::write_int64_attribute(file, "layout_version", kResultsLayoutVersion);
-  h5::write_string_attribute(file, "sweep_name", info.sweep_name);
-  h5::write_string_attribute(file, "sweep_path", info.sweep_path);
-  h5::write_string_attribute(file, "sweep_text", info.sweep_text);
-  h5::write_int64_attribute(file, "plan_size", info.plan_size);
-  h5::write_string_attribute(file, "kernelsweep_version", info.kernelsweep_version);
-  h5::write_string_attribute(file, "git_commit", info.git_commit);
-  h5::write_string_attribute(file, "started_at", info.started_at);
-  h5::write_string_attribute(file, "ended_at", info.ended_at);
-  h5::write_int64_attribute(file, "world_size", info.world_size);
-  h5::write_string_attribute(file, "host", info.host);
-  h5::write_string_attribute(file, "command_line", info.command_line);
+  for_each_field(info, root_attribute_fields(), [&](const Field<RunInfo>& field, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
+      h5::write_string_attribute(file, field.name.c_str(), value);
+    else
+      h5::write_int64_attribute(file, field.name.c_str(), static_cast<std::int64_t>(value));
+  });
   h5::write_int64_attribute(file, "shard_index", info.shard_index);
   h5::write_int64_attribute(file, "shard_count", info.shard_count);
   if (!info.where.empty()) h5::write_string_attribute(file, "where", info.where);
@@ -167,17 +183,18 @@ RunInfo read_root_attributes(hid_t file) {
   }
   RunInfo info;
   info.layout_version = h5::read_int64_attribute(file, "layout_version");
-  info.sweep_name = h5::read_string_attribute(file, "sweep_name");
-  info.sweep_path = h5::read_string_attribute(file, "sweep_path");
-  info.sweep_text = h5::read_string_attribute(file, "sweep_text");
-  info.plan_size = h5::read_int64_attribute(file, "plan_size");
-  info.kernelsweep_version = h5::read_string_attribute(file, "kernelsweep_version");
-  info.git_commit = h5::read_string_attribute(file, "git_commit");
-  info.started_at = h5::read_string_attribute(file, "started_at");
-  info.ended_at = h5::read_string_attribute(file, "ended_at");
-  info.world_size = static_cast<std::int32_t>(h5::read_int64_attribute(file, "world_size"));
-  info.host = h5::read_string_attribute(file, "host");
-  info.command_line = h5::read_string_attribute(file, "command_line");
+  for (const Field<RunInfo>& field : root_attribute_fields()) {
+    std::visit(
+        [&](auto access) {
+          auto& target = access(info);
+          using Value = std::remove_reference_t<decltype(target)>;
+          if constexpr (std::is_same_v<Value, std::string>)
+            target = h5::read_string_attribute(file, field.name.c_str());
+          else
+            target = static_cast<Value>(h5::read_int64_attribute(file, field.name.c_str()));
+        },
+        field.access);
+  }
   // Files written before the shard attributes existed count as files of the whole plan: their
   // shards were dealt by another rule, which today's plans do not reproduce.
   if (h5::has_attribute(file, "shard_count")) {

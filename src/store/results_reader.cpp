@@ -32,6 +32,16 @@ void with_evictions_while_reading(hid_t file, bool writable, Read&& read) {
   }
 }
 
+// `count` doubles of a one-dimensional dataset from `offset`.
+std::vector<double> read_doubles(const std::filesystem::path& path, std::string_view action, const h5::Extendable1D& data,
+                                 std::uint64_t offset, std::uint64_t count) {
+  return guarded(path, action, [&] {
+    std::vector<double> values(count);
+    data.read(H5T_NATIVE_DOUBLE, offset, count, values.data());
+    return values;
+  });
+}
+
 }  // namespace
 
 ResultsFile ResultsFile::open_read_only(const std::filesystem::path& path) {
@@ -66,22 +76,13 @@ std::vector<StoredRun> ResultsFile::read_runs(std::uint64_t first, std::uint64_t
 }
 
 std::vector<double> ResultsFile::read_samples(std::uint64_t offset, std::uint64_t count) const {
-  Impl& self = impl();
-  return guarded(self.path, "reading /samples", [&] {
-    std::vector<double> values(count);
-    self.samples->read(H5T_NATIVE_DOUBLE, offset, count, values.data());
-    return values;
-  });
+  return read_doubles(impl().path, "reading /samples", *impl().samples, offset, count);
 }
 
 std::vector<double> ResultsFile::read_sample_clocks(std::uint64_t offset, std::uint64_t count) const {
   Impl& self = impl();
   if (!self.sample_clocks || count == 0) return {};
-  return guarded(self.path, "reading /sample_clocks", [&] {
-    std::vector<double> values(count);
-    self.sample_clocks->read(H5T_NATIVE_DOUBLE, offset, count, values.data());
-    return values;
-  });
+  return read_doubles(self.path, "reading /sample_clocks", *self.sample_clocks, offset, count);
 }
 
 std::vector<Quantile> ResultsFile::read_quantiles(std::uint64_t offset, std::uint64_t count) const {

@@ -62,16 +62,6 @@ std::string readable_bytes(double bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{} {}", four_digits(bytes), units[unit]);
 }
 
-std::string first_line_cut(const std::string& text, std::size_t width) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > width) {
-    std::size_t cut = width - 3;
-    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-    line = line.substr(0, cut) + "...";
-  }
-  return line;
-}
-
 // CSV's text of a value: strings as they are, numbers with every digit (the shortest text that reads
 // back as the same double), null as nothing.
 std::string plain_text(const Json& value) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "calibration/fleet_health.h"
+#include "common/printable.h"
 #include "view/rank_calibrations.h"
 #include "view/view.h"
 #include "run/run.h"
@@ -19,16 +20,6 @@ namespace {
 // How many points that did not pass the text lists (--json lists them all), and how wide a message.
 constexpr std::size_t kNotPassedListed = 20;
 constexpr std::size_t kMessageWidth = 100;
-
-std::string first_line_cut(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > kMessageWidth) {
-    std::size_t cut = kMessageWidth - 3;
-    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-    line = line.substr(0, cut) + "...";
-  }
-  return line;
-}
 
 // The points whose latest row is failed, error, crashed or timeout, in the order they first appear:
 // those rows alone are read whole.
@@ -56,7 +47,7 @@ nlohmann::json not_passed_json(const std::vector<ViewRow>& rows) {
   for (const ViewRow& row : rows)
     list.push_back({{"point_id", row.run.point_id}, {"kernel", row.run.kernel},
                     {"implementation", row.run.implementation}, {"mode", row.run.mode}, {"params", row.params},
-                    {"status", row.run.status}, {"message", first_line_cut(row.run.message)}});
+                    {"status", row.run.status}, {"message", first_line_cut(row.run.message, kMessageWidth)}});
   return list;
 }
 
@@ -65,7 +56,7 @@ void print_not_passed(const std::vector<ViewRow>& rows, const std::string& resul
   for (std::size_t i = 0; i < rows.size() && i < kNotPassedListed; ++i) {
     const RunRecord& run = rows[i].run;
     std::cout << fmt::format("  {:<8} {}/{}/{} {}: {}\n", run.status, run.kernel, run.implementation, run.mode,
-                             parameters_text(rows[i].params), first_line_cut(run.message));
+                             parameters_text(rows[i].params), first_line_cut(run.message, kMessageWidth));
   }
   if (rows.size() > kNotPassedListed)
     std::cout << fmt::format("  ... and {} more: kernelsweep show {} --where 'status!=passed|skipped'\n",

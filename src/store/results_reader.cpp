@@ -33,8 +33,8 @@ void with_evictions_while_reading(hid_t file, bool writable, Read&& read) {
 }
 
 // `count` doubles of a one-dimensional dataset from `offset`.
-std::vector<double> read_doubles(const std::filesystem::path& path, std::string_view action, const h5::Extendable1D& data,
-                                 std::uint64_t offset, std::uint64_t count) {
+std::vector<double> read_doubles(const std::filesystem::path& path, std::string_view action,
+                                 const h5::Extendable1D& data, std::uint64_t offset, std::uint64_t count) {
   return guarded(path, action, [&] {
     std::vector<double> values(count);
     data.read(H5T_NATIVE_DOUBLE, offset, count, values.data());

@@ -1,37 +1,25 @@
 // all_reduce: every member ends with the reduction of every member's buffer.
 // nccl-tests: count = bytes / size elements each; algorithm bandwidth bytes / time; bus factor 2(n-1)/n.
-#include "kernels/nccl/collective.h"
-#ifdef KERNELSWEEP_HAVE_NCCL
-#include "kernels/nccl/nccl_call.h"
-#endif
+#include "kernels/nccl/collective_kernel.h"
 
 namespace ks::collective {
 namespace {
 
-const CollectiveSpec& all_reduce() {
-  static const CollectiveSpec spec{
-      .name = "all_reduce",
-      .reduces = true,
-      .counts = [](std::size_t elements, std::size_t, int) { return Counts{elements, elements, elements, 0, 0}; },
-      .algorithm_bytes = [](const Counts& c, std::size_t size, int) { return static_cast<double>(c.param * size); },
-      .bus_factor = [](int members) { return 2.0 * (members - 1) / members; },
-      .expected = [](std::size_t index, const Counts&, const Setting& s) { return reduced_input(index, s); },
-      .start_mpi =
-          [](const MpiCall& call, MPI_Request* request) {
-            MPI_Iallreduce(call.send ? call.send : MPI_IN_PLACE, call.recv, static_cast<int>(call.counts.param), call.type,
-                           call.op, call.comm, request);
-          },
-#ifdef KERNELSWEEP_HAVE_NCCL
-      .start_nccl = [](const NcclCall& c) -> int { return ncclAllReduce(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream); },
-#endif
-  };
-  return spec;
-}
-const CollectiveRegistrar registrar(all_reduce());
+const CollectiveSpec all_reduce_spec{
+    .name = "all_reduce",
+    .reduces = true,
+    .counts = [](std::size_t elements, std::size_t, int) { return Counts{elements, elements, elements, 0, 0}; },
+    .algorithm_bytes = [](const Counts& c, std::size_t size, int) { return static_cast<double>(c.param * size); },
+    .bus_factor = [](int members) { return 2.0 * (members - 1) / members; },
+    .expected = [](std::size_t index, const Counts&, const Setting& s) { return reduced_input(index, s); },
+    .start_mpi = [](const MpiCall& call, MPI_Request* request) {
+      MPI_Iallreduce(call.send_or_in_place(), call.recv, call.count(), call.type, call.op, call.comm, request);
+    },
+    KS_START_NCCL(ncclAllReduce(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream)),
+};
 
 }  // namespace
 }  // namespace ks::collective
 
-KS_COLLECTIVE_KERNEL(all_reduce, "All-reduce",
-                     "Every member of a gang ends with the reduction of all the members' buffers.",
-                     "MPI_Iallreduce", "ncclAllReduce");
+KS_COLLECTIVE_KERNEL(all_reduce, "All-reduce", "MPI_Iallreduce", "ncclAllReduce",
+                     "Every member of a gang ends with the reduction of all the members' buffers.");

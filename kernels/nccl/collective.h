@@ -2,8 +2,9 @@
 // Collectives over gangs of ranks, defined as nccl-tests defines them (its doc/PERFORMANCE.md and
 // src/*.cu): the element counts of each member's buffers for a message of `bytes`, the algorithm
 // bandwidth's bytes, the bus bandwidth's factor, the values a check expects, and the call itself.
-// One file per collective (all_reduce.cpp, all_gather.cpp, ...) fills a CollectiveSpec, registers it,
-// and declares the kernel with declare_collective(): adding a collective touches one file.
+// One file per collective (all_reduce.cpp, all_gather.cpp, ...) fills a CollectiveSpec, and registers
+// it and declares its kernel with KS_COLLECTIVE_KERNEL (collective_kernel.h): adding a collective
+// touches one file.
 //
 // A collective point is measured by every rank of its gang at once (cluster/gang.h). The cpu
 // implementation `mpi` runs through MPI on the gang's communicator, in the ranks; the cuda ones,
@@ -68,6 +69,9 @@ struct MpiCall {
   MPI_Op op = MPI_OP_NULL;
   int root = 0;
   MPI_Comm comm = MPI_COMM_NULL;
+
+  const void* send_or_in_place() const { return send ? send : MPI_IN_PLACE; }
+  int count() const { return static_cast<int>(counts.param); }  // the count the MPI call takes
 };
 
 struct NcclCall;  // kernels/nccl/nccl_call.h, where NCCL is built in
@@ -146,20 +150,3 @@ double tolerance(double expected, const Setting& s);
 
 }  // namespace ks::collective
 
-// Declares collective NAME's kernel from its spec (the function NAME() in ks::collective, in the same
-// file) and its three implementations, all measured by the ranks of a gang; MPI_CALL and NCCL_CALL name
-// the calls they make, in their help.
-#define KS_COLLECTIVE_KERNEL(NAME, TITLE, DESCRIPTION, MPI_CALL, NCCL_CALL)                                     \
-  KS_KERNEL(NAME, TITLE, DESCRIPTION) {                                                                         \
-    ::ks::collective::declare_collective(kernel, ::ks::collective::NAME());                                     \
-  }                                                                                                             \
-  KS_IMPLEMENTATION(NAME, mpi, cpu, MPI_CALL " on the gang's communicator") {                                   \
-    ::ks::collective::measured_by_gangs(#NAME, "mpi");                                                          \
-  }                                                                                                             \
-  KS_IMPLEMENTATION(NAME, nccl, cuda, NCCL_CALL " on the gang's NCCL communicator, one GPU per member") {       \
-    ::ks::collective::measured_by_gangs(#NAME, "nccl");                                                         \
-  }                                                                                                             \
-  KS_IMPLEMENTATION(NAME, nccl_graph, cuda, NCCL_CALL " captured once in a CUDA graph, launched per call") {    \
-    ::ks::collective::measured_by_gangs(#NAME, "nccl_graph");                                                   \
-  }                                                                                                             \
-  static_assert(true, "a collective kernel's declaration ends with a semicolon")

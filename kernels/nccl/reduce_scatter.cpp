@@ -1,46 +1,35 @@
 // reduce_scatter: member k ends with block k of the reduction of every member's buffer.
 // nccl-tests: a member sends n blocks of (bytes / size / n) elements rounded down to 16 bytes and
 // receives one; algorithm bandwidth (sent bytes) / time; bus factor (n-1)/n.
-#include "kernels/nccl/collective.h"
-#ifdef KERNELSWEEP_HAVE_NCCL
-#include "kernels/nccl/nccl_call.h"
-#endif
+#include "kernels/nccl/collective_kernel.h"
 
 namespace ks::collective {
 namespace {
 
-const CollectiveSpec& reduce_scatter() {
-  static const CollectiveSpec spec{
-      .name = "reduce_scatter",
-      .reduces = true,
-      .counts =
-          [](std::size_t elements, std::size_t size, int members) {
-            const std::size_t share = aligned_share(elements, size, members);
-            return Counts{share * static_cast<std::size_t>(members), share, share, 0, share};
-          },
-      .algorithm_bytes = [](const Counts& c, std::size_t size, int members) {
-        return static_cast<double>(c.param * size) * members;
-      },
-      .bus_factor = all_to_all_factor,
-      .expected = [](std::size_t index, const Counts& c, const Setting& s) {
-        return reduced_input(static_cast<std::size_t>(s.me) * c.param + index, s);
-      },
-      .start_mpi =
-          [](const MpiCall& call, MPI_Request* request) {
-            MPI_Ireduce_scatter_block(call.send ? call.send : MPI_IN_PLACE, call.recv, static_cast<int>(call.counts.param),
-                                      call.type, call.op, call.comm, request);
-          },
-#ifdef KERNELSWEEP_HAVE_NCCL
-      .start_nccl = [](const NcclCall& c) -> int { return ncclReduceScatter(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream); },
-#endif
-  };
-  return spec;
-}
-const CollectiveRegistrar registrar(reduce_scatter());
+const CollectiveSpec reduce_scatter_spec{
+    .name = "reduce_scatter",
+    .reduces = true,
+    .counts =
+        [](std::size_t elements, std::size_t size, int members) {
+          const std::size_t share = aligned_share(elements, size, members);
+          return Counts{share * static_cast<std::size_t>(members), share, share, 0, share};
+        },
+    .algorithm_bytes = [](const Counts& c, std::size_t size, int members) {
+      return static_cast<double>(c.param * size) * members;
+    },
+    .bus_factor = all_to_all_factor,
+    .expected = [](std::size_t index, const Counts& c, const Setting& s) {
+      return reduced_input(static_cast<std::size_t>(s.me) * c.param + index, s);
+    },
+    .start_mpi = [](const MpiCall& call, MPI_Request* request) {
+      MPI_Ireduce_scatter_block(call.send_or_in_place(), call.recv, call.count(), call.type, call.op, call.comm,
+                                request);
+    },
+    KS_START_NCCL(ncclReduceScatter(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream)),
+};
 
 }  // namespace
 }  // namespace ks::collective
 
-KS_COLLECTIVE_KERNEL(reduce_scatter, "Reduce-scatter",
-                     "Member k of a gang ends with block k of the reduction of all the members' buffers.",
-                     "MPI_Ireduce_scatter_block", "ncclReduceScatter");
+KS_COLLECTIVE_KERNEL(reduce_scatter, "Reduce-scatter", "MPI_Ireduce_scatter_block", "ncclReduceScatter",
+                     "Member k of a gang ends with block k of the reduction of all the members' buffers.");

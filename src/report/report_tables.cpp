@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <set>
 
 #include <fmt/format.h>
@@ -14,6 +15,11 @@ namespace {
 void add_column(Table& table, std::string header, bool numeric) {
   table.headers.push_back(std::move(header));
   table.numeric.push_back(numeric);
+}
+
+// Columns of text, in order.
+void add_text_columns(Table& table, std::initializer_list<const char*> headers) {
+  for (const char* header : headers) add_column(table, header, false);
 }
 
 std::string rate(double value) { return std::isfinite(value) && value > 0 ? figure(value) : "—"; }
@@ -37,9 +43,7 @@ std::string rates_text(const RunRecord& run) {
 
 Table points_table(const KernelSection& section, bool several_files) {
   Table table;
-  add_column(table, "kernel", false);
-  add_column(table, "implementation", false);
-  add_column(table, "mode", false);
+  add_text_columns(table, {"kernel", "implementation", "mode"});
   for (const auto& p : section.parameters) {
     const bool numbers = std::all_of(section.rows.begin(), section.rows.end(), [&](const PointRow& point) {
       const auto found = point.row->params.find(p);
@@ -125,11 +129,7 @@ Table points_table(const KernelSection& section, bool several_files) {
 
 Table failures_table(const KernelSection& section, bool several_files) {
   Table table;
-  add_column(table, "implementation", false);
-  add_column(table, "mode", false);
-  add_column(table, "parameters", false);
-  add_column(table, "status", false);
-  add_column(table, "message", false);
+  add_text_columns(table, {"implementation", "mode", "parameters", "status", "message"});
   if (several_files) add_column(table, "file", false);
   for (const PointRow& point : section.rows) {
     const RunRecord& run = point.row->run;
@@ -173,14 +173,9 @@ Table speedups_table(const KernelSection& section) {
 
 Table files_table(const ReportModel& model) {
   Table table;
-  add_column(table, "file", false);
-  add_column(table, "sweep", false);
-  add_column(table, "host", false);
-  add_column(table, "started", false);
-  add_column(table, "ended", false);
+  add_text_columns(table, {"file", "sweep", "host", "started", "ended"});
   add_column(table, "points", true);
-  add_column(table, "statuses", false);
-  add_column(table, "hardware", false);
+  add_text_columns(table, {"statuses", "hardware"});
   for (const FileSummary& file : model.files) {
     std::string statuses;
     for (const auto& [status, count] : file.statuses) statuses += fmt::format("{}{} {}", statuses.empty() ? "" : ", ", count, status);

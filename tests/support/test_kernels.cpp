@@ -54,11 +54,16 @@ ImplementationSpec implementation(std::string name, Backend backend) {
   return spec;
 }
 
-KernelSpec sleep_kernel() {
+KernelSpec named_kernel(std::string name, std::string title, std::string description) {
   KernelSpec k;
-  k.name = "test_sleep";
-  k.title = "Test sleeper";
-  k.description = "sleeps setup_ms at setup and run_ms per call";
+  k.name = std::move(name);
+  k.title = std::move(title);
+  k.description = std::move(description);
+  return k;
+}
+
+KernelSpec sleep_kernel() {
+  KernelSpec k = named_kernel("test_sleep", "Test sleeper", "sleeps setup_ms at setup and run_ms per call");
   KernelDeclaration kernel(k);
   kernel.integer("id", 0, "").min(0);
   kernel.number("setup_ms", 0.0, "").min(0);
@@ -71,10 +76,7 @@ KernelSpec sleep_kernel() {
 }
 
 KernelSpec crash_kernel() {
-  KernelSpec k;
-  k.name = "test_crash";
-  k.title = "Test crasher";
-  k.description = "misbehaves on purpose";
+  KernelSpec k = named_kernel("test_crash", "Test crasher", "misbehaves on purpose");
   KernelDeclaration kernel(k);
   kernel.integer("id", 0, "").min(0);
   kernel.choice("action", "none", {"none", "abort", "sigkill", "hang", "throw", "fail_check"}, "");

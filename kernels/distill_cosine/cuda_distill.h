@@ -3,14 +3,34 @@
 // the options a sweep does not reach (row kernel, schedule, teacher sub-chunk) and the instances that
 // time parts of a pass. Plain C++ (no CUDA types); the functions are defined in builds with CUDA only.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kernels/distill_cosine/distill_cosine.h"
 
 namespace ks::distill {
+
+// An option's name in a table of {value, name}, and back: "?" for a value not in it; named() throws
+// std::invalid_argument on an unknown name, listing the known ones.
+template <class Option, std::size_t N>
+const char* name_of(Option option, const std::pair<Option, const char*> (&names)[N]) {
+  for (const auto& [value, name] : names)
+    if (value == option) return name;
+  return "?";
+}
+template <class Option, std::size_t N>
+Option named(const std::string& name, const std::pair<Option, const char*> (&names)[N], const char* what) {
+  std::string known;
+  for (const auto& [value, value_name] : names) {
+    if (name == value_name) return value;
+    known += (known.empty() ? "" : ", ") + std::string(value_name);
+  }
+  throw std::invalid_argument("distill_cosine_loss: unknown " + std::string(what) + " '" + name + "' (" + known + ")");
+}
 
 // How the fused implementation reads a row of logits for its statistics and its gradient.
 enum class RowKernel {
@@ -19,20 +39,12 @@ enum class RowKernel {
   two_pass,   // one block per row, reading s and t twice from memory (any GPU)
   cluster,    // a cluster of blocks per row keeps the row in shared memory: one read (sm_90)
 };
-inline const char* to_string(RowKernel kernel) {
-  switch (kernel) {
-    case RowKernel::automatic: return "auto";
-    case RowKernel::two_pass: return "two-pass";
-    case RowKernel::cluster: return "cluster";
-  }
-  return "?";
-}
-
+inline constexpr std::pair<RowKernel, const char*> kRowKernelNames[] = {
+    {RowKernel::automatic, "auto"}, {RowKernel::two_pass, "two-pass"}, {RowKernel::cluster, "cluster"}};
+inline const char* to_string(RowKernel kernel) { return name_of(kernel, kRowKernelNames); }
 // Throws on an unknown name.
 inline RowKernel row_kernel_from_string(const std::string& name) {
-  for (RowKernel k : {RowKernel::automatic, RowKernel::two_pass, RowKernel::cluster})
-    if (name == to_string(k)) return k;
-  throw std::invalid_argument("distill_cosine_loss: unknown row kernel '" + name + "' (auto, two-pass, cluster)");
+  return named(name, kRowKernelNames, "row kernel");
 }
 
 // How the fused implementation orders a chunk's work. Per chunk it computes the student logits of
@@ -45,21 +57,11 @@ enum class Schedule {
               // stream while the teacher product of sub-chunk j+1 runs on stream(); joined back
               // into stream() before the gradient products and before run() returns
 };
-inline const char* to_string(Schedule schedule) {
-  switch (schedule) {
-    case Schedule::automatic: return "auto";
-    case Schedule::serial: return "serial";
-    case Schedule::overlap: return "overlap";
-  }
-  return "?";
-}
-
+inline constexpr std::pair<Schedule, const char*> kScheduleNames[] = {
+    {Schedule::automatic, "auto"}, {Schedule::serial, "serial"}, {Schedule::overlap, "overlap"}};
+inline const char* to_string(Schedule schedule) { return name_of(schedule, kScheduleNames); }
 // Throws on an unknown name.
-inline Schedule schedule_from_string(const std::string& name) {
-  for (Schedule s : {Schedule::automatic, Schedule::serial, Schedule::overlap})
-    if (name == to_string(s)) return s;
-  throw std::invalid_argument("distill_cosine_loss: unknown schedule '" + name + "' (auto, serial, overlap)");
-}
+inline Schedule schedule_from_string(const std::string& name) { return named(name, kScheduleNames, "schedule"); }
 
 struct FusedOptions {
   RowKernel row_kernel = RowKernel::automatic;

@@ -22,11 +22,15 @@ ks::Work work_of(const std::string& kernel, const Json& params) {
   return spec.work_of(full, "forward");
 }
 
-std::unique_ptr<ks::Instance> instance_of(const std::string& kernel, const std::string& implementation, const Json& params) {
+// The check of one forward call of an implementation on `params` (the other parameters at their defaults).
+ks::CheckResult check_of_one_call(const std::string& kernel, const std::string& implementation, const Json& params) {
   const ks::KernelSpec& spec = ks::testing::builtin_kernel(kernel);
   Json full = Json::object();
   for (const ks::ParamSpec& p : spec.parameters) full[p.name] = params.contains(p.name) ? params.at(p.name) : p.default_value;
-  return spec.instantiate(implementation, full);
+  const auto instance = spec.instantiate(implementation, full);
+  const ks::BoundMode bound = instance->bind("forward");
+  bound.run();
+  return bound.check();
 }
 
 TEST(StreamKernel, CountsTheBytesOfEachArrayAndTheTriadsArithmetic) {
@@ -41,10 +45,7 @@ TEST(StreamKernel, CountsTheBytesOfEachArrayAndTheTriadsArithmetic) {
 
 TEST(StreamKernel, CpuCopyAndTriadPassTheirChecks) {
   for (const char* op : {"copy", "triad"}) {
-    auto instance = instance_of("stream", "cpu", {{"op", op}, {"mib", 4}, {"seed", 5}});
-    const ks::BoundMode bound = instance->bind("forward");
-    bound.run();
-    const ks::CheckResult result = bound.check();
+    const ks::CheckResult result = check_of_one_call("stream", "cpu", {{"op", op}, {"mib", 4}, {"seed", 5}});
     EXPECT_TRUE(result.passed) << op << ": " << result.detail;
   }
 }
@@ -75,10 +76,8 @@ TEST(FmaChainsKernel, CountsTwoFlopsForEveryStepOfEveryChainOnEveryThread) {
 
 TEST(FmaChainsKernel, EachDtypePassesItsCheck) {
   for (const char* dtype : {"fp32", "fp64"}) {
-    auto instance = instance_of("fma_chains", "cpu", {{"dtype", dtype}, {"iterations", 20000}, {"threads", 2}});
-    const ks::BoundMode bound = instance->bind("forward");
-    bound.run();
-    const ks::CheckResult result = bound.check();
+    const ks::CheckResult result =
+        check_of_one_call("fma_chains", "cpu", {{"dtype", dtype}, {"iterations", 20000}, {"threads", 2}});
     EXPECT_TRUE(result.passed) << dtype << ": " << result.detail;
   }
 }

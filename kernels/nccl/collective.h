@@ -149,4 +149,3 @@ std::int64_t count_wrong_elements(const CollectiveSpec& spec, const Counts& coun
 double tolerance(double expected, const Setting& s);
 
 }  // namespace ks::collective
-

@@ -26,7 +26,14 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-const std::string kSweep = quick_sweep("mixed", R"(  - kernel: test_sleep
+constexpr const char* kSweep = R"(name: mixed
+protocol:
+  warmup_ms: 1
+  rep_ms: 4
+  max_repeat: 100
+  flush_bytes: 0
+kernels:
+  - kernel: test_sleep
     implementations: [cpu, gpu_only]
     modes: [forward]
     fixed: {run_ms: 1}
@@ -36,7 +43,7 @@ const std::string kSweep = quick_sweep("mixed", R"(  - kernel: test_sleep
     timeout_s: 2
     grid:
       action: [none, abort, throw, fail_check, hang]
-)");
+)";
 constexpr std::size_t kPoints = 3 * 2 + 5;
 
 // The run is calibrated (as `run` is by default): beside the rates, each point's speed of light

@@ -23,7 +23,8 @@
 namespace ks::testing {
 
 std::string quick_sweep(const std::string& name, const std::string& kernels, int max_repeat) {
-  return fmt::format("name: {}\nprotocol:\n  warmup_ms: 1\n  rep_ms: 4\n  max_repeat: {}\n  flush_bytes: 0\nkernels:\n{}",
+  return fmt::format("name: {}\nprotocol:\n  warmup_ms: 1\n  rep_ms: 4\n  max_repeat: {}\n  flush_bytes: 0\n"
+                     "kernels:\n{}",
                      name, max_repeat, kernels);
 }
 

@@ -85,7 +85,8 @@ TEST(Environment, GpuInfoOfAVisibleGpuIsComplete) {
 }
 
 TEST(Environment, GpuSpecDescribesHardwareAndSoftware) {
-  const ks::Json spec = ks::environment_spec(some_host("node-a"), h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
+  const ks::Json spec =
+    ks::environment_spec(some_host("node-a"), h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
   const ks::Json& hw = spec.at("hardware");
   EXPECT_EQ(hw.at("vendor"), "nvidia");
   EXPECT_EQ(hw.at("product"), "NVIDIA H200");
@@ -105,8 +106,10 @@ TEST(Environment, GpuSpecDescribesHardwareAndSoftware) {
 
 TEST(Environment, IdenticalMachinesShareOneSpec) {
   // Host name, GPU ordinal, UUID and PCI bus id change nothing a figure depends on.
-  const ks::Json a = ks::environment_spec(some_host("node-a"), h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
-  const ks::Json b = ks::environment_spec(some_host("node-b"), h200_gpu(3, "GPU-66666666-7777-8888-9999-000000000000", "0000:9a:00.0"));
+  const ks::Json a =
+    ks::environment_spec(some_host("node-a"), h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
+  const ks::Json b =
+    ks::environment_spec(some_host("node-b"), h200_gpu(3, "GPU-66666666-7777-8888-9999-000000000000", "0000:9a:00.0"));
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.dump().find("node-a"), std::string::npos);
   EXPECT_EQ(a.dump().find("GPU-1111"), std::string::npos);

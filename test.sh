@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ./test.sh [CTEST ARGS]: install what is missing (the test dependencies too), build everything
+# ./test.sh [CTEST ARGS]: install what is missing (the test dependencies too), check the sources'
+# format (scripts/check-format.sh), build everything
 # (product, tests, benchmarks) and run the whole test suite (ctest). Then, unless ctest arguments
 # pick some tests, the unit and MPI tests again under AddressSanitizer and UndefinedBehaviorSanitizer
 # (scripts/test-sanitized.sh) and a minute of fuzzing of the sweep-file parser and planner
@@ -33,6 +34,7 @@ stage() {
 }
 
 stage install scripts/install-deps.sh --tests
+stage format scripts/check-format.sh
 stage build scripts/build.sh -DKERNELSWEEP_TESTS=ON -DKERNELSWEEP_BENCH=ON
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Twice as many tests at once as cores: most of them wait on processes (mpirun, workers, Slurm jobs)

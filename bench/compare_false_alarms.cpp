@@ -125,21 +125,24 @@ int main(int argc, char** argv) {
   }
 
   fmt::print("\n{} runs, {} pairs; load average now {}\n\n", runs, runs * (runs - 1) / 2, load_average());
-  fmt::print("| points | comparisons | samples per point | run-to-run change of the median: median, 99th pct, max |\n"
-             "| --- | ---: | --- | --- |\n");
+  fmt::print(
+      "| points | comparisons | samples per point | run-to-run change of the median: median, 99th pct, max |\n"
+      "| --- | ---: | --- | --- |\n");
   for (const auto& [kernel, t] : tallies)
-    fmt::print("| {} | {} | {}..{} | {:.2f}%, {:.2f}%, {:.2f}% |\n", kernel, t.comparisons, t.min_samples, t.max_samples,
-               (std::exp(quantile_of(t.log_ratios, 0.5)) - 1) * 100, (std::exp(quantile_of(t.log_ratios, 0.99)) - 1) * 100,
+    fmt::print("| {} | {} | {}..{} | {:.2f}%, {:.2f}%, {:.2f}% |\n", kernel, t.comparisons, t.min_samples,
+               t.max_samples, (std::exp(quantile_of(t.log_ratios, 0.5)) - 1) * 100,
+               (std::exp(quantile_of(t.log_ratios, 0.99)) - 1) * 100,
                (std::exp(quantile_of(t.log_ratios, 1.0)) - 1) * 100);
-  fmt::print("\n| points | T | same | unclear | faster | slower | false alarms | 30% slower caught |\n"
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  fmt::print(
+      "\n| points | T | same | unclear | faster | slower | false alarms | 30% slower caught |\n"
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& [kernel, t] : tallies) {
     for (double threshold : kThresholds) {
       const auto& labels = t.unchanged.at(threshold);
       const auto count = [&](Change c) { return labels.count(c) ? labels.at(c) : std::size_t{0}; };
       const std::size_t alarms = count(Change::faster) + count(Change::slower);
-      fmt::print("| {} | {:g}% | {} | {} | {} | {} | {:.2f}% | {:.1f}% |\n", kernel, threshold * 100, count(Change::same),
-                 count(Change::unclear), count(Change::faster), count(Change::slower),
+      fmt::print("| {} | {:g}% | {} | {} | {} | {} | {:.2f}% | {:.1f}% |\n", kernel, threshold * 100,
+                 count(Change::same), count(Change::unclear), count(Change::faster), count(Change::slower),
                  100.0 * static_cast<double>(alarms) / static_cast<double>(t.comparisons),
                  100.0 * static_cast<double>(t.caught.at(threshold)) / static_cast<double>(t.comparisons));
     }

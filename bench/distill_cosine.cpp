@@ -77,7 +77,8 @@ Variant parse_variant(const std::string& text) {
       if (first && part.size() > 1 && part[0] == 'c') v.chunk = std::stoll(part.substr(1));
       else if (!first && part.size() > 1 && part[0] == 't' && std::isdigit(static_cast<unsigned char>(part[1])))
         v.options.teacher_rows = std::stoll(part.substr(1));
-      else if (!first && (part == "serial" || part == "overlap")) v.options.schedule = ks::distill::schedule_from_string(part);
+      else if (!first && (part == "serial" || part == "overlap"))
+        v.options.schedule = ks::distill::schedule_from_string(part);
       else if (!first) v.options.row_kernel = ks::distill::row_kernel_from_string(part);
       else throw std::invalid_argument("expected cCHUNK first");
     } catch (const std::exception& e) {
@@ -91,10 +92,17 @@ Variant parse_variant(const std::string& text) {
 
 struct Options {
   std::vector<std::int64_t> tokens{1024, 2048, 4096, 8192};
-  std::vector<std::string> variants{"c1024",          "c2048",           "c512/t256/overlap",
-                                    "c1024/t512/overlap", "c1024/t256/overlap", "c2048/t1024/overlap",
-                                    "c2048/t512/overlap", "c3072/t512/overlap", "c4096/t512/serial",
-                                    "c4096/t256/overlap", "c4096/t512/overlap"};
+  std::vector<std::string> variants{"c1024",
+                                    "c2048",
+                                    "c512/t256/overlap",
+                                    "c1024/t512/overlap",
+                                    "c1024/t256/overlap",
+                                    "c2048/t1024/overlap",
+                                    "c2048/t512/overlap",
+                                    "c3072/t512/overlap",
+                                    "c4096/t512/serial",
+                                    "c4096/t256/overlap",
+                                    "c4096/t512/overlap"};
   std::vector<std::string> modes{"full"};
   std::vector<std::string> row_kernels;
   bool naive = true;
@@ -218,8 +226,8 @@ int main(int argc, char** argv) {
       }
       for (const std::string& text : options.variants) {
         const Variant variant = parse_variant(text);
-        std::unique_ptr<ks::Instance> fused = make_variant(
-            p, variant, "fused", [](const Problem& q, const ks::distill::FusedOptions& o) {
+        std::unique_ptr<ks::Instance> fused =
+            make_variant(p, variant, "fused", [](const Problem& q, const ks::distill::FusedOptions& o) {
               return ks::distill::make_fused_instance(q, o);
             });
         if (!fused) continue;
@@ -234,8 +242,8 @@ int main(int argc, char** argv) {
         p.chunk_size = 0;
         auto fused = ks::distill::make_fused_instance(p);
         const ks::distill::FusedPlan plan = ks::distill::fused_plan(p, {});
-        const std::string name = fmt::format("auto=c{}/t{}/{}", plan.chunk, plan.teacher_rows,
-                                             ks::distill::to_string(plan.schedule));
+        const std::string name =
+            fmt::format("auto=c{}/t{}/{}", plan.chunk, plan.teacher_rows, ks::distill::to_string(plan.schedule));
         b.automatic = time_point(*fused, "full", full, protocol);
         line(tokens, name, "full", b.automatic);
         b.consider(name, b.automatic, memory_budget_gb(tokens));
@@ -246,16 +254,19 @@ int main(int argc, char** argv) {
         line(tokens, "naive", "full", time_point(*naive, "full", full, protocol));
       }
     }
-    fmt::print("\nsummary: full pass, bf16, hidden 4096, vocab 128256, do_bench (flush 256 MiB, warmup 25 ms, rep 100 ms);\n"
-               "best variant: the fastest within the memory budget (3.0 GB at 1024 tokens, else 3.5 GB); auto: what a\n"
-               "sweep gets (chunk_size auto, every option automatic); ratios against the floor of the same run\n");
+    fmt::print(
+        "\nsummary: full pass, bf16, hidden 4096, vocab 128256, do_bench (flush 256 MiB, warmup 25 ms, rep 100 ms);\n"
+        "best variant: the fastest within the memory budget (3.0 GB at 1024 tokens, else 3.5 GB); auto: what a\n"
+        "sweep gets (chunk_size auto, every option automatic); ratios against the floor of the same run\n");
     fmt::print("{:>6} {:>24} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>9} {:>7} {:>7}\n", "tokens", "best variant",
-               "median_ms", "p20_ms", "p80_ms", "floor_ms", "ratio", "TFLOP/s", "peak_GB", "auto_ms", "ratio", "target_ms");
+               "median_ms", "p20_ms", "p80_ms", "floor_ms", "ratio", "TFLOP/s", "peak_GB", "auto_ms", "ratio",
+               "target_ms");
     for (const auto& [tokens, b] : best)
-      fmt::print("{:>6} {:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.3f} {:>8.1f} {:>8.3f} {:>9.3f} {:>7.3f} {:>7.1f}\n",
-                 tokens, b.variant, b.fused.median_ms, b.fused.p20_ms, b.fused.p80_ms, b.floor.median_ms,
-                 b.fused.median_ms / b.floor.median_ms, b.fused.tflops, b.fused.peak_gb, b.automatic.median_ms,
-                 b.automatic.median_ms / b.floor.median_ms, target_ms(tokens));
+      fmt::print(
+          "{:>6} {:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>7.3f} {:>8.1f} {:>8.3f} {:>9.3f} {:>7.3f} {:>7.1f}\n",
+          tokens, b.variant, b.fused.median_ms, b.fused.p20_ms, b.fused.p80_ms, b.floor.median_ms,
+          b.fused.median_ms / b.floor.median_ms, b.fused.tflops, b.fused.peak_gb, b.automatic.median_ms,
+          b.automatic.median_ms / b.floor.median_ms, target_ms(tokens));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_distill_cosine: %s\n", e.what());

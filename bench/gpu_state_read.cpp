@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   const ks::GpuState state = reader->read();
   std::printf("reading: SM %.0f MHz, memory %.0f MHz, %.1f W, %.0f C, reasons %#llx (%s)\n", state.sm_clock_mhz,
               state.memory_clock_mhz, state.power_w, state.temperature_c,
-              static_cast<unsigned long long>(state.throttle_reasons), ks::throttle_reason_names(state.throttle_reasons).c_str());
+              static_cast<unsigned long long>(state.throttle_reasons),
+              ks::throttle_reason_names(state.throttle_reasons).c_str());
   std::vector<double> us(static_cast<std::size_t>(reads));
   for (double& t : us) {
     const auto start = std::chrono::steady_clock::now();
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
   std::sort(us.begin(), us.end());
   double total = 0;
   for (double t : us) total += t;
-  std::printf("read(): %d reads, mean %.2f us, median %.2f us, p99 %.2f us, max %.2f us; a point reads twice: %.3f ms\n",
-              reads, total / reads, us[us.size() / 2], us[us.size() * 99 / 100], us.back(), 2 * total / reads / 1e3);
+  std::printf(
+      "read(): %d reads, mean %.2f us, median %.2f us, p99 %.2f us, max %.2f us; a point reads twice: %.3f ms\n", reads,
+      total / reads, us[us.size() / 2], us[us.size() * 99 / 100], us.back(), 2 * total / reads / 1e3);
   return 0;
 }

@@ -38,6 +38,7 @@ inline void write_text(const std::filesystem::path& path, const std::string& tex
 }
 
 // The lightest protocol: one warm-up and one timed call, no flush: the point costs only kernelsweep.
-inline constexpr const char* kBareProtocol = "protocol:\n  warmup_ms: 0\n  rep_ms: 0\n  max_repeat: 1\n  flush_bytes: 0\n";
+inline constexpr const char* kBareProtocol =
+    "protocol:\n  warmup_ms: 0\n  rep_ms: 0\n  max_repeat: 1\n  flush_bytes: 0\n";
 
 }  // namespace ks::bench

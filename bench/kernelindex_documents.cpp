@@ -10,8 +10,8 @@
 //                                                            prints docs/s and the bytes written
 //   bench_kernelindex_documents --example                    prints one object (docs/kernelindex.md)
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -31,15 +31,27 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 ks::Json distill_params(std::int64_t tokens) {
-  return {{"tokens", tokens}, {"hidden", 4096},         {"vocab", 128256},          {"dtype", "bf16"},
-          {"beta", 0.5},      {"temperature", 1.0},     {"weight_hard_loss", 0.5},  {"weight_soft_loss", 0.5},
-          {"chunk_size", 1024}, {"ignore_index", -100}, {"bias", false}};
+  return {{"tokens", tokens},
+          {"hidden", 4096},
+          {"vocab", 128256},
+          {"dtype", "bf16"},
+          {"beta", 0.5},
+          {"temperature", 1.0},
+          {"weight_hard_loss", 0.5},
+          {"weight_soft_loss", 0.5},
+          {"chunk_size", 1024},
+          {"ignore_index", -100},
+          {"bias", false}};
 }
 
 ks::RunRecord distill_record(std::int64_t i, const ks::Json& params) {
-  ks::RunRecord r = ks::testing::distill_run_record(
-      params, {.median_ns = 14654464, .p20_ns = 14633984, .p80_ns = 14680064, .mean_ns = 14657210.5,
-               .min_ns = 14620672, .max_ns = 14712832, .stddev_ns = 27113.9});
+  ks::RunRecord r = ks::testing::distill_run_record(params, {.median_ns = 14654464,
+                                                             .p20_ns = 14633984,
+                                                             .p80_ns = 14680064,
+                                                             .mean_ns = 14657210.5,
+                                                             .min_ns = 14620672,
+                                                             .max_ns = 14712832,
+                                                             .stddev_ns = 27113.9});
   r.mode = i % 2 ? "forward" : "full";
   r.rank = static_cast<std::int32_t>(i % 2);
   const int ms = static_cast<int>(i % 1000);
@@ -106,9 +118,9 @@ void write_run(ks::DocumentWriter& writer, const Fixed& fixed, Input& input) {
 }
 
 struct Rate {
-  double wall;  // documents per second of elapsed time
-  double cpu;   // documents per second of this process's CPU time: what the figure would be on an
-                // idle machine (the build machine is shared, so elapsed time includes waiting)
+  double wall;               // documents per second of elapsed time
+  double cpu;                // documents per second of this process's CPU time: what the figure would be on an
+                             // idle machine (the build machine is shared, so elapsed time includes waiting)
   std::uintmax_t bytes = 0;  // in the folder, index included
 };
 
@@ -171,7 +183,8 @@ int main(int argc, char** argv) {
     else if (arg == "--dir" && i + 1 < argc) dir = argv[++i];
     else if (arg == "--format" && i + 1 < argc) formats = {argv[++i]};
     else {
-      std::fprintf(stderr, "usage: %s [--count N] [--dir FOLDER] [--format json|jsonl|jsonl-gzip|jsonl-zstd] | --example\n",
+      std::fprintf(stderr,
+                   "usage: %s [--count N] [--dir FOLDER] [--format json|jsonl|jsonl-gzip|jsonl-zstd] | --example\n",
                    argv[0]);
       return 2;
     }
@@ -179,9 +192,10 @@ int main(int argc, char** argv) {
   fmt::print("kernelindex documents: {} runs of distill_cosine on an H200 (built and written)\n", count);
   for (const std::string& format : formats) {
     const Rate rate = documents_per_second(dir / format, format, count);
-    fmt::print("  {:<10}  {:>7.0f} docs/s elapsed ({:.1f} us/doc)   {:>7.0f} docs/s of CPU time ({:.1f} us/doc)   "
-               "{:.0f} bytes/doc on disk\n",
-               format, rate.wall, 1e6 / rate.wall, rate.cpu, 1e6 / rate.cpu, static_cast<double>(rate.bytes) / count);
+    fmt::print(
+        "  {:<10}  {:>7.0f} docs/s elapsed ({:.1f} us/doc)   {:>7.0f} docs/s of CPU time ({:.1f} us/doc)   "
+        "{:.0f} bytes/doc on disk\n",
+        format, rate.wall, 1e6 / rate.wall, rate.cpu, 1e6 / rate.cpu, static_cast<double>(rate.bytes) / count);
   }
   return 0;
 }

@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
     if (spread > worst) worst = spread, worst_label = row.label;
   }
   std::sort(spreads.begin(), spreads.end());
-  auto percentile = [&](double q) { return spreads.empty() ? 0 : spreads[static_cast<std::size_t>(q * (spreads.size() - 1))].first; };
+  auto percentile = [&](double q) {
+    return spreads.empty() ? 0 : spreads[static_cast<std::size_t>(q * (spreads.size() - 1))].first;
+  };
   std::printf("median spread across %zu files, points with every median >= %.3g ms\n", files.size(), min_ms);
   std::printf("points compared %zu, spread > 3%%: %zu\n", compared, over_3_percent);
   std::printf("spread p50 %.2f%%  p90 %.2f%%  max %.2f%%\n", 100 * percentile(0.5), 100 * percentile(0.9), 100 * worst);

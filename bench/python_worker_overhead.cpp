@@ -1,7 +1,7 @@
 // The Python worker's cost per point beside the C++ worker's: sweeps of the no-op kernel's `cpu`
-// (C++ worker) and `python` (Python worker, bench/python/noop_python.py) implementations, 2 ranks, jsonl documents, nothing timed
-// but one call. Per point = (wall of N points − wall of 1 point) / N, so process, MPI and worker
-// start-up (torch's import included) are left out.
+// (C++ worker) and `python` (Python worker, bench/python/noop_python.py) implementations, 2 ranks, jsonl documents,
+// nothing timed but one call. Per point = (wall of N points − wall of 1 point) / N, so process, MPI and worker start-up
+// (torch's import included) are left out.
 //   bench_python_worker_overhead [POINTS]      (KERNELSWEEP_PYTHON picks the interpreter)
 #include <cstdio>
 

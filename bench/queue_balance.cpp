@@ -60,9 +60,8 @@ int main(int argc, char** argv) {
   for (const std::string schedule : {"dynamic", "static"}) {
     const auto dir = ks::bench::scratch("balance-" + schedule);
     ks::bench::write_text(dir / "sweep.yaml", sweep);
-    const auto timed = ks::bench::run_sweep(
-        ranks, fmt::format("run {} --output-dir {} --schedule {} --check none", (dir / "sweep.yaml").string(),
-                           dir.string(), schedule));
+    const auto timed = ks::bench::run_sweep(ranks, fmt::format("run {} --output-dir {} --schedule {} --check none",
+                                                               (dir / "sweep.yaml").string(), dir.string(), schedule));
     const double span = makespan(dir / "balance.h5");
     std::printf("%-8s %12.3f %10.3f %12.2f\n", schedule.c_str(), span, span / ideal, timed.seconds);
   }

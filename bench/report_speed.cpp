@@ -99,10 +99,10 @@ int main(int argc, char** argv) {
       ++svgs;
       svg_mb += megabytes(entry.path());
     }
-  std::printf("median %.2f s (goal: under 10 s), peak resident at most %.0f MB (goal: under 2000 MB)\n", median(seconds),
-              *std::max_element(peaks.begin(), peaks.end()));
-  std::printf("wrote index.html %.1f MB, report.md %.1f MB, %zu SVG plots %.2f MB in all\n", megabytes(out / "index.html"),
-              megabytes(out / "report.md"), svgs, svg_mb);
+  std::printf("median %.2f s (goal: under 10 s), peak resident at most %.0f MB (goal: under 2000 MB)\n",
+              median(seconds), *std::max_element(peaks.begin(), peaks.end()));
+  std::printf("wrote index.html %.1f MB, report.md %.1f MB, %zu SVG plots %.2f MB in all\n",
+              megabytes(out / "index.html"), megabytes(out / "report.md"), svgs, svg_mb);
   if (!keep) {
     fs::remove(file);
     fs::remove_all(out);

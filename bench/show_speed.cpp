@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
     std::sort(sorted.begin(), sorted.end());
     std::string each;
     for (double t : times) each += fmt::format(" {:.3f}", t);
-    std::printf("show --format %-5s median %.3f s  (runs:%s)\n", format.c_str(), sorted[sorted.size() / 2], each.c_str());
+    std::printf("show --format %-5s median %.3f s  (runs:%s)\n", format.c_str(), sorted[sorted.size() / 2],
+                each.c_str());
   }
   if (!keep) std::filesystem::remove(file);
   return 0;

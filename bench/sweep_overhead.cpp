@@ -10,8 +10,9 @@
 namespace {
 
 std::string noop_sweep(int points) {
-  return fmt::format("name: overhead\n{}kernels:\n  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n",
-                     ks::bench::kBareProtocol, points);
+  return fmt::format(
+      "name: overhead\n{}kernels:\n  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n",
+      ks::bench::kBareProtocol, points);
 }
 
 double seconds_for(int ranks, int points, const std::string& format) {
@@ -27,7 +28,8 @@ double seconds_for(int ranks, int points, const std::string& format) {
 int main(int argc, char** argv) {
   const int points = argc > 1 ? std::atoi(argv[1]) : 20000;
   std::printf("sweep overhead: no-op kernel, %d points, protocol warmup 0 / rep 0 / no flush\n", points);
-  std::printf("%-6s %-6s %12s %12s %16s %14s\n", "ranks", "docs", "wall (s)", "1 point (s)", "per point (ms)", "points/s");
+  std::printf("%-6s %-6s %12s %12s %16s %14s\n", "ranks", "docs", "wall (s)", "1 point (s)", "per point (ms)",
+              "points/s");
   for (int ranks : {2, 4}) {
     for (const std::string format : {"jsonl", "json"}) {
       const double one = seconds_for(ranks, 1, format);

@@ -1,8 +1,8 @@
 // kernelsweep at scale: sweeps of the no-op kernel of 100,000 points and more on 2 ranks, jsonl
 // documents. For each size: validate and plan --json (wall, peak RSS), the run (wall, peak RSS of
 // rank 0 and rank 1, results file and documents on disk), then, once the files are written out
-// (sync), status and a --resume with nothing left to do (wall, peak RSS). Sizes given with a trailing "p" (10000000p) are planned only:
-// validate and plan, no run. Above a million points the sweep is another (sweep_text).
+// (sync), status and a --resume with nothing left to do (wall, peak RSS). Sizes given with a trailing "p" (10000000p)
+// are planned only: validate and plan, no run. Above a million points the sweep is another (sweep_text).
 //   bench_sweep_scale [POINTS[p] ...]     (default: 100000 1000000)
 // KERNELSWEEP_BENCH_CLI=PATH measures another build of kernelsweep instead of the test build.
 #include <sys/resource.h>
@@ -76,19 +76,23 @@ double peak_mb_in(const fs::path& file) {
 // 1000) grid of GEMM shapes (validate and plan never run a kernel).
 std::string sweep_text(std::uint64_t points, bool plan_only) {
   const bool large = points > 1'000'000;
-  std::string text = fmt::format("name: scale\n{}output:\n  kernelindex_format: jsonl\n{}kernels:\n",
-                                 ks::bench::kBareProtocol, large && !plan_only ? "  kernelindex_compression: zstd\n" : "");
-  if (!large) return text + fmt::format("  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n", points);
+  std::string text =
+      fmt::format("name: scale\n{}output:\n  kernelindex_format: jsonl\n{}kernels:\n", ks::bench::kBareProtocol,
+                  large && !plan_only ? "  kernelindex_compression: zstd\n" : "");
+  if (!large)
+    return text + fmt::format("  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n", points);
   if (!plan_only) {
     std::vector<std::string> setup_ms;
     for (std::uint64_t k = 0; k < points / 1'000'000; ++k) setup_ms.push_back(fmt::format("{}e-9", k));
-    return text + fmt::format("  - kernel: test_sleep\n    implementations: [cpu]\n    modes: [forward]\n    grid:\n"
-                              "      setup_ms: [{}]\n      id: {{from: 1, to: 1000000, step: 1}}\n",
-                              fmt::join(setup_ms, ", "));
+    return text + fmt::format(
+                      "  - kernel: test_sleep\n    implementations: [cpu]\n    modes: [forward]\n    grid:\n"
+                      "      setup_ms: [{}]\n      id: {{from: 1, to: 1000000, step: 1}}\n",
+                      fmt::join(setup_ms, ", "));
   }
-  return text + fmt::format("  - kernel: gemm\n    implementations: [cpu]\n    modes: [forward]\n    grid:\n"
-                            "      M: {{from: 1, to: 1000, step: 1}}\n      N: {{from: 1, to: {}, step: 1}}\n",
-                            points / 1000);
+  return text + fmt::format(
+                    "  - kernel: gemm\n    implementations: [cpu]\n    modes: [forward]\n    grid:\n"
+                    "      M: {{from: 1, to: 1000, step: 1}}\n      N: {{from: 1, to: {}, step: 1}}\n",
+                    points / 1000);
 }
 
 // The kernelsweep measured: the test build's, or KERNELSWEEP_BENCH_CLI (another build, for before
@@ -126,11 +130,12 @@ void bench(std::uint64_t points, bool plan_only) {
   ::sync();
   const Measured status = measure(fmt::format("{} status {}/scale.h5 > /dev/null", cli(), dir.string()));
   const Measured resume = measure(run + " --resume > /dev/null 2>&1");
-  std::printf("%-10llu run %7.1f s (%.0f points/s)  rank 0 %6.0f MB  rank 1 %6.0f MB  results %6.0f MB  documents "
-              "%6.0f MB in %zu files  status %6.2f s %6.0f MB  resume %6.2f s, rank 0 %6.0f MB\n",
-              static_cast<unsigned long long>(points), measured.seconds, points / measured.seconds, rank0, rank1,
-              bytes_under(dir / "scale.h5") / 1e6, bytes_under(dir / "kernelindex") / 1e6, files_under(dir / "kernelindex"), status.seconds,
-              status.peak_mb, resume.seconds, peak_mb_in(dir / "rss.0"));
+  std::printf(
+      "%-10llu run %7.1f s (%.0f points/s)  rank 0 %6.0f MB  rank 1 %6.0f MB  results %6.0f MB  documents "
+      "%6.0f MB in %zu files  status %6.2f s %6.0f MB  resume %6.2f s, rank 0 %6.0f MB\n",
+      static_cast<unsigned long long>(points), measured.seconds, points / measured.seconds, rank0, rank1,
+      bytes_under(dir / "scale.h5") / 1e6, bytes_under(dir / "kernelindex") / 1e6, files_under(dir / "kernelindex"),
+      status.seconds, status.peak_mb, resume.seconds, peak_mb_in(dir / "rss.0"));
   std::fflush(stdout);
   fs::remove_all(dir);
 }

@@ -15,10 +15,10 @@
 
 #include <fmt/format.h>
 
-#include "record/run_record.h"
 #include "common/canonical_json.h"
 #include "common/digest.h"
 #include "measure/do_bench.h"
+#include "record/run_record.h"
 #include "store/results_file.h"
 
 namespace ks::bench {
@@ -73,7 +73,8 @@ inline void write_synthetic_results(const std::filesystem::path& path, std::size
   std::vector<StoredRun> batch;
   for (std::size_t i = 0; i < runs; ++i) {
     const std::int64_t m = 64 << (i % 8), n = 64 << ((i / 8) % 8), k = 64 << ((i / 64) % 8);
-    const Json params = {{"M", m}, {"N", n}, {"K", k}, {"dtype", dtypes[(i / 512) % 2]}, {"seed", static_cast<std::int64_t>(i / 1024)}};
+    const Json params = {
+        {"M", m}, {"N", n}, {"K", k}, {"dtype", dtypes[(i / 512) % 2]}, {"seed", static_cast<std::int64_t>(i / 1024)}};
     RunRecord r;
     r.kernel = "gemm";
     r.implementation = implementations[(i / 3) % 3];

@@ -51,10 +51,14 @@ enum class ParamType { integer, number, string, boolean };
 
 inline const char* to_string(ParamType type) {
   switch (type) {
-    case ParamType::integer: return "integer";
-    case ParamType::number: return "number";
-    case ParamType::string: return "string";
-    case ParamType::boolean: return "boolean";
+    case ParamType::integer:
+      return "integer";
+    case ParamType::number:
+      return "number";
+    case ParamType::string:
+      return "string";
+    case ParamType::boolean:
+      return "boolean";
   }
   return "?";
 }
@@ -72,10 +76,10 @@ struct ParamSpec {
   std::optional<std::string> problem_with(const Json& value) const {
     for (const Json& s : special)
       if (s == value) return std::nullopt;
-    const bool typed = type == ParamType::integer   ? value.is_number_integer()
-                       : type == ParamType::number  ? value.is_number()
-                       : type == ParamType::string  ? value.is_string()
-                                                    : value.is_boolean();
+    const bool typed = type == ParamType::integer  ? value.is_number_integer()
+                       : type == ParamType::number ? value.is_number()
+                       : type == ParamType::string ? value.is_string()
+                                                   : value.is_boolean();
     if (!typed) return name + ": expected " + to_string(type) + ", got " + value.dump();
     if (value.is_number()) {
       const double number = value.get<double>();
@@ -110,7 +114,8 @@ class Parameters {
     } else {
       static_assert(sizeof(T) == 0, "Parameters::get<T>: T must be an integer, double, bool or std::string");
     }
-    throw std::invalid_argument("parameter " + std::string(name) + ": " + value.dump() + " is not of the type asked for");
+    throw std::invalid_argument("parameter " + std::string(name) + ": " + value.dump() +
+                                " is not of the type asked for");
   }
 
   // True when the parameter holds exactly `value` (a special value such as "auto", or any other).
@@ -270,10 +275,16 @@ struct KernelSpec {
 class ParamDeclaration {
  public:
   ParamDeclaration(std::vector<ParamSpec>& parameters, std::size_t index) : parameters_(parameters), index_(index) {}
-  ParamDeclaration& min(double value) { return set([&](ParamSpec& p) { p.min = value; }); }
-  ParamDeclaration& max(double value) { return set([&](ParamSpec& p) { p.max = value; }); }
+  ParamDeclaration& min(double value) {
+    return set([&](ParamSpec& p) { p.min = value; });
+  }
+  ParamDeclaration& max(double value) {
+    return set([&](ParamSpec& p) { p.max = value; });
+  }
   // A value accepted besides those of the type ("auto").
-  ParamDeclaration& also(Json value) { return set([&](ParamSpec& p) { p.special.push_back(std::move(value)); }); }
+  ParamDeclaration& also(Json value) {
+    return set([&](ParamSpec& p) { p.special.push_back(std::move(value)); });
+  }
 
  private:
   template <class Change>
@@ -409,9 +420,8 @@ struct Registrations {
     }
     std::vector<const std::pair<std::string, ImplementationSpec>*> implementation_order;
     for (const auto& entry : implementations) implementation_order.push_back(&entry);
-    std::sort(implementation_order.begin(), implementation_order.end(), [](auto* a, auto* b) {
-      return std::tie(a->first, a->second.name) < std::tie(b->first, b->second.name);
-    });
+    std::sort(implementation_order.begin(), implementation_order.end(),
+              [](auto* a, auto* b) { return std::tie(a->first, a->second.name) < std::tie(b->first, b->second.name); });
     for (const auto* entry : implementation_order) {
       ImplementationSpec implementation = entry->second;
       implementation.origin = origin;
@@ -440,11 +450,13 @@ struct KernelRegistrar {
 
 // Registers the kernels and implementations this binary declared, as built in: kernelsweep's main()
 // calls it once and passes the registry on.
-inline void register_builtin_kernels(Registry& registry) { registrations_of_this_binary().apply_to(registry, Origin{}); }
+inline void register_builtin_kernels(Registry& registry) {
+  registrations_of_this_binary().apply_to(registry, Origin{});
+}
 
 struct ImplementationRegistrar {
-  ImplementationRegistrar(const char* kernel, const char* name, Backend backend, const char* help,
-                          InstanceFactory make, const char* python_module = "") {
+  ImplementationRegistrar(const char* kernel, const char* name, Backend backend, const char* help, InstanceFactory make,
+                          const char* python_module = "") {
     ImplementationSpec spec;
     spec.name = name;
     spec.backend = backend;
@@ -468,42 +480,42 @@ inline InstanceFactory runs_in_python_worker(const std::string& kernel, const st
 
 // Declares kernel NAME (a C identifier, as sweep files name it); the body that follows fills in
 // `kernel` (a ks::KernelDeclaration&): parameters, modes, work counts, constraints.
-#define KS_KERNEL(NAME, TITLE, DESCRIPTION)                                                          \
-  static void ks_declare_kernel_##NAME(::ks::KernelDeclaration& kernel);                           \
-  static const ::ks::KernelRegistrar ks_kernel_registrar_##NAME{#NAME, TITLE, DESCRIPTION,           \
-                                                                &ks_declare_kernel_##NAME};          \
+#define KS_KERNEL(NAME, TITLE, DESCRIPTION)                                                                            \
+  static void ks_declare_kernel_##NAME(::ks::KernelDeclaration& kernel);                                               \
+  static const ::ks::KernelRegistrar ks_kernel_registrar_##NAME{#NAME, TITLE, DESCRIPTION, &ks_declare_kernel_##NAME}; \
   static void ks_declare_kernel_##NAME(::ks::KernelDeclaration& kernel)
 
 // Registers implementation NAME of kernel KERNEL on BACKEND (cpu or cuda); the body that follows
 // makes its instance from `params` (a const ks::Parameters&). Keep the macro on one line: builds
 // without CUDA read it from .cu files to keep their CUDA implementations known (cmake/cuda_stubs.cmake).
-#define KS_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP)                                                       \
-  static std::unique_ptr<::ks::Instance> ks_make_##KERNEL##_##NAME(const ::ks::Parameters& params);          \
-  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME{                  \
-      #KERNEL, #NAME, ::ks::Backend::BACKEND, HELP, &ks_make_##KERNEL##_##NAME};                             \
+#define KS_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP)                                              \
+  static std::unique_ptr<::ks::Instance> ks_make_##KERNEL##_##NAME(const ::ks::Parameters& params); \
+  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME{         \
+      #KERNEL, #NAME, ::ks::Backend::BACKEND, HELP, &ks_make_##KERNEL##_##NAME};                    \
   static std::unique_ptr<::ks::Instance> ks_make_##KERNEL##_##NAME([[maybe_unused]] const ::ks::Parameters& params)
 
 // An implementation this build cannot run (a CUDA implementation in a build without CUDA): it stays
 // known, so that sweep files naming it stay valid everywhere, and making an instance says why not.
-#define KS_UNAVAILABLE_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP)                                             \
-  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME{                  \
-      #KERNEL, #NAME, ::ks::Backend::BACKEND, HELP,                                                           \
-      [](const ::ks::Parameters&) -> std::unique_ptr<::ks::Instance> {                                        \
-        throw std::runtime_error(#KERNEL " " #NAME ": kernelsweep was built without CUDA");                   \
-      }}
+#define KS_UNAVAILABLE_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP)                           \
+  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME { \
+#KERNEL, #NAME, ::ks::Backend::BACKEND, HELP,                                            \
+        [](const ::ks::Parameters&) -> std::unique_ptr < ::ks::Instance>                     \
+    { throw std::runtime_error(#KERNEL " " #NAME ": kernelsweep was built without CUDA"); }  \
+  }
 
 // The same, saying why not in REASON (a string literal): plugins built without CUDA say so, since
 // the kernelsweep that loads them may well have CUDA.
-#define KS_UNAVAILABLE_IMPLEMENTATION_BECAUSE(KERNEL, NAME, BACKEND, HELP, REASON)                            \
-  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME{                   \
-      #KERNEL, #NAME, ::ks::Backend::BACKEND, HELP,                                                           \
-      [](const ::ks::Parameters&) -> std::unique_ptr<::ks::Instance> {                                        \
-        throw std::runtime_error(#KERNEL " " #NAME ": " REASON);                                              \
-      }}
+#define KS_UNAVAILABLE_IMPLEMENTATION_BECAUSE(KERNEL, NAME, BACKEND, HELP, REASON)           \
+  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME { \
+#KERNEL, #NAME, ::ks::Backend::BACKEND, HELP,                                            \
+        [](const ::ks::Parameters&) -> std::unique_ptr < ::ks::Instance>                     \
+    { throw std::runtime_error(#KERNEL " " #NAME ": " REASON); }                             \
+  }
 
 // Registers implementation NAME of kernel KERNEL that the Python worker runs, from MODULE (a string
 // literal naming a module of python/kernelsweep or one on the worker's path). BACKEND: cpu, cuda, or
 // any (the rank's GPU where it has one, else the CPU).
-#define KS_PYTHON_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP, MODULE)                                       \
-  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME{                  \
-      #KERNEL, #NAME, ::ks::Backend::BACKEND, HELP, ::ks::runs_in_python_worker(#KERNEL, #NAME, MODULE), MODULE}
+#define KS_PYTHON_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP, MODULE)                                         \
+  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME {                  \
+#KERNEL, #NAME, ::ks::Backend::BACKEND, HELP, ::ks::runs_in_python_worker(#KERNEL, #NAME, MODULE), MODULE \
+  }

@@ -32,12 +32,11 @@ inline constexpr const char* kPluginEntrySymbol = "kernelsweep_plugin_entry";
 
 // Defines the exported entry point of a plugin named NAME_STRING at VERSION_STRING (string
 // literals). Once per library; kernelsweep_add_plugin writes it.
-#define KS_PLUGIN_ENTRY(NAME_STRING, VERSION_STRING)                                                   \
-  extern "C" __attribute__((visibility("default"))) const ::ks::PluginEntry* kernelsweep_plugin_entry() { \
-    static const ::ks::PluginEntry entry{                                                              \
-        ::ks::kKernelApiVersion, NAME_STRING, VERSION_STRING,                                          \
-        [](::ks::Registry& registry, const ::ks::Origin& origin) {                                     \
-          ::ks::registrations_of_this_binary().apply_to(registry, origin);                             \
-        }};                                                                                            \
-    return &entry;                                                                                     \
+#define KS_PLUGIN_ENTRY(NAME_STRING, VERSION_STRING)                                                        \
+  extern "C" __attribute__((visibility("default"))) const ::ks::PluginEntry* kernelsweep_plugin_entry() {   \
+    static const ::ks::PluginEntry entry{::ks::kKernelApiVersion, NAME_STRING, VERSION_STRING,              \
+                                         [](::ks::Registry& registry, const ::ks::Origin& origin) {         \
+                                           ::ks::registrations_of_this_binary().apply_to(registry, origin); \
+                                         }};                                                                \
+    return &entry;                                                                                          \
   }

@@ -18,9 +18,9 @@ packages=(build-essential cmake ninja-build pkg-config git
 # docs/hdf5-layout.md; python3-torch (CPU) runs the Python worker's torch implementations
 # (docs/python.md); clang and its runtime (libFuzzer, the sanitizers) build the fuzz targets
 # (scripts/fuzz.sh); slurm-wlm runs the Slurm tests on a private single-node cluster
-# (tests/slurm/cluster.sh).
+# (tests/slurm/cluster.sh); clang-format checks the sources' format (scripts/check-format.sh).
 test_packages=(libgtest-dev zstd chromium python3-h5py python3-numpy python3-torch clang
-               libclang-rt-14-dev slurm-wlm)
+               libclang-rt-14-dev slurm-wlm clang-format)
 case "${1:-}" in
   "") ;;
   --tests) packages+=("${test_packages[@]}") ;;

@@ -41,6 +41,7 @@ KS_KERNEL(axpy, "AXPY", "y = alpha·x + y over n elements (BLAS axpy); fp32, or 
   // Two FLOPs per element; x read, y read and written once.
   kernel.work([](const ks::Parameters& p, const std::string&) {
     const axpy::Shape s(p);
-    return ks::Work{2.0 * static_cast<double>(s.n), 3.0 * static_cast<double>(s.n) * static_cast<double>(s.element_size())};
+    return ks::Work{2.0 * static_cast<double>(s.n),
+                    3.0 * static_cast<double>(s.n) * static_cast<double>(s.element_size())};
   });
 }

@@ -17,7 +17,9 @@ struct Shape {
   float alpha;
   std::uint64_t seed;
   explicit Shape(const ks::Parameters& p)
-      : n(p.get<std::int64_t>("n")), bf16(p.is("dtype", "bf16")), alpha(static_cast<float>(p.get<double>("alpha"))),
+      : n(p.get<std::int64_t>("n")),
+        bf16(p.is("dtype", "bf16")),
+        alpha(static_cast<float>(p.get<double>("alpha"))),
         seed(p.get<std::uint64_t>("seed")) {}
   std::size_t element_size() const { return bf16 ? 2 : 4; }
 };

@@ -24,13 +24,13 @@ struct MatmulCandidates {
 // D = op(A)·op(B) + C as `matmul` and the layouts describe it, with a workspace of
 // kCublasWorkspaceBytes; throws naming `what` when cuBLASLt has no algorithm for it.
 inline MatmulCandidates matmul_candidates(cublasLtHandle_t handle, cublasLtMatmulDesc_t matmul,
-                                          cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
-                                          cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, const std::string& what) {
+                                          cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c,
+                                          cublasLtMatrixLayout_t d, const std::string& what) {
   const MatmulPreference preference = workspace_preference();
   int found = 0;
   cublasLtMatmulHeuristicResult_t results[kMatmulCandidates] = {};
-  KS_CUBLAS(cublasLtMatmulAlgoGetHeuristic(handle, matmul, a, b, c, d, preference.get(), kMatmulCandidates, results,
-                                           &found));
+  KS_CUBLAS(
+      cublasLtMatmulAlgoGetHeuristic(handle, matmul, a, b, c, d, preference.get(), kMatmulCandidates, results, &found));
   MatmulCandidates usable;
   for (int i = 0; i < found; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS) usable.algo[usable.count++] = results[i].algo;

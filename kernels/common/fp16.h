@@ -14,8 +14,8 @@ inline float fp16_bits_to_float(std::uint16_t bits) {
   const unsigned mantissa = bits & 0x3FFu;
   if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);  // zero, subnormal
   if (exponent == 31) return mantissa ? std::numeric_limits<float>::quiet_NaN() : sign * INFINITY;
-  const std::uint32_t wide = (static_cast<std::uint32_t>(bits & 0x8000u) << 16) | ((exponent - 15 + 127) << 23) |
-                             (mantissa << 13);
+  const std::uint32_t wide =
+      (static_cast<std::uint32_t>(bits & 0x8000u) << 16) | ((exponent - 15 + 127) << 23) | (mantissa << 13);
   float value;
   std::memcpy(&value, &wide, sizeof value);
   return value;

@@ -33,7 +33,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> token_chunks(const Problem& p
   const std::int64_t count = std::max<std::int64_t>(1, p.tokens / chunk_size);
   const std::int64_t length = (p.tokens + count - 1) / count;
   std::vector<std::pair<std::int64_t, std::int64_t>> chunks;
-  for (std::int64_t begin = 0; begin < p.tokens; begin += length) chunks.emplace_back(begin, std::min(begin + length, p.tokens));
+  for (std::int64_t begin = 0; begin < p.tokens; begin += length)
+    chunks.emplace_back(begin, std::min(begin + length, p.tokens));
   return chunks;
 }
 
@@ -59,8 +60,8 @@ struct RowStats {
 class CpuDistill final : public Instance {
  public:
   explicit CpuDistill(const Problem& p) : p_(p), in_(make_inputs(p)) {
-    const std::int64_t labelled = std::count_if(in_.targets.begin(), in_.targets.end(),
-                                                [&](std::int64_t y) { return y != p_.ignore_index; });
+    const std::int64_t labelled =
+        std::count_if(in_.targets.begin(), in_.targets.end(), [&](std::int64_t y) { return y != p_.ignore_index; });
     divisor_ = loss_divisor(p_, labelled);
     for (std::int64_t y : in_.targets)
       if (y != p_.ignore_index && (y < 0 || y >= p_.vocab))
@@ -78,10 +79,11 @@ class CpuDistill final : public Instance {
     if (mode == "forward") return [this] { forward(true); };
     if (mode == "no-grad-forward") return [this] { forward(false); };
     if (mode == "backward") return [this] { backward(); };
-    if (mode == "full") return [this] {
-      forward(true);
-      backward();
-    };
+    if (mode == "full")
+      return [this] {
+        forward(true);
+        backward();
+      };
     throw std::invalid_argument("distill_cosine_loss: unknown mode " + mode);
   }
 
@@ -152,7 +154,8 @@ class CpuDistill final : public Instance {
         group_loss[static_cast<std::size_t>(g)] = row_group(begin, row0, row1, teacher.data(), with_gradients);
       }
     });
-    if (with_gradients) parallel_for(p_.vocab, [&](std::int64_t v0, std::int64_t v1) { weight_gradient(begin, end, v0, v1); });
+    if (with_gradients)
+      parallel_for(p_.vocab, [&](std::int64_t v0, std::int64_t v1) { weight_gradient(begin, end, v0, v1); });
     double loss = 0;
     for (double l : group_loss) loss += l;
     return loss;
@@ -207,7 +210,8 @@ class CpuDistill final : public Instance {
     const double s_div = std::max(st.s_norm, static_cast<double>(kNormalizeEps));
     const double t_div = std::max(st.t_norm, static_cast<double>(kNormalizeEps));
     const double a_norm = st.s_norm / s_div, b_norm = st.t_norm / t_div;
-    const double a_div = std::max(a_norm, static_cast<double>(kCosineEps)), b_div = std::max(b_norm, static_cast<double>(kCosineEps));
+    const double a_div = std::max(a_norm, static_cast<double>(kCosineEps)),
+                 b_div = std::max(b_norm, static_cast<double>(kCosineEps));
     const double a_dot_b = st.s_dot_t / (s_div * t_div);
     const double cosine = a_dot_b / (a_div * b_div);
     const double hard_scale = p_.weight_hard_loss / divisor_, soft_scale = p_.weight_soft_loss * p_.beta / divisor_;
@@ -216,7 +220,7 @@ class CpuDistill final : public Instance {
 
     // d cos/d a = b/(|a||b|) − (a·b)/(|a|²|b|)·a/‖a‖; d a/d u = I/|u| − u uᵀ/(|u|²‖u‖) (the second
     // term only where the normalisation clamp does not hold); u = s/T.
-    const double ga_b = 1.0 / (a_div * b_div * t_div);                         // multiplies t/T
+    const double ga_b = 1.0 / (a_div * b_div * t_div);                                           // multiplies t/T
     const double ga_a = a_norm > 0 ? -a_dot_b / (a_div * a_div * b_div * a_norm * s_div) : 0.0;  // multiplies s/T
     const double grad_a_dot_u = ga_b * st.s_dot_t + ga_a * st.s_norm * st.s_norm;
     const double u_term = st.s_norm > kNormalizeEps ? grad_a_dot_u / (s_div * s_div * st.s_norm) : 0.0;

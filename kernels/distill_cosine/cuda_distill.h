@@ -43,9 +43,7 @@ inline constexpr std::pair<RowKernel, const char*> kRowKernelNames[] = {
     {RowKernel::automatic, "auto"}, {RowKernel::two_pass, "two-pass"}, {RowKernel::cluster, "cluster"}};
 inline const char* to_string(RowKernel kernel) { return name_of(kernel, kRowKernelNames); }
 // Throws on an unknown name.
-inline RowKernel row_kernel_from_string(const std::string& name) {
-  return named(name, kRowKernelNames, "row kernel");
-}
+inline RowKernel row_kernel_from_string(const std::string& name) { return named(name, kRowKernelNames, "row kernel"); }
 
 // How the fused implementation orders a chunk's work. Per chunk it computes the student logits of
 // the whole chunk, then the teacher logits in sub-chunks of `teacher_rows` tokens, each followed by

@@ -92,9 +92,13 @@ __device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); 
 template <typename T>
 __device__ inline T from_float(float x);
 template <>
-__device__ inline float from_float<float>(float x) { return x; }
+__device__ inline float from_float<float>(float x) {
+  return x;
+}
 template <>
-__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -153,14 +157,14 @@ struct RowTerms {
 __device__ inline RowTerms row_terms(const RowStats& stats, float s_target, bool labelled, const LossScales& k) {
   const double temp = k.temperature;
   const double ss = stats.ss, tt = stats.tt, st = stats.st;
-  const double nu = sqrt(ss) / temp, nv = sqrt(tt) / temp;              // ‖u‖, ‖w‖
-  const double du = fmax(nu, 1e-12), dv = fmax(nv, 1e-12);               // F.normalize's divisors
-  const double na = nu / du, nb = nv / dv;                               // ‖a‖, ‖b‖
-  const double da = fmax(na, 1e-8), db = fmax(nb, 1e-8);                 // cosine_similarity's divisors
+  const double nu = sqrt(ss) / temp, nv = sqrt(tt) / temp;  // ‖u‖, ‖w‖
+  const double du = fmax(nu, 1e-12), dv = fmax(nv, 1e-12);  // F.normalize's divisors
+  const double na = nu / du, nb = nv / dv;                  // ‖a‖, ‖b‖
+  const double da = fmax(na, 1e-8), db = fmax(nb, 1e-8);    // cosine_similarity's divisors
   const double cosine = (st / (temp * temp)) / (du * dv * da * db);
-  const double q = 1.0 / (da * db * temp * dv);                          // d cos/da = q·t + p·s
+  const double q = 1.0 / (da * db * temp * dv);  // d cos/da = q·t + p·s
   const double p = na > 0 ? -cosine / (da * na * temp * du) : 0.0;
-  double cs, ct;  // d cos/du = cs·s + ct·t
+  double cs, ct;     // d cos/du = cs·s + ct·t
   if (nu > 1e-12) {  // the projection removes the s part of d cos/da
     ct = q / nu;
     cs = -q * st / (ss * nu);

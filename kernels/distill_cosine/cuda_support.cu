@@ -58,13 +58,13 @@ Matmul::Matmul(cublasLtHandle_t handle, const MatmulShape& shape) : handle_(hand
     KS_CUBLAS(cublasLtMatmulPreferenceSetAttribute(raw, attribute, &shape.alignment, sizeof shape.alignment));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, desc, a_.get(), b_.get(), d_.get(), d_.get(),
-                                                               raw, 1, &result, &found);
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle_, desc, a_.get(), b_.get(), d_.get(), d_.get(), raw, 1, &result, &found);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0)
     throw std::runtime_error(concat("distill_cosine_loss: cuBLASLt has no algorithm for m=", shape.m, " n=", shape.n,
                                     " k=", shape.k, " (op A ", shape.transpose_a ? 'T' : 'N', ", op B ",
-                                    shape.transpose_b ? 'T' : 'N', ", alignment ", shape.alignment, "): ",
-                                    cublasLtGetStatusName(status)));
+                                    shape.transpose_b ? 'T' : 'N', ", alignment ", shape.alignment,
+                                    "): ", cublasLtGetStatusName(status)));
   algo_ = result.algo;
 }
 
@@ -177,8 +177,8 @@ DeviceInputs generate_inputs(const Problem& p, DeviceMemory& memory, cudaStream_
     in.bt = generate(p, memory, stream, kTeacherBias, p.vocab, p.hidden, "teacher bias");
   }
   in.targets = memory.allocate<std::int64_t>(static_cast<std::size_t>(p.tokens), "targets");
-  fill_targets<<<blocks_for(p.tokens), kThreads, 0, stream>>>(in.targets, p.tokens, p.seed, p.vocab,
-                                                              p.ignored_fraction, p.ignore_index);
+  fill_targets<<<blocks_for(p.tokens), kThreads, 0, stream>>>(in.targets, p.tokens, p.seed, p.vocab, p.ignored_fraction,
+                                                              p.ignore_index);
   KS_CUDA_LAUNCHED();
   auto* count = memory.allocate<unsigned long long>(1, "labelled-token count");
   KS_CUDA(cudaMemsetAsync(count, 0, sizeof *count, stream));
@@ -194,16 +194,14 @@ DeviceInputs generate_inputs(const Problem& p, DeviceMemory& memory, cudaStream_
 void scale_unless_one(void* values, cudaDataType_t type, std::int64_t n, const float* factor, cudaStream_t stream) {
   if (type == CUDA_R_16BF)
     scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(values), n, factor);
-  else
-    scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(values), n, factor);
+  else scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(values), n, factor);
   KS_CUDA_LAUNCHED();
 }
 
 void poison(void* values, cudaDataType_t type, std::int64_t n, cudaStream_t stream) {
   if (type == CUDA_R_16BF)
     poison_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(values), n);
-  else
-    poison_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(values), n);
+  else poison_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(values), n);
   KS_CUDA_LAUNCHED();
 }
 
@@ -227,8 +225,8 @@ std::vector<double> download(const void* values, cudaDataType_t type, std::int64
 void add_column_sums(const void* matrix, cudaDataType_t type, std::int64_t rows, std::int64_t cols, float* out,
                      cudaStream_t stream) {
   if (type == CUDA_R_16BF)
-    column_sums_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(matrix), rows,
-                                                                  cols, out);
+    column_sums_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(matrix), rows, cols,
+                                                                  out);
   else
     column_sums_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(static_cast<const float*>(matrix), rows, cols, out);
   KS_CUDA_LAUNCHED();
@@ -325,8 +323,7 @@ Inputs DistillInstance::download_inputs() const {
     in.bt = download_floats(in_.bt, type, p.vocab);
   }
   in.targets.resize(static_cast<std::size_t>(p.tokens));
-  KS_CUDA(cudaMemcpy(in.targets.data(), in_.targets, in.targets.size() * sizeof(std::int64_t),
-                     cudaMemcpyDeviceToHost));
+  KS_CUDA(cudaMemcpy(in.targets.data(), in_.targets, in.targets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
   return in;
 }
 

@@ -56,7 +56,7 @@ inline cudaDataType_t data_type(const Problem& p) { return p.bf16 ? CUDA_R_16BF 
 // make_inputs() does on the host.
 struct DeviceInputs {
   void *xs = nullptr, *ws = nullptr, *xt = nullptr, *wt = nullptr;  // dtype
-  void *bs = nullptr, *bt = nullptr;                                 // dtype, null without bias
+  void *bs = nullptr, *bt = nullptr;                                // dtype, null without bias
   std::int64_t* targets = nullptr;
   std::int64_t labelled = 0;  // tokens whose target is not ignore_index
 };
@@ -107,10 +107,10 @@ class DistillInstance : public Instance {
   Owned<cublasLtHandle_t, cublasLtDestroy> lt_;
   Stream stream_;  // declared after memory_ and lt_, so destroyed (once its work is done) before them
   DeviceInputs in_;
-  void* grad_xs_ = nullptr;   // BT×H/2, dtype
-  void* grad_ws_ = nullptr;   // V×H/2, dtype
-  float* grad_bs_ = nullptr;  // V, fp32 (small, so kept in full precision)
-  double* loss_ = nullptr;    // accumulated by the row kernels
+  void* grad_xs_ = nullptr;       // BT×H/2, dtype
+  void* grad_ws_ = nullptr;       // V×H/2, dtype
+  float* grad_bs_ = nullptr;      // V, fp32 (small, so kept in full precision)
+  double* loss_ = nullptr;        // accumulated by the row kernels
   float* grad_output_ = nullptr;  // the incoming gradient of backward: 1
   void* workspace_ = nullptr;
   double divisor_ = 1;  // N

@@ -32,13 +32,20 @@ Problem::Problem(const Parameters& p) : Problem(p, true) {}
 Problem Problem::of_any_draw(const Parameters& p) { return Problem(p, false); }
 
 Problem::Problem(const Parameters& p, bool generated_here)
-    : tokens(p.get<std::int64_t>("tokens")), hidden(p.get<std::int64_t>("hidden")), vocab(p.get<std::int64_t>("vocab")),
-      bf16(p.is("dtype", "bf16")), weight_hard_loss(p.get<double>("weight_hard_loss")),
-      weight_soft_loss(p.get<double>("weight_soft_loss")), beta(p.get<double>("beta")),
-      temperature(p.get<double>("temperature")), ignore_index(p.get<std::int64_t>("ignore_index")),
-      chunk_size(p.is("chunk_size", "auto") ? 0 : p.get<std::int64_t>("chunk_size")), bias(p.get<bool>("bias")),
+    : tokens(p.get<std::int64_t>("tokens")),
+      hidden(p.get<std::int64_t>("hidden")),
+      vocab(p.get<std::int64_t>("vocab")),
+      bf16(p.is("dtype", "bf16")),
+      weight_hard_loss(p.get<double>("weight_hard_loss")),
+      weight_soft_loss(p.get<double>("weight_soft_loss")),
+      beta(p.get<double>("beta")),
+      temperature(p.get<double>("temperature")),
+      ignore_index(p.get<std::int64_t>("ignore_index")),
+      chunk_size(p.is("chunk_size", "auto") ? 0 : p.get<std::int64_t>("chunk_size")),
+      bias(p.get<bool>("bias")),
       normalize(p.is("normalize", "valid_tokens") ? Normalize::valid_tokens : Normalize::tokens),
-      ignored_fraction(p.get<double>("ignored_fraction")), seed(p.get<std::uint64_t>("seed")) {
+      ignored_fraction(p.get<double>("ignored_fraction")),
+      seed(p.get<std::uint64_t>("seed")) {
   if (generated_here && p.is("inputs", "torch_rand"))
     throw std::invalid_argument(
         "distill_cosine_loss: inputs torch_rand is drawn by torch's generator: only the Python implementations "

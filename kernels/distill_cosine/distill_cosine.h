@@ -45,8 +45,16 @@ struct Problem {
 // Inputs as Liger's benchmark makes them: inputs uniform in [0,1), weights and biases uniform in
 // ±1/sqrt(fan_in), targets uniform in [0,V). Every value is a pure function of (seed, tensor, index)
 // through ks::counter_uniform, so the GPU generates the same tensors on the device.
-enum Tensor : std::uint64_t { kStudentInput = 1, kStudentWeight = 2, kTeacherInput = 3, kTeacherWeight = 4,
-                              kStudentBias = 5, kTeacherBias = 6, kTargets = 7, kIgnored = 8 };
+enum Tensor : std::uint64_t {
+  kStudentInput = 1,
+  kStudentWeight = 2,
+  kTeacherInput = 3,
+  kTeacherWeight = 4,
+  kStudentBias = 5,
+  kTeacherBias = 6,
+  kTargets = 7,
+  kIgnored = 8
+};
 
 // Host copies of the inputs, already rounded to dtype (bf16 values held as float).
 struct Inputs {

@@ -28,9 +28,9 @@ constexpr std::size_t kClusterSharedLimit = 200u << 10;
 // Row kernel, any GPU: one block per row; pass 1 reads s and t for the statistics, pass 2 reads them
 // again and writes dL/ds over s. VEC elements per 16-byte access (1 when V is not a multiple of VEC).
 template <typename T, int VEC>
-__global__ void __launch_bounds__(kRowThreads) row_two_pass(T* s, const T* t, const std::int64_t* targets,
-                                                            std::int64_t vocab, LossScales scales, bool with_grad,
-                                                            double* loss) {
+__global__ void __launch_bounds__(kRowThreads)
+    row_two_pass(T* s, const T* t, const std::int64_t* targets, std::int64_t vocab, LossScales scales, bool with_grad,
+                 double* loss) {
   using P = Pack<T, VEC>;
   const std::int64_t row = blockIdx.x;
   P* s_row = reinterpret_cast<P*>(s + row * vocab);
@@ -66,9 +66,9 @@ __global__ void __launch_bounds__(kRowThreads) row_two_pass(T* s, const T* t, co
 // 80, against 48 with the default bound), and its unrolled loads keep more packs in flight: 0.645 ms
 // against 0.772 ms per 2048 rows (bench/results/distill_cosine-notes.md).
 template <typename T, int VEC>
-__global__ void __launch_bounds__(kRowThreads, 3) row_cluster(T* s, const T* t, const std::int64_t* targets,
-                                                              std::int64_t vocab, std::int64_t segment,
-                                                              LossScales scales, bool with_grad, double* loss) {
+__global__ void __launch_bounds__(kRowThreads, 3)
+    row_cluster(T* s, const T* t, const std::int64_t* targets, std::int64_t vocab, std::int64_t segment,
+                LossScales scales, bool with_grad, double* loss) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   using P = Pack<T, VEC>;
@@ -120,8 +120,7 @@ __global__ void __launch_bounds__(kRowThreads, 3) row_cluster(T* s, const T* t, 
   if (!with_grad) return;
   const RowTerms k = terms;
   for (std::int64_t i = threadIdx.x; i < packs; i += kRowThreads) {
-    const P gradient =
-        gradient_pack(k, load_pack(s_seg + i), load_pack(t_seg + i), target_lane<VEC>(i, begin, target));
+    const P gradient = gradient_pack(k, load_pack(s_seg + i), load_pack(t_seg + i), target_lane<VEC>(i, begin, target));
     store_pack(s_row + i, gradient);
   }
 #else
@@ -160,8 +159,8 @@ class FusedInstance final : public DistillInstance {
   FusedInstance(const Problem& p, const FusedOptions& options) : DistillInstance(p), plan_(fused_plan(p, options)) {
     s_ = memory_.allocate<T>(static_cast<std::size_t>(plan_.chunk * p.vocab), "student logits of a chunk (then dL/ds)");
     for (int b = 0; b < plan_.teacher_buffers(); ++b)
-      t_[b] = memory_.allocate<T>(static_cast<std::size_t>(plan_.teacher_rows * p.vocab),
-                                  "teacher logits of a sub-chunk");
+      t_[b] =
+          memory_.allocate<T>(static_cast<std::size_t>(plan_.teacher_rows * p.vocab), "teacher logits of a sub-chunk");
     scales_.hard = p.weight_hard_loss / divisor_;
     scales_.soft = p.weight_soft_loss * p.beta / divisor_;
     scales_.temperature = p.temperature;
@@ -240,7 +239,8 @@ class FusedInstance final : public DistillInstance {
     const auto es = static_cast<std::int64_t>(sizeof(T));
     std::uint32_t alignment = 256;
     for (std::int64_t rows : {plan_.chunk, plan_.teacher_rows})
-      alignment = std::min({alignment, alignment_of(rows * p.student_hidden() * es), alignment_of(rows * p.hidden * es)});
+      alignment =
+          std::min({alignment, alignment_of(rows * p.student_hidden() * es), alignment_of(rows * p.hidden * es)});
     return alignment;
   }
 
@@ -266,8 +266,8 @@ class FusedInstance final : public DistillInstance {
   std::unique_ptr<Matmul> make_teacher_product(std::int64_t rows) const {
     const Problem& p = problem_;
     const cudaDataType_t type = data_type(p);
-    return std::make_unique<Matmul>(lt_.get(), MatmulShape{true, false, p.vocab, rows, p.hidden, p.hidden,
-                                                           p.hidden, p.vocab, type, type, p.bias, row_alignment()});
+    return std::make_unique<Matmul>(lt_.get(), MatmulShape{true, false, p.vocab, rows, p.hidden, p.hidden, p.hidden,
+                                                           p.vocab, type, type, p.bias, row_alignment()});
   }
 
   std::int64_t cluster_segment() const {
@@ -339,17 +339,15 @@ class FusedInstance final : public DistillInstance {
                                  scales_, with_grad, loss_));
     } else {
       row_two_pass<T, VEC><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(s, t, targets, problem_.vocab,
-                                                                                     scales_, with_grad, loss_);
+                                                                                    scales_, with_grad, loss_);
       KS_CUDA_LAUNCHED();
     }
   }
 
   void launch_rows(T* s, const T* t, std::int64_t rows, const std::int64_t* targets, bool with_grad,
                    cudaStream_t stream) {
-    if (vec_ == 1)
-      launch_rows_as<1>(s, t, rows, targets, with_grad, stream);
-    else
-      launch_rows_as<16 / sizeof(T)>(s, t, rows, targets, with_grad, stream);
+    if (vec_ == 1) launch_rows_as<1>(s, t, rows, targets, with_grad, stream);
+    else launch_rows_as<16 / sizeof(T)>(s, t, rows, targets, with_grad, stream);
   }
 
   FusedPlan plan_;
@@ -360,7 +358,7 @@ class FusedInstance final : public DistillInstance {
   RowKernel row_kernel_ = RowKernel::two_pass;
   std::map<std::int64_t, std::unique_ptr<ChunkProducts>> products_;  // by chunk rows
   std::map<std::int64_t, std::unique_ptr<Matmul>> teacher_;          // by sub-chunk rows
-  cudaStream_t row_stream_ = nullptr;  // overlap only
+  cudaStream_t row_stream_ = nullptr;                                // overlap only
   OrderEvent fork_, join_, teacher_ready_[2], buffer_free_[2];
 };
 
@@ -376,7 +374,9 @@ class RowPassInstance final : public Instance {
   }
   BoundMode bind(const std::string&) override {
     return {[this] { fused_->run_row_kernel_alone(); },
-            [] { return CheckResult{true, "the row kernel alone computes no loss"}; }};
+            [] {
+              return CheckResult{true, "the row kernel alone computes no loss"};
+            }};
   }
   std::size_t device_bytes() const override { return fused_->device_bytes(); }
   void* stream() const override { return fused_->stream(); }
@@ -405,8 +405,8 @@ class GemmFloorInstance final : public Instance {
     const std::uint32_t alignment = 256;
     student_ = std::make_unique<Matmul>(
         lt, MatmulShape{true, false, p.vocab, p.tokens, hs, hs, hs, p.vocab, type, type, false, alignment});
-    teacher_ = std::make_unique<Matmul>(lt, MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden,
-                                                        p.hidden, p.vocab, type, type, false, alignment});
+    teacher_ = std::make_unique<Matmul>(lt, MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden, p.hidden,
+                                                        p.vocab, type, type, false, alignment});
     grad_x_ = std::make_unique<Matmul>(
         lt, MatmulShape{false, false, hs, p.tokens, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
     grad_w_ = std::make_unique<Matmul>(
@@ -428,7 +428,9 @@ class GemmFloorInstance final : public Instance {
               grad_x_->run(in_.ws, s_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
               grad_w_->run(in_.xs, s_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
             },
-            [] { return CheckResult{true, "the GEMM floor computes no loss: nothing to compare"}; }};
+            [] {
+              return CheckResult{true, "the GEMM floor computes no loss: nothing to compare"};
+            }};
   }
   std::size_t device_bytes() const override { return memory_.total_bytes(); }
   void* stream() const override { return stream_.get(); }

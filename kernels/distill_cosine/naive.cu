@@ -16,7 +16,9 @@ constexpr int kThreads = 256;
 constexpr double kNormalizeEps = 1e-12;  // F.normalize
 constexpr double kCosineEps = 1e-8;      // F.cosine_similarity
 
-__device__ inline std::int64_t global_index() { return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; }
+__device__ inline std::int64_t global_index() {
+  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+}
 __device__ inline std::int64_t global_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
 unsigned blocks_for(std::int64_t n) { return grid_for(n, kThreads, 64); }
@@ -47,7 +49,8 @@ __device__ inline float block_max(float mine) {
 // x[i, j] += bias[j]
 template <typename B>
 __global__ void add_bias(float* x, const B* bias, std::int64_t rows, std::int64_t cols) {
-  for (std::int64_t i = global_index(); i < rows * cols; i += global_stride()) x[i] += static_cast<float>(bias[i % cols]);
+  for (std::int64_t i = global_index(); i < rows * cols; i += global_stride())
+    x[i] += static_cast<float>(bias[i % cols]);
 }
 
 // x *= factor
@@ -124,9 +127,8 @@ __global__ void cosine_backward(const float* a, const float* b, const double* ab
 // loss's (softmax − onehot)·hard_scale; written in the matmul's dtype as autograd casts it.
 template <typename T>
 __global__ void logits_backward(const float* grad_a, const float* a, const double* ga_dot_a, const double* nu,
-                                const float* logp, const std::int64_t* targets, std::int64_t rows,
-                                std::int64_t cols, double temperature, double hard_scale, std::int64_t ignore_index,
-                                T* dz) {
+                                const float* logp, const std::int64_t* targets, std::int64_t rows, std::int64_t cols,
+                                double temperature, double hard_scale, std::int64_t ignore_index, T* dz) {
   for (std::int64_t i = global_index(); i < rows * cols; i += global_stride()) {
     const std::int64_t r = i / cols, j = i % cols;
     const double divisor = fmax(nu[r], kNormalizeEps);
@@ -135,7 +137,8 @@ __global__ void logits_backward(const float* grad_a, const float* a, const doubl
     const double norm_grad = nu[r] > kNormalizeEps ? 1.0 / nu[r] : 0.0;
     const double grad_u = grad_a[i] / divisor - ga_dot_u / (divisor * divisor) * u * norm_grad;
     double g = grad_u / temperature;
-    if (targets[r] != ignore_index) g += hard_scale * (exp(static_cast<double>(logp[i])) - (j == targets[r] ? 1.0 : 0.0));
+    if (targets[r] != ignore_index)
+      g += hard_scale * (exp(static_cast<double>(logp[i])) - (j == targets[r] ? 1.0 : 0.0));
     dz[i] = static_cast<T>(static_cast<float>(g));
   }
 }

@@ -54,7 +54,8 @@ bool is_labelled(const Problem& p, std::int64_t target) { return target != p.ign
 
 // The loss's divisor: all tokens (Liger of July 2025), or the labelled ones (later Liger).
 double divisor_of(const Problem& p, const std::vector<std::int64_t>& targets) {
-  const auto labelled = std::count_if(targets.begin(), targets.end(), [&](std::int64_t y) { return is_labelled(p, y); });
+  const auto labelled =
+      std::count_if(targets.begin(), targets.end(), [&](std::int64_t y) { return is_labelled(p, y); });
   return loss_divisor(p, labelled);
 }
 
@@ -170,7 +171,8 @@ Result reference(const Problem& p, const Inputs& in) {
     const std::int64_t target = in.targets[static_cast<std::size_t>(i)];
     const bool labelled = is_labelled(p, target);
     if (labelled && (target < 0 || target >= p.vocab))
-      throw std::out_of_range(fmt::format("distill_cosine: target {} of token {} is outside [0, {})", target, i, p.vocab));
+      throw std::out_of_range(
+          fmt::format("distill_cosine: target {} of token {} is outside [0, {})", target, i, p.vocab));
     if (labelled) hard += hard_loss_row(s, target, grad_hard);
     soft += 1.0 - cosine_row(s, t, p.temperature, grad_cos);
 

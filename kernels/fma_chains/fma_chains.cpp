@@ -35,7 +35,8 @@ struct Problem {
   int threads = 1;
 
   explicit Problem(const Parameters& p)
-      : fp64(p.is("dtype", "fp64")), iterations(p.get<std::int64_t>("iterations")),
+      : fp64(p.is("dtype", "fp64")),
+        iterations(p.get<std::int64_t>("iterations")),
         threads(p.get<int>("threads") > 0 ? p.get<int>("threads") : usable_cores()) {}
 };
 
@@ -82,7 +83,8 @@ class CpuChains final : public Instance {
   explicit CpuChains(const Parameters& params) : p_(params), means_(static_cast<std::size_t>(p_.threads)) {}
 
   BoundMode bind(const std::string&) override {
-    return {[this] { call(); }, [this] {
+    return {[this] { call(); },
+            [this] {
               call();
               return check();
             }};
@@ -114,7 +116,8 @@ class CpuChains final : public Instance {
     const double tolerance = p_.fp64 ? 1e-9 : 1e-3;
     return {worst <= tolerance,
             fmt::format("the chains' means on {} threads against the recurrence's limit: largest difference {:.3g} "
-                        "(tolerance {:g})", p_.threads, worst, tolerance)};
+                        "(tolerance {:g})",
+                        p_.threads, worst, tolerance)};
   }
 
   Problem p_;

@@ -21,7 +21,8 @@ class CublasGemm final : public Instance {
   }
 
   BoundMode bind(const std::string&) override {
-    return {[this] { multiply(); }, [this] {
+    return {[this] { multiply(); },
+            [this] {
               multiply();
               return d_.check();
             }};

@@ -14,13 +14,16 @@ class CublasLtGemm final : public Instance {
  public:
   explicit CublasLtGemm(const Parameters& params) : d_(Shape(params)) {
     describe_product();
-    const MatmulCandidates candidates = matmul_candidates(handle_.get(), matmul_.get(), b_layout_.get(), a_layout_.get(),
-                                                          c_layout_.get(), c_layout_.get(), "gemm cublaslt " + d_.s.describe());
-    algorithm_ = fastest_matmul(candidates, d_.stream, [this](const cublasLtMatmulAlgo_t& algo) { multiply_with(algo); });
+    const MatmulCandidates candidates =
+        matmul_candidates(handle_.get(), matmul_.get(), b_layout_.get(), a_layout_.get(), c_layout_.get(),
+                          c_layout_.get(), "gemm cublaslt " + d_.s.describe());
+    algorithm_ =
+        fastest_matmul(candidates, d_.stream, [this](const cublasLtMatmulAlgo_t& algo) { multiply_with(algo); });
   }
 
   BoundMode bind(const std::string&) override {
-    return {[this] { multiply_with(algorithm_); }, [this] {
+    return {[this] { multiply_with(algorithm_); },
+            [this] {
               multiply_with(algorithm_);
               return d_.check();
             }};
@@ -50,9 +53,9 @@ class CublasLtGemm final : public Instance {
 
   void multiply_with(const cublasLtMatmulAlgo_t& algo) {
     const float alpha = 1.0f, beta = 0.0f;
-    KS_CUBLAS(cublasLtMatmul(handle_.get(), matmul_.get(), &alpha, d_.b, b_layout_.get(), d_.a, a_layout_.get(),
-                             &beta, d_.c, c_layout_.get(), d_.c, c_layout_.get(), &algo, d_.workspace,
-                             kCublasWorkspaceBytes, d_.stream));
+    KS_CUBLAS(cublasLtMatmul(handle_.get(), matmul_.get(), &alpha, d_.b, b_layout_.get(), d_.a, a_layout_.get(), &beta,
+                             d_.c, c_layout_.get(), d_.c, c_layout_.get(), &algo, d_.workspace, kCublasWorkspaceBytes,
+                             d_.stream));
   }
 
   DeviceOperands d_;
@@ -65,6 +68,6 @@ class CublasLtGemm final : public Instance {
 }  // namespace
 }  // namespace ks::gemm
 
-KS_IMPLEMENTATION(gemm, cublaslt, cuda, "cuBLASLt matmul, fastest of the top 8 heuristic algorithms, 32 MiB workspace") {
+KS_IMPLEMENTATION(gemm, cublaslt, cuda, "cuBLASLt matmul, fastest of 8 heuristic algorithms, 32 MiB workspace") {
   return std::make_unique<ks::gemm::CublasLtGemm>(params);
 }

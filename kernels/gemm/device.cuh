@@ -54,10 +54,8 @@ class DeviceOperands {
     constexpr int kThreads = 256;
     const unsigned blocks = grid_for(count, kThreads);
     const auto n = static_cast<std::uint64_t>(count);
-    if (s.bf16)
-      fill<<<blocks, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(buffer), n, s.seed, matrix);
-    else
-      fill<<<blocks, kThreads, 0, stream>>>(static_cast<float*>(buffer), n, s.seed, matrix);
+    if (s.bf16) fill<<<blocks, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(buffer), n, s.seed, matrix);
+    else fill<<<blocks, kThreads, 0, stream>>>(static_cast<float*>(buffer), n, s.seed, matrix);
     KS_CUDA_LAUNCHED();
   }
 

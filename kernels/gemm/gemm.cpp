@@ -44,8 +44,11 @@ std::vector<std::pair<std::int64_t, std::int64_t>> entries_to_compare(const Shap
 }  // namespace
 
 Shape::Shape(const Parameters& p, bool generated_here)
-    : m(p.get<std::int64_t>("M")), n(p.get<std::int64_t>("N")), k(p.get<std::int64_t>("K")),
-      bf16(p.is("dtype", "bf16")), seed(p.get<std::uint64_t>("seed")) {
+    : m(p.get<std::int64_t>("M")),
+      n(p.get<std::int64_t>("N")),
+      k(p.get<std::int64_t>("K")),
+      bf16(p.is("dtype", "bf16")),
+      seed(p.get<std::uint64_t>("seed")) {
   if (generated_here && p.is("inputs", "torch_rand"))
     throw std::invalid_argument(
         "gemm: inputs torch_rand is drawn by torch's generator: only the Python implementation (torch) reproduces it");
@@ -75,8 +78,8 @@ std::vector<float> make_matrix(const Shape& p, Matrix matrix) {
 Work work(const Shape& p) {
   const double element_size = static_cast<double>(p.element_size());
   return {2.0 * static_cast<double>(p.m) * p.n * p.k,
-          element_size * (static_cast<double>(p.m) * p.k + static_cast<double>(p.k) * p.n +
-                          static_cast<double>(p.m) * p.n)};
+          element_size *
+              (static_cast<double>(p.m) * p.k + static_cast<double>(p.k) * p.n + static_cast<double>(p.m) * p.n)};
 }
 
 double tolerance(const Shape& p) {

@@ -13,18 +13,17 @@ const CollectiveSpec all_gather_spec{
           const std::size_t share = aligned_share(elements, size, members);
           return Counts{share, share * static_cast<std::size_t>(members), share, share, 0};
         },
-    .algorithm_bytes = [](const Counts& c, std::size_t size, int members) {
-      return static_cast<double>(c.param * size) * members;
-    },
+    .algorithm_bytes = [](const Counts& c, std::size_t size,
+                          int members) { return static_cast<double>(c.param * size) * members; },
     .bus_factor = all_to_all_factor,
     // Element j of member q's slot is q's input element j.
-    .expected = [](std::size_t index, const Counts& c, const Setting& s) {
-      return input_value(index % c.param, static_cast<int>(index / c.param), s);
-    },
-    .start_mpi = [](const MpiCall& call, MPI_Request* request) {
-      MPI_Iallgather(call.send_or_in_place(), call.count(), call.type, call.recv, call.count(), call.type, call.comm,
-                     request);
-    },
+    .expected = [](std::size_t index, const Counts& c,
+                   const Setting& s) { return input_value(index % c.param, static_cast<int>(index / c.param), s); },
+    .start_mpi =
+        [](const MpiCall& call, MPI_Request* request) {
+          MPI_Iallgather(call.send_or_in_place(), call.count(), call.type, call.recv, call.count(), call.type,
+                         call.comm, request);
+        },
     KS_START_NCCL(ncclAllGather(c.send, c.recv, c.counts.param, c.type, c.comm, c.stream)),
 };
 

@@ -8,13 +8,17 @@ namespace {
 const CollectiveSpec all_reduce_spec{
     .name = "all_reduce",
     .reduces = true,
-    .counts = [](std::size_t elements, std::size_t, int) { return Counts{elements, elements, elements, 0, 0}; },
+    .counts =
+        [](std::size_t elements, std::size_t, int) {
+          return Counts{elements, elements, elements, 0, 0};
+        },
     .algorithm_bytes = [](const Counts& c, std::size_t size, int) { return static_cast<double>(c.param * size); },
     .bus_factor = [](int members) { return 2.0 * (members - 1) / members; },
     .expected = [](std::size_t index, const Counts&, const Setting& s) { return reduced_input(index, s); },
-    .start_mpi = [](const MpiCall& call, MPI_Request* request) {
-      MPI_Iallreduce(call.send_or_in_place(), call.recv, call.count(), call.type, call.op, call.comm, request);
-    },
+    .start_mpi =
+        [](const MpiCall& call, MPI_Request* request) {
+          MPI_Iallreduce(call.send_or_in_place(), call.recv, call.count(), call.type, call.op, call.comm, request);
+        },
     KS_START_NCCL(ncclAllReduce(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream)),
 };
 

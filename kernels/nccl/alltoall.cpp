@@ -14,19 +14,20 @@ const CollectiveSpec alltoall_spec{
           const std::size_t all = share * static_cast<std::size_t>(members);
           return Counts{all, all, share, 0, 0};
         },
-    .algorithm_bytes = [](const Counts& c, std::size_t size, int members) {
-      return static_cast<double>(c.param * size) * members;
-    },
+    .algorithm_bytes = [](const Counts& c, std::size_t size,
+                          int members) { return static_cast<double>(c.param * size) * members; },
     .bus_factor = all_to_all_factor,
     // Block j of member k came from member j's block k.
-    .expected = [](std::size_t index, const Counts& c, const Setting& s) {
-      const std::size_t from = index / c.param;
-      return input_value(static_cast<std::size_t>(s.me) * c.param + index % c.param, static_cast<int>(from), s);
-    },
-    .start_mpi = [](const MpiCall& call, MPI_Request* request) {
-      MPI_Ialltoall(call.send_or_in_place(), call.count(), call.type, call.recv, call.count(), call.type, call.comm,
-                    request);
-    },
+    .expected =
+        [](std::size_t index, const Counts& c, const Setting& s) {
+          const std::size_t from = index / c.param;
+          return input_value(static_cast<std::size_t>(s.me) * c.param + index % c.param, static_cast<int>(from), s);
+        },
+    .start_mpi =
+        [](const MpiCall& call, MPI_Request* request) {
+          MPI_Ialltoall(call.send_or_in_place(), call.count(), call.type, call.recv, call.count(), call.type, call.comm,
+                        request);
+        },
     KS_START_NCCL(ncclAlltoAll(c.send, c.recv, c.counts.param, c.type, c.comm, c.stream)),
 };
 

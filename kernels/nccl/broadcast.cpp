@@ -9,14 +9,18 @@ const CollectiveSpec broadcast_spec{
     .name = "broadcast",
     .rooted = true,
     .mpi_one_buffer = true,
-    .counts = [](std::size_t elements, std::size_t, int) { return Counts{elements, elements, elements, 0, 0}; },
+    .counts =
+        [](std::size_t elements, std::size_t, int) {
+          return Counts{elements, elements, elements, 0, 0};
+        },
     .algorithm_bytes = [](const Counts& c, std::size_t size, int) { return static_cast<double>(c.param * size); },
     .bus_factor = [](int) { return 1.0; },
     .expected = [](std::size_t index, const Counts&, const Setting& s) { return input_value(index, s.root, s); },
     // MPI_Ibcast has one buffer: the root's input is its receive buffer, in place or not.
-    .start_mpi = [](const MpiCall& call, MPI_Request* request) {
-      MPI_Ibcast(call.recv, call.count(), call.type, call.root, call.comm, request);
-    },
+    .start_mpi =
+        [](const MpiCall& call, MPI_Request* request) {
+          MPI_Ibcast(call.recv, call.count(), call.type, call.root, call.comm, request);
+        },
     KS_START_NCCL(ncclBroadcast(c.send, c.recv, c.counts.param, c.type, c.root, c.comm, c.stream)),
 };
 

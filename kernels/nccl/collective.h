@@ -82,8 +82,8 @@ Transport transport_of(const std::string& implementation);
 
 struct CollectiveSpec {
   std::string name;
-  bool reduces = false;  // takes an op
-  bool rooted = false;   // takes a root
+  bool reduces = false;         // takes an op
+  bool rooted = false;          // takes a root
   bool mpi_one_buffer = false;  // its MPI call has one buffer (MPI_Bcast): the root's input is in it
   Counts (*counts)(std::size_t elements, std::size_t element_size, int members) = nullptr;
   // nccl-tests' GetBw: the bytes the algorithm bandwidth divides by the time, and the bus
@@ -142,8 +142,8 @@ double read_element(const void* buffer, std::size_t index, DataType type);
 void divide_elements(void* buffer, std::size_t count, DataType type, int members);
 // The elements of a member's receive buffer (`received`, counts.recv of them) that differ from what
 // spec.expected says, and the first of them in words (nccl-tests' #wrong).
-std::int64_t count_wrong_elements(const CollectiveSpec& spec, const Counts& counts, const Setting& s, const void* received,
-                                  std::string& first);
+std::int64_t count_wrong_elements(const CollectiveSpec& spec, const Counts& counts, const Setting& s,
+                                  const void* received, std::string& first);
 // How far a received element may be from its expected value: 0 but for avg, and for sums too large
 // to be exact in the type.
 double tolerance(double expected, const Setting& s);

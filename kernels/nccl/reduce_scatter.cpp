@@ -14,17 +14,16 @@ const CollectiveSpec reduce_scatter_spec{
           const std::size_t share = aligned_share(elements, size, members);
           return Counts{share * static_cast<std::size_t>(members), share, share, 0, share};
         },
-    .algorithm_bytes = [](const Counts& c, std::size_t size, int members) {
-      return static_cast<double>(c.param * size) * members;
-    },
+    .algorithm_bytes = [](const Counts& c, std::size_t size,
+                          int members) { return static_cast<double>(c.param * size) * members; },
     .bus_factor = all_to_all_factor,
-    .expected = [](std::size_t index, const Counts& c, const Setting& s) {
-      return reduced_input(static_cast<std::size_t>(s.me) * c.param + index, s);
-    },
-    .start_mpi = [](const MpiCall& call, MPI_Request* request) {
-      MPI_Ireduce_scatter_block(call.send_or_in_place(), call.recv, call.count(), call.type, call.op, call.comm,
-                                request);
-    },
+    .expected = [](std::size_t index, const Counts& c,
+                   const Setting& s) { return reduced_input(static_cast<std::size_t>(s.me) * c.param + index, s); },
+    .start_mpi =
+        [](const MpiCall& call, MPI_Request* request) {
+          MPI_Ireduce_scatter_block(call.send_or_in_place(), call.recv, call.count(), call.type, call.op, call.comm,
+                                    request);
+        },
     KS_START_NCCL(ncclReduceScatter(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream)),
 };
 

@@ -81,12 +81,18 @@ struct Arithmetic {
 
 Arithmetic arithmetic_of(Dtype dtype) {
   switch (dtype) {
-    case Dtype::fp64: return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, 1e-12};
-    case Dtype::fp32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-5};
-    case Dtype::tf32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, 2e-3};
-    case Dtype::bf16: return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-2};
-    case Dtype::fp16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 2e-3};
-    case Dtype::fp8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-2};
+    case Dtype::fp64:
+      return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, 1e-12};
+    case Dtype::fp32:
+      return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-5};
+    case Dtype::tf32:
+      return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, 2e-3};
+    case Dtype::bf16:
+      return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-2};
+    case Dtype::fp16:
+      return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 2e-3};
+    case Dtype::fp8:
+      return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-2};
   }
   throw std::logic_error("peak_flops: unknown dtype");
 }
@@ -111,7 +117,8 @@ class CudaPeakFlops final : public Instance {
   }
 
   BoundMode bind(const std::string&) override {
-    return {[this] { multiply_with(algorithm_); }, [this] {
+    return {[this] { multiply_with(algorithm_); },
+            [this] {
               multiply_with(algorithm_);
               return check();
             }};
@@ -126,20 +133,25 @@ class CudaPeakFlops final : public Instance {
     KS_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     KS_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
     if (p_.dtype == Dtype::fp8 && major * 10 + minor < 89)
-      throw std::invalid_argument(concat("peak_flops fp8: needs compute capability 8.9 or newer, this GPU has ", major,
-                                         ".", minor));
+      throw std::invalid_argument(
+          concat("peak_flops fp8: needs compute capability 8.9 or newer, this GPU has ", major, ".", minor));
   }
 
   // Calls `body` with a null pointer of the dtype's input and output element types.
   template <class Body>
   void with_types(Body&& body) const {
     switch (p_.dtype) {
-      case Dtype::fp64: return body(static_cast<double*>(nullptr), static_cast<double*>(nullptr));
+      case Dtype::fp64:
+        return body(static_cast<double*>(nullptr), static_cast<double*>(nullptr));
       case Dtype::fp32:
-      case Dtype::tf32: return body(static_cast<float*>(nullptr), static_cast<float*>(nullptr));
-      case Dtype::bf16: return body(static_cast<__nv_bfloat16*>(nullptr), static_cast<__nv_bfloat16*>(nullptr));
-      case Dtype::fp16: return body(static_cast<__half*>(nullptr), static_cast<__half*>(nullptr));
-      case Dtype::fp8: return body(static_cast<__nv_fp8_e4m3*>(nullptr), static_cast<__nv_bfloat16*>(nullptr));
+      case Dtype::tf32:
+        return body(static_cast<float*>(nullptr), static_cast<float*>(nullptr));
+      case Dtype::bf16:
+        return body(static_cast<__nv_bfloat16*>(nullptr), static_cast<__nv_bfloat16*>(nullptr));
+      case Dtype::fp16:
+        return body(static_cast<__half*>(nullptr), static_cast<__half*>(nullptr));
+      case Dtype::fp8:
+        return body(static_cast<__nv_fp8_e4m3*>(nullptr), static_cast<__nv_bfloat16*>(nullptr));
     }
   }
 
@@ -178,9 +190,9 @@ class CudaPeakFlops final : public Instance {
     const float alpha32 = 1.0f, beta32 = 0.0f;
     const bool doubles = math_.scale == CUDA_R_64F;
     KS_CUBLAS(cublasLtMatmul(handle_.get(), matmul_.get(), doubles ? static_cast<const void*>(&alpha64) : &alpha32, a_,
-                             a_layout_.get(), b_, b_layout_.get(), doubles ? static_cast<const void*>(&beta64) : &beta32,
-                             d_, d_layout_.get(), d_, d_layout_.get(), &algo, workspace_, kCublasWorkspaceBytes,
-                             stream_));
+                             a_layout_.get(), b_, b_layout_.get(),
+                             doubles ? static_cast<const void*>(&beta64) : &beta32, d_, d_layout_.get(), d_,
+                             d_layout_.get(), &algo, workspace_, kCublasWorkspaceBytes, stream_));
   }
 
   // Each sampled entry of D against the float64 sum of its products: their difference over the sum
@@ -202,9 +214,9 @@ class CudaPeakFlops final : public Instance {
       const double error = std::abs(host[3 * i + 2] - host[3 * i]) / host[3 * i + 1];
       if (!(error <= worst)) worst = error;  // a NaN is the worst there is
     }
-    return {worst <= math_.tolerance, concat(kSampled, " sampled entries of the ", p_.dtype_name,
-                                             " product against float64 sums: largest error ", worst,
-                                             " of the products' magnitude (tolerance ", math_.tolerance, ")")};
+    return {worst <= math_.tolerance,
+            concat(kSampled, " sampled entries of the ", p_.dtype_name, " product against float64 sums: largest error ",
+                   worst, " of the products' magnitude (tolerance ", math_.tolerance, ")")};
   }
 
   Problem p_;

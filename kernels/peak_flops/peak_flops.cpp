@@ -16,17 +16,23 @@ Dtype dtype_named(const std::string& name) {
 }  // namespace
 
 Problem::Problem(const Parameters& p)
-    : dtype(dtype_named(p.get<std::string>("dtype"))), dtype_name(p.get<std::string>("dtype")),
-      size(p.get<std::int64_t>("size")), seed(p.get<std::uint64_t>("seed")) {}
+    : dtype(dtype_named(p.get<std::string>("dtype"))),
+      dtype_name(p.get<std::string>("dtype")),
+      size(p.get<std::int64_t>("size")),
+      seed(p.get<std::uint64_t>("seed")) {}
 
 std::int64_t input_bytes(Dtype dtype) {
   switch (dtype) {
-    case Dtype::fp64: return 8;
+    case Dtype::fp64:
+      return 8;
     case Dtype::fp32:
-    case Dtype::tf32: return 4;
+    case Dtype::tf32:
+      return 4;
     case Dtype::bf16:
-    case Dtype::fp16: return 2;
-    case Dtype::fp8: return 1;
+    case Dtype::fp16:
+      return 2;
+    case Dtype::fp8:
+      return 1;
   }
   return 4;
 }
@@ -48,5 +54,6 @@ KS_KERNEL(peak_flops, "Peak matrix-multiply rate",
   kernel.integer("size", 8192, "side of the square matrices").min(16).max(65536);
   kernel.integer("seed", 0, "seed of the generated matrices").min(0);
   kernel.modes({"forward"});
-  kernel.work([](const ks::Parameters& p, const std::string&) { return ks::peak_flops::work(ks::peak_flops::Problem(p)); });
+  kernel.work(
+      [](const ks::Parameters& p, const std::string&) { return ks::peak_flops::work(ks::peak_flops::Problem(p)); });
 }

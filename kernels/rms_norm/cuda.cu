@@ -61,9 +61,9 @@ __device__ Problem specialise(Problem p) {
 }
 
 template <class T, int N, Casting C>
-__global__ void __launch_bounds__(kThreads) forward_kernel(Problem problem, int width, const T* __restrict__ x,
-                                                           const T* __restrict__ w, T* __restrict__ y,
-                                                           void* __restrict__ rstd_out) {
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(Problem problem, int width, const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
+                   void* __restrict__ rstd_out) {
   using V = Pack<T, N>;
   __shared__ float scratch[kThreads / 32];
   const Problem p = specialise<T, C>(problem);
@@ -111,10 +111,10 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(Problem problem, int 
 // dw partial sums are kept transposed, element j of vector v at j·vectors + v, so that the threads of
 // a warp touch consecutive floats (no shared-memory bank conflicts).
 template <class T, int N, Casting C>
-__global__ void __launch_bounds__(kThreads) backward_kernel(Problem problem, int width, const T* __restrict__ x,
-                                                            const T* __restrict__ w, const T* __restrict__ dy,
-                                                            const void* __restrict__ rstd_in, T* __restrict__ dx,
-                                                            float* __restrict__ partials, bool shared_dw) {
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(Problem problem, int width, const T* __restrict__ x, const T* __restrict__ w,
+                    const T* __restrict__ dy, const void* __restrict__ rstd_in, T* __restrict__ dx,
+                    float* __restrict__ partials, bool shared_dw) {
   using V = Pack<T, N>;
   extern __shared__ float shared_partials[];  // groups × hidden, when shared_dw
   __shared__ float scratch[kThreads / 32];

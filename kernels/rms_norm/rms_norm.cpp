@@ -51,9 +51,12 @@ void poison(Tensors& t, const std::string& mode) {
 }  // namespace
 
 Problem::Problem(const Parameters& p)
-    : tokens(p.get<std::int64_t>("tokens")), hidden(p.get<std::int64_t>("hidden")), bf16(p.is("dtype", "bf16")),
+    : tokens(p.get<std::int64_t>("tokens")),
+      hidden(p.get<std::int64_t>("hidden")),
+      bf16(p.is("dtype", "bf16")),
       casting(Casting(p.is("casting_mode", "gemma") + 2 * p.is("casting_mode", "none"))),  // else llama
-      eps(static_cast<float>(p.get<double>("eps"))), offset(static_cast<float>(p.get<double>("offset"))),
+      eps(static_cast<float>(p.get<double>("eps"))),
+      offset(static_cast<float>(p.get<double>("offset"))),
       seed(p.get<std::uint64_t>("seed")) {}
 
 std::string Problem::describe() const {
@@ -65,10 +68,13 @@ Tensors make_inputs(const Problem& p) {
   const auto n = static_cast<std::size_t>(p.tokens * p.hidden), h = static_cast<std::size_t>(p.hidden);
   Tensors t;
   t.x.resize(n), t.dy.resize(n), t.w.resize(h);
-  parallel_for(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end) {
-    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i)
-      t.x[i] = p.input(kX, i), t.dy[i] = p.input(kDy, i);
-  }, kMinElementsPerThread);
+  parallel_for(
+      static_cast<std::int64_t>(n),
+      [&](std::int64_t begin, std::int64_t end) {
+        for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i)
+          t.x[i] = p.input(kX, i), t.dy[i] = p.input(kDy, i);
+      },
+      kMinElementsPerThread);
   for (std::size_t i = 0; i < h; ++i) t.w[i] = p.input(kW, i);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   t.y.assign(n, nan), t.dx.assign(n, nan), t.rstd.assign(static_cast<std::size_t>(p.tokens), nan), t.dw.assign(h, nan);
@@ -77,40 +83,46 @@ Tensors make_inputs(const Problem& p) {
 
 void forward(const Problem& p, Tensors& t) {
   const std::int64_t h = p.hidden;
-  parallel_for(p.tokens, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t row = begin; row < end; ++row) {
-      const float* x = t.x.data() + row * h;
-      float* y = t.y.data() + row * h;
-      float sum = 0;
-      for (std::int64_t i = 0; i < h; ++i) sum += p.square(x[i]);
-      const float rstd = p.rstd(sum);
-      t.rstd[static_cast<std::size_t>(row)] = p.saved(rstd);
-      for (std::int64_t i = 0; i < h; ++i) y[i] = p.y(x[i], t.w[static_cast<std::size_t>(i)], rstd);
-    }
-  }, min_rows_per_thread(p));
+  parallel_for(
+      p.tokens,
+      [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t row = begin; row < end; ++row) {
+          const float* x = t.x.data() + row * h;
+          float* y = t.y.data() + row * h;
+          float sum = 0;
+          for (std::int64_t i = 0; i < h; ++i) sum += p.square(x[i]);
+          const float rstd = p.rstd(sum);
+          t.rstd[static_cast<std::size_t>(row)] = p.saved(rstd);
+          for (std::int64_t i = 0; i < h; ++i) y[i] = p.y(x[i], t.w[static_cast<std::size_t>(i)], rstd);
+        }
+      },
+      min_rows_per_thread(p));
 }
 
 void backward(const Problem& p, Tensors& t) {
   const std::int64_t h = p.hidden, chunks = std::min(p.tokens, kDwChunks);
   // dw: one fp32 partial sum per chunk of rows, then the partials summed in chunk order.
   std::vector<float> partial(static_cast<std::size_t>(chunks * h), 0.0f);
-  parallel_for(chunks, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
-    for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
-      float* acc = partial.data() + chunk * h;
-      for (std::int64_t row = p.tokens * chunk / chunks; row < p.tokens * (chunk + 1) / chunks; ++row) {
-        const float *x = t.x.data() + row * h, *dy = t.dy.data() + row * h, *w = t.w.data();
-        float* dx = t.dx.data() + row * h;
-        const float rstd = t.rstd[static_cast<std::size_t>(row)];
-        float dot = 0;
-        for (std::int64_t i = 0; i < h; ++i) dot += p.m(dy[i], w[i]) * x[i];
-        const float c = p.c(rstd, dot);
-        for (std::int64_t i = 0; i < h; ++i) {
-          dx[i] = p.dx(x[i], p.m(dy[i], w[i]), rstd, c);
-          acc[i] += p.dw_term(x[i], dy[i], rstd);
+  parallel_for(
+      chunks,
+      [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
+        for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
+          float* acc = partial.data() + chunk * h;
+          for (std::int64_t row = p.tokens * chunk / chunks; row < p.tokens * (chunk + 1) / chunks; ++row) {
+            const float *x = t.x.data() + row * h, *dy = t.dy.data() + row * h, *w = t.w.data();
+            float* dx = t.dx.data() + row * h;
+            const float rstd = t.rstd[static_cast<std::size_t>(row)];
+            float dot = 0;
+            for (std::int64_t i = 0; i < h; ++i) dot += p.m(dy[i], w[i]) * x[i];
+            const float c = p.c(rstd, dot);
+            for (std::int64_t i = 0; i < h; ++i) {
+              dx[i] = p.dx(x[i], p.m(dy[i], w[i]), rstd, c);
+              acc[i] += p.dw_term(x[i], dy[i], rstd);
+            }
+          }
         }
-      }
-    }
-  }, std::max<std::int64_t>(1, min_rows_per_thread(p) * chunks / p.tokens));
+      },
+      std::max<std::int64_t>(1, min_rows_per_thread(p) * chunks / p.tokens));
   std::vector<float> sum(static_cast<std::size_t>(h), 0.0f);
   for (std::int64_t chunk = 0; chunk < chunks; ++chunk)
     for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += partial[static_cast<std::size_t>(chunk) * sum.size() + i];
@@ -171,7 +183,10 @@ CheckResult check(const Problem& p, const std::string& mode, const Tensors& got,
   result.detail = fmt::format(
       "rms_norm {} {}: {} vs float64; worst error {:.3e} (|got-exact|/scale, tolerance {:.2g}) at {}: got {:.9g}, "
       "exact {:.9g}",
-      p.describe(), mode, forward_pass && backward_pass ? "y, rstd, dx, dw" : forward_pass ? "y, rstd" : "dx, dw",
+      p.describe(), mode,
+      forward_pass && backward_pass ? "y, rstd, dx, dw"
+      : forward_pass                ? "y, rstd"
+                                    : "dx, dw",
       worst.error, tolerance(p), worst.where, worst.got, worst.exact);
   if (!cpu) return result;
 
@@ -222,7 +237,8 @@ struct CpuRmsNorm final : Instance {
 
 }  // namespace
 
-KS_KERNEL(rms_norm, "RMSNorm", "Liger-Kernel's RMSNorm, y = x / sqrt(mean(x²) + eps) · (offset + w), and its backward") {
+KS_KERNEL(rms_norm, "RMSNorm",
+          "Liger-Kernel's RMSNorm, y = x / sqrt(mean(x²) + eps) · (offset + w), and its backward") {
   kernel.integer("tokens", 2048, "rows of x (batch × sequence length)").min(1);
   kernel.integer("hidden", 4096, "columns of x, elements of w (at most 65536, Liger's largest row)").min(1).max(65536);
   kernel.choice("dtype", "bf16", {"bf16", "fp32"}, "element type of x, w, y, dy, dx and dw");

@@ -49,7 +49,8 @@ class CudaStream final : public Instance {
   }
 
   BoundMode bind(const std::string&) override {
-    return {[this] { call(); }, [this] {
+    return {[this] { call(); },
+            [this] {
               call();
               stream_.synchronize();
               return check_sampled(p_, [this](std::int64_t i) {
@@ -67,8 +68,7 @@ class CudaStream final : public Instance {
     const std::int64_t vectors = p_.elements / 4;
     const unsigned blocks = grid_for(vectors, kThreads, 8);
     auto* a = reinterpret_cast<float4*>(a_);
-    if (p_.op == Op::copy)
-      copy<<<blocks, kThreads, 0, stream_>>>(vectors, a, reinterpret_cast<const float4*>(b_));
+    if (p_.op == Op::copy) copy<<<blocks, kThreads, 0, stream_>>>(vectors, a, reinterpret_cast<const float4*>(b_));
     else
       triad<<<blocks, kThreads, 0, stream_>>>(vectors, a, reinterpret_cast<const float4*>(b_),
                                               reinterpret_cast<const float4*>(c_));

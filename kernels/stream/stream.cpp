@@ -15,7 +15,8 @@ constexpr int kSampled = 64;
 }  // namespace
 
 Problem::Problem(const Parameters& p)
-    : op(p.is("op", "copy") ? Op::copy : Op::triad), elements(p.get<std::int64_t>("mib") << 18),
+    : op(p.is("op", "copy") ? Op::copy : Op::triad),
+      elements(p.get<std::int64_t>("mib") << 18),
       seed(p.get<std::uint64_t>("seed")) {}
 
 Work work(const Problem& p) {
@@ -27,11 +28,13 @@ CheckResult check_sampled(const Problem& p, const std::function<float(std::int64
   double worst = 0;
   std::int64_t worst_index = 0;
   for (int s = 0; s < kSampled; ++s) {
-    const std::int64_t i = s == 0 ? 0 : s == 1 ? p.elements - 1
-                                           : static_cast<std::int64_t>(counter_uniform(p.seed, 3, s) * p.elements);
+    const std::int64_t i = s == 0   ? 0
+                           : s == 1 ? p.elements - 1
+                                    : static_cast<std::int64_t>(counter_uniform(p.seed, 3, s) * p.elements);
     const auto u = static_cast<std::uint64_t>(i);
     // Either order of rounding (a fused multiply-add, or a product then a sum) is within 1e-6.
-    const double expected = p.op == Op::copy ? p.b(u) : static_cast<double>(p.b(u)) + kScalar * static_cast<double>(p.c(u));
+    const double expected =
+        p.op == Op::copy ? p.b(u) : static_cast<double>(p.b(u)) + kScalar * static_cast<double>(p.c(u));
     const double error = std::abs(static_cast<double>(a(i)) - expected);
     if (!(error <= worst)) worst = error, worst_index = i;  // a NaN is the worst there is
   }

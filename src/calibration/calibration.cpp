@@ -39,7 +39,8 @@ DeviceCalibration device_from(const Json& json) {
   device.copy_gbps = number_from(json, "copy_gbps");
   device.triad_gbps = number_from(json, "triad_gbps");
   device.measured = device_rates_from_json(json);
-  if (const auto it = json.find("datasheet"); it != json.end() && !it->is_null()) device.datasheet = device_rates_from_json(*it);
+  if (const auto it = json.find("datasheet"); it != json.end() && !it->is_null())
+    device.datasheet = device_rates_from_json(*it);
   device.problems = json.value("problems", std::vector<std::string>{});
   return device;
 }

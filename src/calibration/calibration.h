@@ -43,9 +43,9 @@ struct DeviceCalibration {
   int measured_beside = 1;
   double copy_gbps = std::numeric_limits<double>::quiet_NaN();
   double triad_gbps = std::numeric_limits<double>::quiet_NaN();
-  DeviceRates measured;                 // memory_gbps: the better of copy and triad
+  DeviceRates measured;                  // memory_gbps: the better of copy and triad
   std::optional<DeviceRates> datasheet;  // none: a device the table does not know
-  std::vector<std::string> problems;    // probes that did not pass, and why
+  std::vector<std::string> problems;     // probes that did not pass, and why
 };
 
 struct RankCalibration {

@@ -4,9 +4,9 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <stdexcept>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -43,7 +43,8 @@ std::filesystem::path calibration_folder(const std::filesystem::path& output_fol
 std::filesystem::path calibration_cache_file(const std::filesystem::path& folder, const HostInfo& host,
                                              const GpuInfo& gpu, int node_ranks) {
   const std::string devices = gpu.index >= 0 ? fmt::format("{}.driver-{}", gpu.uuid, gpu.driver_version) : "cpu";
-  return folder / file_name_part(fmt::format("{}.{}.{}-cores.{}-ranks.json", host.hostname, devices, host.cpus_allowed, node_ranks));
+  return folder / file_name_part(fmt::format("{}.{}.{}-cores.{}-ranks.json", host.hostname, devices, host.cpus_allowed,
+                                             node_ranks));
 }
 
 std::optional<RankCalibration> read_cached_calibration(const std::filesystem::path& file) {

@@ -2,7 +2,8 @@
 // A rank's calibration kept in the output folder (calibration/ beside the results file), so that
 // --resume and later runs on the same devices reuse it instead of measuring again: one file for each
 // host, GPU (its UUID and driver version), count of cores the rank may use and count of ranks on
-// the node (which share its CPU's memory), since each changes the figures. `run --calibrate fresh` measures again and replaces the file.
+// the node (which share its CPU's memory), since each changes the figures. `run --calibrate fresh` measures again and
+// replaces the file.
 #include <filesystem>
 #include <optional>
 #include <string>

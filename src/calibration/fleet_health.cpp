@@ -92,8 +92,8 @@ nlohmann::json to_json(const SlowRank& slow) {
   nlohmann::json figures = nlohmann::json::array();
   for (const SlowFigure& f : slow.figures)
     figures.push_back({{"figure", f.figure}, {"value", f.value}, {"median", f.median}, {"below_pct", f.below_pct}});
-  return {{"rank", slow.rank}, {"host", slow.host}, {"device", slow.device}, {"peers", slow.peers},
-          {"figures", figures}};
+  return {
+      {"rank", slow.rank}, {"host", slow.host}, {"device", slow.device}, {"peers", slow.peers}, {"figures", figures}};
 }
 
 }  // namespace ks

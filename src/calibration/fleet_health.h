@@ -15,9 +15,9 @@ inline constexpr double kSlowFraction = 0.05;
 
 // One figure of a rank below its kind's median.
 struct SlowFigure {
-  std::string figure;  // "memory_gbps", or "tflops.<dtype>"
-  double value = 0;    // the rank's
-  double median = 0;   // of the ranks with the same device
+  std::string figure;    // "memory_gbps", or "tflops.<dtype>"
+  double value = 0;      // the rank's
+  double median = 0;     // of the ranks with the same device
   double below_pct = 0;  // how far below the median, in percent (positive)
 };
 
@@ -25,7 +25,7 @@ struct SlowRank {
   int rank = 0;
   std::string host;
   std::string device;
-  int peers = 0;  // ranks with the same device, itself included
+  int peers = 0;                    // ranks with the same device, itself included
   std::vector<SlowFigure> figures;  // the figures below the median by more than kSlowFraction
 
   // "rank 3 on node7 (NVIDIA H100 80GB HBM3): memory_gbps 2610 is 12.4% below the median of 4 (2980)"

@@ -30,7 +30,8 @@ Point probe(const Registry& registry, const std::string& kernel, const std::stri
   point.implementation = implementation;
   point.mode = "forward";
   point.params = Json::object();
-  for (const ParamSpec& p : spec->parameters) point.params[p.name] = given.contains(p.name) ? given.at(p.name) : p.default_value;
+  for (const ParamSpec& p : spec->parameters)
+    point.params[p.name] = given.contains(p.name) ? given.at(p.name) : p.default_value;
   point.timeout_s = kProbeTimeoutS;
   point.key = point_digest(point);
   return point;
@@ -85,7 +86,8 @@ std::vector<Probe> probe_points(Backend backend, const Registry& registry) {
   } else {
     stream("copy", "copy", cpu_stream_mib());
     stream("triad", "triad", cpu_stream_mib());
-    for (const char* dtype : {"fp32", "fp64"}) probes.push_back({dtype, probe(registry, "fma_chains", "cpu", {{"dtype", dtype}})});
+    for (const char* dtype : {"fp32", "fp64"})
+      probes.push_back({dtype, probe(registry, "fma_chains", "cpu", {{"dtype", dtype}})});
   }
   return probes;
 }

@@ -7,7 +7,8 @@
 namespace ks {
 
 Sentinel::Sentinel(std::chrono::duration<double> every, DeviceCalibration calibrated)
-    : every_(every), calibrated_(std::move(calibrated)),
+    : every_(every),
+      calibrated_(std::move(calibrated)),
       next_(Clock::now() + std::chrono::duration_cast<Clock::duration>(every)) {}
 
 bool Sentinel::due(Clock::time_point now) const { return every_.count() > 0 && now >= next_; }
@@ -23,8 +24,8 @@ std::string Sentinel::note(const DeviceCalibration& measured, const std::string&
   const bool was_drifting = drifting();
   drift_ = figures_below(figures_of(calibrated_), figures_of(measured));
   if (drifting())
-    return fmt::format("{}: drift: {} (its calibration's figures); its points are flagged drift until it is back",
-                       who, describe_drift(drift_));
+    return fmt::format("{}: drift: {} (its calibration's figures); its points are flagged drift until it is back", who,
+                       describe_drift(drift_));
   if (was_drifting)
     return fmt::format("{}: back within {:.0f}% of its calibration: its points are no longer flagged drift", who,
                        100 * kSlowFraction);

@@ -4,8 +4,8 @@
 #include <iostream>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "build_info.h"
 #include "calibration/sentinel.h"
@@ -36,9 +36,11 @@ void add_plan_options(CLI::App& command, PlanRequest& args) {
   add_python_options(command, args);
   command.add_option("--max-points", args.max_points, "refuse plans larger than this, before expanding them")
       ->capture_default_str();
-  command.add_option("--shard", args.shard, "keep shard i of N (\"i/N\", 0 <= i < N): a part of the plan of about "
+  command.add_option("--shard", args.shard,
+                     "keep shard i of N (\"i/N\", 0 <= i < N): a part of the plan of about "
                      "1/N of its estimated cost");
-  command.add_option("--where", args.where, "keep the points that match: KEY OP VALUE[|VALUE...] joined by , or and "
+  command.add_option("--where", args.where,
+                     "keep the points that match: KEY OP VALUE[|VALUE...] joined by , or and "
                      "(keys: kernel, implementation, mode, point, parameters; as show --where)");
 }
 
@@ -78,7 +80,8 @@ int main(int argc, char** argv, Registry& registry) {
   RunRequest run_args;
   auto* run = app.add_subcommand("run", "measure every point of a sweep (under mpirun or srun: across all ranks)");
   add_plan_options(*run, run_args.plan);
-  run->add_option("--output-dir", run_args.output_directory, "where results go (default: the sweep file's output.directory)");
+  run->add_option("--output-dir", run_args.output_directory,
+                  "where results go (default: the sweep file's output.directory)");
   run->add_option("--results-file", run_args.results_file, "the HDF5 results file (default: output.results_file)");
   run->add_option("--kernelindex-format", run_args.kernelindex_format,
                   "json (a file per run), jsonl (shards with an index) or auto (json up to "
@@ -96,9 +99,12 @@ int main(int argc, char** argv, Registry& registry) {
                 "default a point skipped for want of a GPU is measured again only once a rank has one)")
       ->needs(resume);
   run->add_option("--schedule", run_args.schedule, "dynamic (ranks take work as they free up) or static (round robin)")
-      ->check(CLI::IsMember({"dynamic", "static"}))->capture_default_str();
-  run->add_option("--check", run_args.check, "self-check against the reference: none, first (first mode of each shape), all")
-      ->check(CLI::IsMember({"none", "first", "all"}))->capture_default_str();
+      ->check(CLI::IsMember({"dynamic", "static"}))
+      ->capture_default_str();
+  run->add_option("--check", run_args.check,
+                  "self-check against the reference: none, first (first mode of each shape), all")
+      ->check(CLI::IsMember({"none", "first", "all"}))
+      ->capture_default_str();
   run->add_flag("--allow-shared-gpu", run_args.allow_shared_gpu, "allow more ranks than GPUs on a node");
   run->add_option("--progress-interval", run_args.progress_interval_s, "seconds between progress lines in a log")
       ->capture_default_str();
@@ -106,7 +112,8 @@ int main(int argc, char** argv, Registry& registry) {
                   "auto: each rank measures what its devices can do before its first point (kept in the output "
                   "folder's calibration/ and reused), so that every point gets its % of peak (docs/speed-of-light.md); "
                   "fresh: measure again; off: no calibration, no % of peak")
-      ->check(CLI::IsMember({"auto", "fresh", "off"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "fresh", "off"}))
+      ->capture_default_str();
   run->add_flag("--exclude-slow", run_args.exclude_slow,
                 "ranks more than 5% below the median of the ranks with the same device (memory or compute) measure "
                 "nothing: they stay in the job, and their points go to the others (docs/speed-of-light.md)");
@@ -124,13 +131,16 @@ int main(int argc, char** argv, Registry& registry) {
           },
           "DURATION"))
       ->capture_default_str();
-  run->add_option("--stop-file", run_args.stop_file, "stop in order, as on SIGTERM, once this file exists (its first "
+  run->add_option("--stop-file", run_args.stop_file,
+                  "stop in order, as on SIGTERM, once this file exists (its first "
                   "line says why): a batch script's way to stop the ranks (docs/slurm.md)");
 
   CalibrateRequest calibrate_args;
-  auto* calibrate = app.add_subcommand("calibrate", "measure what each rank's GPU (or CPU) can do: memory bandwidth and "
-                                       "matrix-product throughput per dtype, beside the datasheet (under mpirun or srun: "
-                                       "every rank at once)");
+  auto* calibrate =
+      app.add_subcommand("calibrate",
+                         "measure what each rank's GPU (or CPU) can do: memory bandwidth and "
+                         "matrix-product throughput per dtype, beside the datasheet (under mpirun or srun: "
+                         "every rank at once)");
   calibrate->add_flag("--json", calibrate_args.json, "print one JSON object per rank, one per line");
   calibrate->add_flag("--fresh", calibrate_args.fresh, "measure again where a calibration is kept");
   calibrate->add_option("--output-dir", calibrate_args.output_directory,
@@ -144,11 +154,14 @@ int main(int argc, char** argv, Registry& registry) {
   submit->add_option("sbatch_options", submit_args.sbatch_options,
                      "after --: sbatch options for both jobs (--partition=..., --account=..., --time=...)");
   submit->add_option("--array", submit_args.array, "N: the number of shards, one array task each")->required();
-  submit->add_option("--output-dir", submit_args.output_directory, "where the shards, the merged file and the logs go "
+  submit->add_option("--output-dir", submit_args.output_directory,
+                     "where the shards, the merged file and the logs go "
                      "(default: results/ and the sweep file's name)");
   submit->add_option("--batch-script", submit_args.batch_script, "the batch script (default: slurm/sweep.sbatch)");
-  submit->add_option("--run-option", submit_args.run_options, "an option of `kernelsweep run` for every task "
-                     "(--run-option=--check=all; repeatable)")
+  submit
+      ->add_option("--run-option", submit_args.run_options,
+                   "an option of `kernelsweep run` for every task "
+                   "(--run-option=--check=all; repeatable)")
       ->allow_extra_args(false);
   submit->add_flag("--dry-run", submit_args.dry_run, "print the two sbatch commands instead of running them");
   add_plugin_option(*submit, submit_args.plan.plugins);
@@ -172,13 +185,16 @@ int main(int argc, char** argv, Registry& registry) {
   ShowRequest show_args;
   auto* show = app.add_subcommand("show", "the points of results files as a table: parameters, times, rates, status");
   show->add_option("files", show_args.files, "results files (HDF5)")->required();
-  show->add_option("--where", show_args.where, "keep the points that match: KEY OP VALUE[|VALUE...], joined by , or and");
+  show->add_option("--where", show_args.where,
+                   "keep the points that match: KEY OP VALUE[|VALUE...], joined by , or and");
   show->add_option("--columns", show_args.columns, "the columns to print, in order (comma-separated)")->delimiter(',');
   show->add_option("--format", show_args.format, "table, md, csv or json")
-      ->check(CLI::IsMember({"table", "md", "csv", "json"}))->capture_default_str();
+      ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+      ->capture_default_str();
 
   MergeRequest merge_args;
-  auto* merge = app.add_subcommand("merge", "one results file from the shards, array tasks or resumed jobs of one sweep");
+  auto* merge =
+      app.add_subcommand("merge", "one results file from the shards, array tasks or resumed jobs of one sweep");
   merge->add_option("inputs", merge_args.inputs, "the results files to merge")->required();
   merge->add_option("-o,--output", merge_args.output, "the merged results file")->required();
   merge->add_flag("--overwrite", merge_args.overwrite, "replace an existing output file");
@@ -199,23 +215,30 @@ int main(int argc, char** argv, Registry& registry) {
   compare->add_option("new", compare_args.next, "the results file to judge")->required();
   compare->add_option("--where", compare_args.where, "keep the points that match (as show --where)");
   compare->add_option("--format", compare_args.format, "table, md or json")
-      ->check(CLI::IsMember({"table", "md", "json"}))->capture_default_str();
+      ->check(CLI::IsMember({"table", "md", "json"}))
+      ->capture_default_str();
   compare->add_option("--fail-above", compare_args.fail_above_percent,
                       "exit with 1 when a point is slower by more than PCT percent (and not unclear)");
-  compare->add_option("--threshold", compare_args.threshold_percent,
-                      "T: a point is same when its interval lies within ±T percent, faster or slower beyond it")
+  compare
+      ->add_option("--threshold", compare_args.threshold_percent,
+                   "T: a point is same when its interval lies within ±T percent, faster or slower beyond it")
       ->capture_default_str();
 
   ImportRequest import_args;
   auto* import = app.add_subcommand("import", "another tool's benchmark results into a results file and documents");
   import->add_option("tool", import_args.tool, "the tool the file comes from: liger")
-      ->required()->check(CLI::IsMember({"liger"}));
+      ->required()
+      ->check(CLI::IsMember({"liger"}));
   import->add_option("input", import_args.input, "the tool's file (liger: its benchmark CSV)")->required();
   import->add_option("-o,--output", import_args.output, "the results file to write")->required();
-  import->add_option("--documents", import_args.documents_directory, "where the kernelindex documents go "
+  import->add_option("--documents", import_args.documents_directory,
+                     "where the kernelindex documents go "
                      "(default: the output's folder/kernelindex)");
-  import->add_option("--kernelindex-format", import_args.kernelindex_format, "json (a file per run) or jsonl (shards with an index)")
-      ->check(CLI::IsMember({"json", "jsonl"}))->capture_default_str();
+  import
+      ->add_option("--kernelindex-format", import_args.kernelindex_format,
+                   "json (a file per run) or jsonl (shards with an index)")
+      ->check(CLI::IsMember({"json", "jsonl"}))
+      ->capture_default_str();
   import->add_flag("--overwrite", import_args.overwrite, "replace an existing output file");
 
   DocumentsRequest documents_args;

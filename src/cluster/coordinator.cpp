@@ -28,9 +28,12 @@ constexpr auto kWindDownLimit = std::chrono::seconds(30);
 // for torch.compile'd code, a compilation afresh after the check) without telling anything new.
 bool checks(CheckPolicy policy, const Point& point, bool first_of_group) {
   switch (policy) {
-    case CheckPolicy::none: return false;
-    case CheckPolicy::every_mode: return true;
-    case CheckPolicy::first_mode: return first_of_group && point.repetition == 0;
+    case CheckPolicy::none:
+      return false;
+    case CheckPolicy::every_mode:
+      return true;
+    case CheckPolicy::first_mode:
+      return first_of_group && point.repetition == 0;
   }
   return false;
 }
@@ -43,17 +46,26 @@ WorkQueue make_queue(const WorkPlan& plan, const RunOptions& options, const std:
     rank_has_gpu.push_back(r.gpu_count > 0);
     rank_host.push_back(r.host.hostname);
   }
-  return WorkQueue(plan.groups_to_measure(), [&plan](std::size_t group) { return plan.needs(group); }, rank_has_gpu,
-                   rank_host, options.schedule);
+  return WorkQueue(
+      plan.groups_to_measure(), [&plan](std::size_t group) { return plan.needs(group); }, rank_has_gpu, rank_host,
+      options.schedule);
 }
 
 }  // namespace
 
 Coordinator::Coordinator(const WorkPlan& plan, const RunOptions& options, const std::vector<RankIdentity>& ranks,
                          CoordinatorLink& link, ResultSink& sink, GangCommunicators& own_gangs)
-    : plan_(plan), options_(options), ranks_(ranks), link_(link), sink_(sink), own_gangs_(own_gangs),
-      queue_(make_queue(plan, options, ranks)), expected_(plan.to_measure()), last_heard_(ranks.size(), Clock::now()),
-      in_hand_(ranks.size()), finished_(ranks.size(), false) {}
+    : plan_(plan),
+      options_(options),
+      ranks_(ranks),
+      link_(link),
+      sink_(sink),
+      own_gangs_(own_gangs),
+      queue_(make_queue(plan, options, ranks)),
+      expected_(plan.to_measure()),
+      last_heard_(ranks.size(), Clock::now()),
+      in_hand_(ranks.size()),
+      finished_(ranks.size(), false) {}
 
 // A stop while the workers started leaves ranks that look as if they had no GPU: nothing is
 // recorded skipped for that.
@@ -98,10 +110,17 @@ void Coordinator::take(FromRank message) {
       if (winding_down_ || excluded_.count(source)) hand_out({Handout{source, {}, {}}});
       else hand_out(queue_.ask(source));
       break;
-    case FromRank::Kind::result: take_result(message); break;
-    case FromRank::Kind::stopped: take_stopped(source, message.text); break;
-    case FromRank::Kind::note: sink_.on_note(message.text); break;
-    case FromRank::Kind::heartbeat: break;
+    case FromRank::Kind::result:
+      take_result(message);
+      break;
+    case FromRank::Kind::stopped:
+      take_stopped(source, message.text);
+      break;
+    case FromRank::Kind::note:
+      sink_.on_note(message.text);
+      break;
+    case FromRank::Kind::heartbeat:
+      break;
   }
 }
 
@@ -168,9 +187,11 @@ void Coordinator::hand_out(const std::vector<Handout>& handouts) {
   const Handout* gang_made = nullptr;
   std::vector<Assigned> gang_points;
   for (const Handout& handout : handouts) {
-    const bool same_gang = gang_made && !handout.gang.empty() && handout.gang == gang_made->gang &&
-                           handout.groups == gang_made->groups;
-    std::vector<Assigned> points = winding_down_ ? std::vector<Assigned>() : same_gang ? gang_points : points_of(handout);
+    const bool same_gang =
+        gang_made && !handout.gang.empty() && handout.gang == gang_made->gang && handout.groups == gang_made->groups;
+    std::vector<Assigned> points = winding_down_ ? std::vector<Assigned>()
+                                   : same_gang   ? gang_points
+                                                 : points_of(handout);
     if (!handout.gang.empty() && !same_gang) {
       gang_made = &handout;
       gang_points = points;
@@ -252,9 +273,10 @@ void Coordinator::drop_silent_ranks() {
     for (const Point& point : in_hand_[rank]) {
       MeasureResult lost;
       lost.record.status = "crashed";
-      lost.record.message = fmt::format("rank {} on {} stopped answering (nothing heard for {:.0f} s); the sweep went on "
-                                        "without it, and --resume measures this point again",
-                                        rank, silent.host, seconds);
+      lost.record.message = fmt::format(
+          "rank {} on {} stopped answering (nothing heard for {:.0f} s); the sweep went on "
+          "without it, and --resume measures this point again",
+          rank, silent.host, seconds);
       lost.record.started_at = lost.record.ended_at = iso_utc_now();
       RunRecord record = make_record(point, lost, ranks_[rank], needs_gpu(*options_.registry, point));
       sink_.on_record(std::move(record), Json(), Json());

@@ -30,7 +30,8 @@ class Waiter {
  public:
   Waiter(double timeout_s, const std::function<void()>& duties)
       : deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))),
-        timeout_s_(timeout_s), duties_(duties) {}
+        timeout_s_(timeout_s),
+        duties_(duties) {}
 
   // A value for an MPI operation to use, alive as long as the waiter (or, abandoned, the process).
   template <typename T>
@@ -49,9 +50,10 @@ class Waiter {
       if (done) return;
       const auto now = Clock::now();
       if (now > deadline_)
-        throw GangTimeout(fmt::format("the gang did not complete {} within the point's timeout of {:g} s (a member "
-                                      "stopped or is far behind)",
-                                      what, timeout_s_));
+        throw GangTimeout(
+            fmt::format("the gang did not complete {} within the point's timeout of {:g} s (a member "
+                        "stopped or is far behind)",
+                        what, timeout_s_));
       if (!timed && duties_ && now - last_duty > std::chrono::milliseconds(1)) {
         duties_();
         last_duty = now;
@@ -76,8 +78,8 @@ class GangCollective {
     size_ = size_of(setting_.type);
     counts_ = counts_of(spec, params, members);
     if (counts_.param > static_cast<std::size_t>(INT_MAX))
-      throw std::invalid_argument(fmt::format("bytes: {} elements a call is more than MPI's counts hold ({})", counts_.param,
-                                              INT_MAX));
+      throw std::invalid_argument(
+          fmt::format("bytes: {} elements a call is more than MPI's counts hold ({})", counts_.param, INT_MAX));
     const bool one_buffer = setting_.in_place || spec.mpi_one_buffer;
     recv_.resize(std::max(counts_.recv, one_buffer ? counts_.send : 0) * size_);
     if (!one_buffer) send_.resize(counts_.send * size_);
@@ -89,9 +91,11 @@ class GangCollective {
   void write_inputs() {
     for (std::size_t i = 0; i < recv_.size() / size_; ++i) write_element(recv_.data(), i, setting_.type, -1);
     if (spec_.mpi_one_buffer && setting_.me != setting_.root) return;
-    unsigned char* input = send_.empty() ? recv_.data() + counts_.send_in_place_offset * size_ * setting_.me : send_.data();
+    unsigned char* input =
+        send_.empty() ? recv_.data() + counts_.send_in_place_offset * size_ * setting_.me : send_.data();
     if (spec_.mpi_one_buffer) input = recv_.data();
-    for (std::size_t i = 0; i < counts_.send; ++i) write_element(input, i, setting_.type, input_value(i, setting_.me, setting_));
+    for (std::size_t i = 0; i < counts_.send; ++i)
+      write_element(input, i, setting_.type, input_value(i, setting_.me, setting_));
   }
 
   void call(Waiter& waiter, bool timed) {
@@ -99,7 +103,8 @@ class GangCollective {
     MPI_Request request;
     spec_.start_mpi(call, &request);
     waiter.wait(request, spec_.name.c_str(), timed);
-    if (setting_.reduction && setting_.op == ReduceOp::avg) divide_elements(recv_.data(), counts_.recv, setting_.type, setting_.members);
+    if (setting_.reduction && setting_.op == ReduceOp::avg)
+      divide_elements(recv_.data(), counts_.recv, setting_.type, setting_.members);
   }
 
   // The received elements that differ from the expected ones, and the first of them in words.
@@ -134,7 +139,8 @@ Timing time_collective(GangCollective& collective, const Protocol& protocol, MPI
   barrier(comm, waiter);
   const auto estimate_start = Clock::now();
   for (int i = 0; i < 5; ++i) collective.call(waiter, true);
-  double& estimate_ms = waiter.scratch(std::chrono::duration<double, std::milli>(Clock::now() - estimate_start).count() / 5);
+  double& estimate_ms =
+      waiter.scratch(std::chrono::duration<double, std::milli>(Clock::now() - estimate_start).count() / 5);
   MPI_Request request;
   MPI_Iallreduce(MPI_IN_PLACE, &estimate_ms, 1, MPI_DOUBLE, MPI_MAX, comm, &request);
   waiter.wait(request, "the estimate");
@@ -148,8 +154,8 @@ Timing time_collective(GangCollective& collective, const Protocol& protocol, MPI
     sample = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
   }
   std::vector<double>& samples = waiter.scratch(std::move(timing.samples_ns));
-  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : samples.data(), samples.data(), static_cast<int>(samples.size()), MPI_DOUBLE, MPI_MAX,
-              0, comm, &request);
+  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : samples.data(), samples.data(), static_cast<int>(samples.size()), MPI_DOUBLE,
+              MPI_MAX, 0, comm, &request);
   waiter.wait(request, "the samples");
   timing.samples_ns = samples;
   return timing;
@@ -166,8 +172,7 @@ std::int64_t check_collective(GangCollective& collective, MPI_Comm comm, int me,
   MPI_Request request;
   MPI_Ireduce(me == 0 ? MPI_IN_PLACE : &wrong, &wrong, 1, MPI_INT64_T, MPI_SUM, 0, comm, &request);
   waiter.wait(request, "the check");
-  if (wrong == 0)
-    detail = fmt::format("every member received the {} elements expected", collective.received());
+  if (wrong == 0) detail = fmt::format("every member received the {} elements expected", collective.received());
   else
     detail = fmt::format("{} wrong elements over the gang{}", wrong,
                          mine > 0 ? fmt::format(" (on its first member, {})", first) : std::string());
@@ -207,7 +212,8 @@ std::string agree_on_nccl_id(const std::vector<int>& members, int me, MPI_Comm c
   waiter.wait(request, "the NCCL id");
   const std::string text(message.data());
   if (text.empty() || text.front() != 'i')
-    throw std::runtime_error("the gang's first member could not make an NCCL id: " + (text.empty() ? "" : text.substr(1)));
+    throw std::runtime_error("the gang's first member could not make an NCCL id: " +
+                             (text.empty() ? "" : text.substr(1)));
   return text.substr(1);
 }
 
@@ -221,11 +227,13 @@ MeasureResult measure_in_worker(const MeasureRequest& request, Workers& workers,
 }
 
 // Step 3: the members' outcomes on the first one. `result` is this member's, the gang's on return.
-void gather_outcome(MeasureResult& result, const CollectiveSpec& spec, int members, int me, MPI_Comm comm, Waiter& waiter) {
+void gather_outcome(MeasureResult& result, const CollectiveSpec& spec, int members, int me, MPI_Comm comm,
+                    Waiter& waiter) {
   RunRecord& record = result.record;
   // The worst outcome, and whether every member made as many repetitions as the others.
   const auto repetitions = static_cast<long long>(record.samples_ns.size());
-  std::array<long long, 3>& agreed = waiter.scratch(std::array<long long, 3>{outcome_of(record.status), repetitions, -repetitions});
+  std::array<long long, 3>& agreed =
+      waiter.scratch(std::array<long long, 3>{outcome_of(record.status), repetitions, -repetitions});
   MPI_Request request;
   MPI_Iallreduce(MPI_IN_PLACE, agreed.data(), 3, MPI_LONG_LONG, MPI_MAX, comm, &request);
   waiter.wait(request, "the members' outcomes");
@@ -241,8 +249,8 @@ void gather_outcome(MeasureResult& result, const CollectiveSpec& spec, int membe
   }
   if (agreed[1] != -agreed[2]) throw std::runtime_error("the gang's members made different numbers of repetitions");
   std::vector<double>& samples = waiter.scratch(std::move(record.samples_ns));
-  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : samples.data(), samples.data(), static_cast<int>(repetitions), MPI_DOUBLE, MPI_MAX, 0,
-              comm, &request);
+  MPI_Ireduce(me == 0 ? MPI_IN_PLACE : samples.data(), samples.data(), static_cast<int>(repetitions), MPI_DOUBLE,
+              MPI_MAX, 0, comm, &request);
   waiter.wait(request, "the samples");
   record.samples_ns = samples;
   std::int64_t& wrong = waiter.scratch(std::max<std::int64_t>(record.wrong_elements, 0));
@@ -289,8 +297,8 @@ void record_collective_timing(RunRecord& record, Timing timing, double algorithm
 
 std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members,
                                              std::uint32_t generation, bool check, const ProtocolSpec& protocol_spec,
-                                             GangCommunicators& communicators,
-                                             Workers& workers, const std::function<void()>& while_waiting) {
+                                             GangCommunicators& communicators, Workers& workers,
+                                             const std::function<void()>& while_waiting) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   const int me = static_cast<int>(std::find(members.begin(), members.end(), world_rank) - members.begin());
@@ -303,8 +311,9 @@ std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vect
     const MPI_Comm comm = communicators.of(members, generation);
     if (comm == MPI_COMM_NULL) {  // the other members time out on it, and tell rank 0 so too
       record.status = "timeout";
-      record.message = "not measured: an earlier point of this gang timed out on this member, which lost the gang's "
-                       "communicator (the gang's next points get a new one)";
+      record.message =
+          "not measured: an earlier point of this gang timed out on this member, which lost the gang's "
+          "communicator (the gang's next points get a new one)";
       record.ended_at = iso_utc_now();
       if (me != 0) return std::nullopt;
       return result;
@@ -329,7 +338,8 @@ std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vect
     protocol.flush_bytes = 0;  // nccl-tests times without a flush
     result.protocol = protocol_to_json(protocol);
     if (protocol.name != "do_bench")
-      throw std::invalid_argument(fmt::format("protocol {}: collectives are timed with do_bench's loop only", protocol.name));
+      throw std::invalid_argument(
+          fmt::format("protocol {}: collectives are timed with do_bench's loop only", protocol.name));
     Waiter waiter(point.timeout_s, while_waiting);
     const auto collective = std::make_shared<GangCollective>(*spec, point, static_cast<int>(members.size()), me, comm);
     waiter.keep(collective);  // its buffers are the calls'

@@ -60,7 +60,7 @@ void record_collective_timing(RunRecord& record, Timing timing, double algorithm
 // queue).
 std::optional<MeasureResult> measure_in_gang(const Point& point, const std::vector<int>& members,
                                              std::uint32_t generation, bool check, const ProtocolSpec& protocol,
-                                             GangCommunicators& communicators,
-                                             Workers& workers, const std::function<void()>& while_waiting);
+                                             GangCommunicators& communicators, Workers& workers,
+                                             const std::function<void()>& while_waiting);
 
 }  // namespace ks

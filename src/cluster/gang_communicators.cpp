@@ -39,7 +39,8 @@ void GangCommunicators::abandon(const std::vector<int>& members, std::vector<std
   lost_since_taken_.push_back(members);
   // Never freed: MPI may still write it (a leak of one point's buffers per timeout, by design).
   static auto* abandoned = new std::vector<std::shared_ptr<void>>();
-  abandoned->insert(abandoned->end(), std::make_move_iterator(in_flight.begin()), std::make_move_iterator(in_flight.end()));
+  abandoned->insert(abandoned->end(), std::make_move_iterator(in_flight.begin()),
+                    std::make_move_iterator(in_flight.end()));
 }
 
 std::vector<std::vector<int>> GangCommunicators::take_lost() { return std::exchange(lost_since_taken_, {}); }

@@ -14,12 +14,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr int kTagRequest = 101;  // rank -> 0: give me work (and the gangs' communicators I lost)
-constexpr int kTagAssign = 102;   // 0 -> rank: the points of its next groups (none: no more work)
-constexpr int kTagResult = 103;   // rank -> 0: one record
-constexpr int kTagHeartbeat = 104;  // rank -> 0: still here (sent while a rank works)
-constexpr int kTagStop = 105;       // 0 -> rank: the run is interrupted; abandon the point in hand
-constexpr int kTagStopped = 106;    // rank -> 0: stopped, nothing more follows (payload: why)
+constexpr int kTagRequest = 101;      // rank -> 0: give me work (and the gangs' communicators I lost)
+constexpr int kTagAssign = 102;       // 0 -> rank: the points of its next groups (none: no more work)
+constexpr int kTagResult = 103;       // rank -> 0: one record
+constexpr int kTagHeartbeat = 104;    // rank -> 0: still here (sent while a rank works)
+constexpr int kTagStop = 105;         // 0 -> rank: the run is interrupted; abandon the point in hand
+constexpr int kTagStopped = 106;      // rank -> 0: stopped, nothing more follows (payload: why)
 constexpr int kTagStillParked = 107;  // 0 -> rank: your gang is not formed yet, keep waiting
 constexpr int kTagNote = 108;         // rank -> 0: a line for the log (its sentinel found drift)
 
@@ -98,11 +98,16 @@ std::string receive_bytes(const MPI_Status& status) {
 
 FromRank::Kind kind_of(int tag) {
   switch (tag) {
-    case kTagRequest: return FromRank::Kind::work_request;
-    case kTagResult: return FromRank::Kind::result;
-    case kTagNote: return FromRank::Kind::note;
-    case kTagHeartbeat: return FromRank::Kind::heartbeat;
-    case kTagStopped: return FromRank::Kind::stopped;
+    case kTagRequest:
+      return FromRank::Kind::work_request;
+    case kTagResult:
+      return FromRank::Kind::result;
+    case kTagNote:
+      return FromRank::Kind::note;
+    case kTagHeartbeat:
+      return FromRank::Kind::heartbeat;
+    case kTagStopped:
+      return FromRank::Kind::stopped;
   }
   throw std::logic_error(fmt::format("rank 0 got a message with unknown tag {}", tag));
 }

@@ -1,9 +1,9 @@
 #include "cluster/mpi_world.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <numeric>
-#include <cstdio>
 #include <thread>
 
 #include "cluster/poll_interval.h"
@@ -41,8 +41,10 @@ void MpiWorld::wait(MPI_Request& request, const char* step) const {
     if (done) return;
     if (std::chrono::steady_clock::now() > deadline) {
       // Collective steps come before the sweep loop or after the file is finished: nothing is lost.
-      std::fprintf(stderr, "kernelsweep: rank %d: the ranks did not all reach %s within %lld s (a rank stopped, or was "
-                   "lost); ending the job\n", rank_, step, static_cast<long long>(collective_deadline_.count()));
+      std::fprintf(stderr,
+                   "kernelsweep: rank %d: the ranks did not all reach %s within %lld s (a rank stopped, or was "
+                   "lost); ending the job\n",
+                   rank_, step, static_cast<long long>(collective_deadline_.count()));
       abort(1);
     }
     std::this_thread::sleep_for(interval.next());

@@ -37,9 +37,10 @@ class Deadline {
         seconds_(seconds) {}
   void check(const char* what) const {
     if (Clock::now() > at_)
-      throw GangTimeout(fmt::format("the gang did not complete {} within the point's timeout of {:g} s (a member "
-                                    "stopped, died or is far behind); the NCCL communicator was aborted",
-                                    what, seconds_));
+      throw GangTimeout(
+          fmt::format("the gang did not complete {} within the point's timeout of {:g} s (a member "
+                      "stopped, died or is far behind); the NCCL communicator was aborted",
+                      what, seconds_));
   }
 
  private:
@@ -148,7 +149,9 @@ class GpuCollective {
   // hangs would wait for it, so the communicator is aborted first).
   GpuCollective(const CollectiveSpec& spec, const Parameters& params, const GangSeat& seat, ncclComm_t comm,
                 const Deadline& deadline)
-      : spec_(spec), comm_(comm), deadline_(deadline),
+      : spec_(spec),
+        comm_(comm),
+        deadline_(deadline),
         setting_(setting_of(spec, params, static_cast<int>(seat.members.size()), seat.me)),
         size_(size_of(setting_.type)),
         counts_(counts_of(spec, params, setting_.members)),
@@ -216,8 +219,10 @@ class GpuCollective {
     launch();
     wait("the checked call");
     std::vector<unsigned char> received(counts_.recv * size_);
-    const unsigned char* result = recv_.data() + (setting_.in_place ? counts_.recv_in_place_offset * size_ * setting_.me : 0);
-    check_cuda(cudaMemcpy(received.data(), result, received.size(), cudaMemcpyDeviceToHost), "cudaMemcpy of the result");
+    const unsigned char* result =
+        recv_.data() + (setting_.in_place ? counts_.recv_in_place_offset * size_ * setting_.me : 0);
+    check_cuda(cudaMemcpy(received.data(), result, received.size(), cudaMemcpyDeviceToHost),
+               "cudaMemcpy of the result");
     return count_wrong_elements(spec_, counts_, setting_, received.data(), first);
   }
 
@@ -238,7 +243,8 @@ class GpuCollective {
     const std::size_t period = input_period(setting_);
     const std::size_t block = std::min(counts_.send, period * std::max<std::size_t>(1, (1 << 16) / period));
     std::vector<unsigned char> host(block * size_);
-    for (std::size_t i = 0; i < block; ++i) write_element(host.data(), i, setting_.type, input_value(i, setting_.me, setting_));
+    for (std::size_t i = 0; i < block; ++i)
+      write_element(host.data(), i, setting_.type, input_value(i, setting_.me, setting_));
     unsigned char* to = input();
     check_cuda(cudaMemcpyAsync(to, host.data(), host.size(), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
     for (std::size_t written = block; written < counts_.send;) {  // `written` stays a multiple of the period
@@ -250,13 +256,13 @@ class GpuCollective {
     wait("writing the inputs");
   }
 
-  void launch_direct() { settle(comm_, static_cast<ncclResult_t>(spec_.start_nccl(call_)), deadline_, spec_.name.c_str()); }
+  void launch_direct() {
+    settle(comm_, static_cast<ncclResult_t>(spec_.start_nccl(call_)), deadline_, spec_.name.c_str());
+  }
 
   void launch() {
-    if (graph_exec_)
-      check_cuda(cudaGraphLaunch(graph_exec_, stream_), "cudaGraphLaunch");
-    else
-      launch_direct();
+    if (graph_exec_) check_cuda(cudaGraphLaunch(graph_exec_, stream_), "cudaGraphLaunch");
+    else launch_direct();
   }
 
   void capture() {
@@ -271,10 +277,12 @@ class GpuCollective {
   // The largest of the members' estimates, through the gang's own communicator.
   double gang_largest(double estimate_ms) {
     float host = static_cast<float>(estimate_ms);
-    check_cuda(cudaMemcpyAsync(estimate_.data(), &host, sizeof host, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+    check_cuda(cudaMemcpyAsync(estimate_.data(), &host, sizeof host, cudaMemcpyHostToDevice, stream_),
+               "cudaMemcpyAsync");
     settle(comm_, ncclAllReduce(estimate_.data(), estimate_.data(), 1, ncclFloat32, ncclMax, comm_, stream_), deadline_,
            "the estimate's all-reduce");
-    check_cuda(cudaMemcpyAsync(&host, estimate_.data(), sizeof host, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    check_cuda(cudaMemcpyAsync(&host, estimate_.data(), sizeof host, cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync");
     wait("the estimate's all-reduce");
     return host;
   }
@@ -306,7 +314,8 @@ struct NcclMember::Communicators {
   ncclComm_t of(const GangSeat& seat, const Deadline& deadline) {
     if (seat.nccl_id.empty()) {
       const auto found = made.find(seat.members);
-      if (found == made.end()) throw std::runtime_error("no NCCL communicator is kept for this gang, and no id came to make one");
+      if (found == made.end())
+        throw std::runtime_error("no NCCL communicator is kept for this gang, and no id came to make one");
       return found->second;
     }
     abort(seat.members);  // an id comes when any member lacks the communicator: all make it anew
@@ -356,7 +365,8 @@ MeasureResult NcclMember::measure(const MeasureRequest& request) {
     protocol.flush_bytes = 0;  // nccl-tests times without a flush
     result.protocol = protocol_to_json(protocol);
     if (protocol.name != "do_bench")
-      throw std::invalid_argument(fmt::format("protocol {}: collectives are timed with do_bench's loop only", protocol.name));
+      throw std::invalid_argument(
+          fmt::format("protocol {}: collectives are timed with do_bench's loop only", protocol.name));
     std::unique_ptr<GpuCollective> collective;
     try {
       const ncclComm_t comm = communicators_->of(seat, deadline);

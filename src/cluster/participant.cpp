@@ -30,7 +30,9 @@ std::string agreement_digest(const ProtocolSpec& protocol, const RunOptions& opt
 }  // namespace
 
 Participant::Participant(const MpiWorld& world, const ProtocolSpec& protocol, const RunOptions& options)
-    : world_(world), protocol_(protocol), options_(options),
+    : world_(world),
+      protocol_(protocol),
+      options_(options),
       workers_(*options.registry, options.executable, world.local_rank(), options.plugins, options.python) {}
 
 RunRecord Participant::record_of(const Point& point, const MeasureResult& result) const {
@@ -60,16 +62,20 @@ void Participant::check_gpus_not_shared() const {
   std::string problem;
   for (int other = 0; other < static_cast<int>(uuids.size()); ++other)
     if (other != world_.local_rank() && !me_.gpu.uuid.empty() && uuids[other] == me_.gpu.uuid && problem.empty())
-      problem = fmt::format("ranks share GPU {} on host {} ({} ranks on the node, {} GPUs visible to each): "
-                            "start one rank per GPU, or pass --allow-shared-gpu",
-                            me_.gpu.uuid, me_.host.hostname, world_.local_size(), me_.gpu_count);
+      problem = fmt::format(
+          "ranks share GPU {} on host {} ({} ranks on the node, {} GPUs visible to each): "
+          "start one rank per GPU, or pass --allow-shared-gpu",
+          me_.gpu.uuid, me_.host.hostname, world_.local_size(), me_.gpu_count);
   if (options_.allow_shared_gpu) problem.clear();
   const auto problems = world_.gather_to_root(problem);
   const bool ok = world_.all(problem.empty());
   if (ok) return;
   std::string first;
   for (const auto& p : problems)
-    if (!p.empty()) { first = p; break; }
+    if (!p.empty()) {
+      first = p;
+      break;
+    }
   throw RunError(first.empty() ? "ranks share a GPU" : first);
 }
 
@@ -79,7 +85,10 @@ void Participant::check_gpus_not_shared() const {
 // rank has joined, and ends the run in order from there.
 Json Participant::first_hello() {
   const auto without_worker = [](const std::string& problem) {
-    return Json{{"type", "hello"}, {"gpu_count", 0}, {"gpu", to_json(GpuInfo{})}, {"host", to_json(read_host_info())},
+    return Json{{"type", "hello"},
+                {"gpu_count", 0},
+                {"gpu", to_json(GpuInfo{})},
+                {"host", to_json(read_host_info())},
                 {"problem", problem}};
   };
   try {
@@ -182,13 +191,15 @@ std::optional<RankCalibration> Participant::calibrate() {
 void Participant::keep_calibration(const std::vector<int>& slow) {
   if (!me_.calibration || me_.calibration->reused || options_.calibration_folder.empty()) return;
   if (std::find(slow.begin(), slow.end(), me_.rank) != slow.end()) {
-    std::cerr << fmt::format("kernelsweep: rank {}: measured more than {:.0f}% below the ranks like it: its calibration is "
-                             "not kept, and the next run measures again\n", me_.rank, 100 * kSlowFraction);
+    std::cerr << fmt::format(
+        "kernelsweep: rank {}: measured more than {:.0f}% below the ranks like it: its calibration is "
+        "not kept, and the next run measures again\n",
+        me_.rank, 100 * kSlowFraction);
     return;
   }
   try {
-    write_cached_calibration(calibration_cache_file(options_.calibration_folder, me_.host, me_.gpu, world_.local_size()),
-                             *me_.calibration);
+    write_cached_calibration(
+        calibration_cache_file(options_.calibration_folder, me_.host, me_.gpu, world_.local_size()), *me_.calibration);
   } catch (const std::exception& e) {
     std::cerr << fmt::format("kernelsweep: rank {}: the calibration was not kept ({}): the next run measures again\n",
                              me_.rank, e.what());
@@ -252,7 +263,7 @@ void Participant::begin(const Assigned& assigned) {
 // A gang's point runs to its end (its timeout bounds it) even when a stop comes meanwhile: the other
 // members are in it too.
 std::optional<MeasureResult> Participant::measure_in_gang(const Assigned& assigned,
-                                                         const std::function<void()>& duties) {
+                                                          const std::function<void()>& duties) {
   return ks::measure_in_gang(assigned.point, assigned.gang, assigned.generation, assigned.check, protocol_, gangs_,
                              workers_, duties);
 }

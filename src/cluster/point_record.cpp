@@ -29,12 +29,13 @@ void summarize_sample_clocks(RunRecord& rec) {
 // collective's figures are its links', not its device's: it gets none.
 void add_speed_of_light(RunRecord& rec, const Point& point, const RankIdentity& me, bool on_gpu) {
   if (!me.calibration || collective::find_collective(point.kernel)) return;
-  const DeviceCalibration* device = on_gpu ? (me.calibration->gpu ? &*me.calibration->gpu : nullptr) : &me.calibration->cpu;
+  const DeviceCalibration* device =
+      on_gpu ? (me.calibration->gpu ? &*me.calibration->gpu : nullptr) : &me.calibration->cpu;
   if (!device) return;
   const auto dtype = point.params.find("dtype");
-  const SpeedOfLight sol = speed_of_light(rec.flops, rec.bytes, rec.stats.median_ns,
-                                          dtype != point.params.end() && dtype->is_string() ? dtype->get<std::string>() : "",
-                                          *device);
+  const SpeedOfLight sol =
+      speed_of_light(rec.flops, rec.bytes, rec.stats.median_ns,
+                     dtype != point.params.end() && dtype->is_string() ? dtype->get<std::string>() : "", *device);
   rec.bandwidth_pct = sol.bandwidth_pct;
   rec.compute_pct = sol.compute_pct;
   rec.sol_pct = sol.sol_pct;

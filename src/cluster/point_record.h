@@ -3,10 +3,10 @@
 // worker's result, with the point, where it ran, its quantiles, its rates and its speed of light.
 #include <string>
 
-#include "record/run_record.h"
 #include "cluster/sweep_runner.h"
 #include "cluster/worker_messages.h"
 #include "plan/point.h"
+#include "record/run_record.h"
 
 namespace ks {
 

@@ -55,7 +55,7 @@ struct FromRank {
   RunRecord record;
   const nlohmann::json* protocol = nullptr;
   const nlohmann::json* implementation = nullptr;
-  std::string text;                          // note: the line; stopped: why
+  std::string text;  // note: the line; stopped: why
 };
 
 // Rank 0's side of the messages.

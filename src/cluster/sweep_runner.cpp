@@ -72,8 +72,8 @@ std::string run_root(Participant& me, Coordinator& coordinator, int others) {
 }  // namespace
 
 std::chrono::seconds collective_deadline() {
-  return std::chrono::duration_cast<std::chrono::seconds>(2 * WorkerProcess::kStartAttempts * WorkerProcess::start_timeout() +
-                                                          5 * silence_limit());
+  return std::chrono::duration_cast<std::chrono::seconds>(
+      2 * WorkerProcess::kStartAttempts * WorkerProcess::start_timeout() + 5 * silence_limit());
 }
 
 PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const ProtocolSpec& protocol,
@@ -102,9 +102,10 @@ std::vector<RankCalibration> calibrations_of(const std::vector<RankIdentity>& ra
 }
 
 Json to_json(const RankIdentity& r) {
-  return {{"rank", r.rank}, {"local_rank", r.local_rank}, {"gpu_count", r.gpu_count},
-          {"host", to_json(r.host)}, {"gpu", to_json(r.gpu)}, {"problem", r.problem}, {"python", r.python},
-          {"calibration", r.calibration ? to_json(*r.calibration) : Json()}};
+  return {{"rank", r.rank},           {"local_rank", r.local_rank},
+          {"gpu_count", r.gpu_count}, {"host", to_json(r.host)},
+          {"gpu", to_json(r.gpu)},    {"problem", r.problem},
+          {"python", r.python},       {"calibration", r.calibration ? to_json(*r.calibration) : Json()}};
 }
 
 RankIdentity rank_identity_from_json(const Json& j) {
@@ -116,7 +117,8 @@ RankIdentity rank_identity_from_json(const Json& j) {
   r.gpu = gpu_info_from_json(j.at("gpu"));
   r.problem = j.at("problem").get<std::string>();
   r.python = j.value("python", Json());
-  if (const auto it = j.find("calibration"); it != j.end() && !it->is_null()) r.calibration = rank_calibration_from_json(*it);
+  if (const auto it = j.find("calibration"); it != j.end() && !it->is_null())
+    r.calibration = rank_calibration_from_json(*it);
   return r;
 }
 

@@ -22,8 +22,8 @@
 #include "env/environment.h"
 #include "kernels/kernel.h"
 #include "plan/point.h"
-#include "record/run_record.h"
 #include "plugins/python_modules.h"
+#include "record/run_record.h"
 
 namespace ks {
 
@@ -70,7 +70,7 @@ struct RunOptions {
   Schedule schedule = Schedule::dynamic;
   bool allow_shared_gpu = false;
   CheckPolicy check = CheckPolicy::first_mode;
-  std::string executable;  // the kernelsweep binary that runs as `worker`
+  std::string executable;            // the kernelsweep binary that runs as `worker`
   std::vector<std::string> plugins;  // plugin libraries the workers load, as the rank did
   PythonSetup python;                // how the Python worker runs, and the modules it imports
   // Points whose latest row is `skipped` (WorkPlan::skipped_before) are measured again only when this

@@ -32,8 +32,8 @@ void WorkPlan::add(const Point& point, std::size_t group) {
     }
     any_in_python_ = any_in_python_ || last_.in_python;
   } else if (group + 1 != groups_.size()) {
-    throw std::logic_error(fmt::format("WorkPlan: point {} of group {} follows group {}", point.index, group,
-                                       groups_.size() - 1));
+    throw std::logic_error(
+        fmt::format("WorkPlan: point {} of group {} follows group {}", point.index, group, groups_.size() - 1));
   }
   measured_before_.push_back(false);
   skipped_before_.push_back(false);
@@ -107,8 +107,8 @@ std::vector<Point> WorkPlan::points_to_measure(std::size_t group) const {
   const std::uint64_t round = static_cast<std::uint64_t>(repetition) * points();
   std::vector<Point> points = make_group_(groups_[g].source);
   if (points.size() != last - first)
-    throw std::logic_error(fmt::format("group {} of the plan was made again with {} points, not {}", g,
-                                       points.size(), last - first));
+    throw std::logic_error(
+        fmt::format("group {} of the plan was made again with {} points, not {}", g, points.size(), last - first));
   std::vector<Point> out;
   for (std::size_t k = 0; k < points.size(); ++k) {
     if (measured_before_[round + first + k]) continue;

@@ -18,8 +18,11 @@ constexpr std::size_t kGuidedShare = 8;
 
 WorkQueue::WorkQueue(std::vector<std::size_t> groups, Needs needs, std::vector<bool> rank_has_gpu,
                      std::vector<std::string> rank_host, Schedule schedule)
-    : needs_(std::move(needs)), rank_has_gpu_(std::move(rank_has_gpu)), rank_host_(std::move(rank_host)),
-      gone_(rank_has_gpu_.size(), false), schedule_(schedule),
+    : needs_(std::move(needs)),
+      rank_has_gpu_(std::move(rank_has_gpu)),
+      rank_host_(std::move(rank_host)),
+      gone_(rank_has_gpu_.size(), false),
+      schedule_(schedule),
       any_gpu_(std::find(rank_has_gpu_.begin(), rank_has_gpu_.end(), true) != rank_has_gpu_.end()) {
   rank_host_.resize(rank_has_gpu_.size());
   std::vector<std::size_t> runnable;
@@ -46,8 +49,8 @@ WorkQueue::WorkQueue(std::vector<std::size_t> groups, Needs needs, std::vector<b
       ++gangs_queued_;
       continue;
     }
-    const int rank = needs_(g).gpu ? gpu_ranks[gpu_turn++ % gpu_ranks.size()]
-                                   : static_cast<int>(cpu_turn++ % rank_has_gpu_.size());
+    const int rank =
+        needs_(g).gpu ? gpu_ranks[gpu_turn++ % gpu_ranks.size()] : static_cast<int>(cpu_turn++ % rank_has_gpu_.size());
     per_rank_[static_cast<std::size_t>(rank)].push_back(g);
   }
 }
@@ -69,12 +72,14 @@ std::string WorkQueue::why_never(std::size_t group) const {
     }
   const char* with_gpu = need.gpu ? " with a GPU" : "";
   if (capable < need.gang_size)
-    return fmt::format("group_size {} needs {} ranks{}; this run has {}", need.gang_size, need.gang_size, with_gpu, capable);
+    return fmt::format("group_size {} needs {} ranks{}; this run has {}", need.gang_size, need.gang_size, with_gpu,
+                       capable);
   int most = 0;
   for (const auto& [host, count] : per_host) most = std::max(most, count);
   if (need.same_node && most < need.gang_size)
-    return fmt::format("group_size {} with placement same-node needs {} ranks{} on one node; this run has at most {} on one",
-                       need.gang_size, need.gang_size, with_gpu, most);
+    return fmt::format(
+        "group_size {} with placement same-node needs {} ranks{} on one node; this run has at most {} on one",
+        need.gang_size, need.gang_size, with_gpu, most);
   return "";
 }
 

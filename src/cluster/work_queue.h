@@ -23,8 +23,8 @@ enum class Schedule { dynamic, static_round_robin };
 struct GroupNeeds {
   bool gpu = false;
   bool collective = false;  // measured by a gang of ranks (one rank too), not by a worker
-  int gang_size = 1;         // a collective's ranks
-  bool same_node = false;  // a gang's ranks all on one host (else spread over as many hosts as there are)
+  int gang_size = 1;        // a collective's ranks
+  bool same_node = false;   // a gang's ranks all on one host (else spread over as many hosts as there are)
 };
 
 // Work for one rank: `groups` to measure, with `gang` its fellow members (world ranks, ascending, itself

@@ -18,9 +18,9 @@
 #include "measure/device_memory.h"
 #include "measure/do_bench.h"
 #include "measure/energy.h"
+#include "measure/gpu_state.h"
 #include "measure/protocol.h"
 #include "measure/timer.h"
-#include "measure/gpu_state.h"
 #include "plugins/plugins.h"
 #include "plugins/requested.h"
 
@@ -140,8 +140,11 @@ class Worker {
         gpu_count_ = 0;
       }
     }
-    return {{"type", "hello"}, {"gpu_count", gpu_count_}, {"gpu", to_json(gpu)},
-            {"host", to_json(read_host_info())}, {"problem", problem}};
+    return {{"type", "hello"},
+            {"gpu_count", gpu_count_},
+            {"gpu", to_json(gpu)},
+            {"host", to_json(read_host_info())},
+            {"problem", problem}};
   }
 
   MeasureResult measure(const MeasureRequest& request) {
@@ -168,13 +171,14 @@ class Worker {
     return result;
   }
 
-  void time_and_check(const KernelSpec& kernel, const ImplementationSpec& implementation,
-                      const MeasureRequest& request, MeasureResult& result) {
+  void time_and_check(const KernelSpec& kernel, const ImplementationSpec& implementation, const MeasureRequest& request,
+                      MeasureResult& result) {
     const Point& point = request.point;
     RunRecord& record = result.record;
     const bool on_gpu = implementation.backend == Backend::cuda;
     try {
-      const Protocol protocol = resolve_protocol(request.protocol, implementation.backend, on_gpu ? l2_cache_bytes() : 0);
+      const Protocol protocol =
+          resolve_protocol(request.protocol, implementation.backend, on_gpu ? l2_cache_bytes() : 0);
       result.protocol = protocol_to_json(protocol);
       if (on_gpu) reserve_timer(protocol);  // before the memory baseline: the flush buffer is not the point's
       Instance& instance = cache_.get(kernel, point, on_gpu);
@@ -270,7 +274,8 @@ class Worker {
       gpu_state_opened_ = true;
       std::string why_not;
       gpu_state_ = GpuStateReader::open(gpu_uuid_, why_not);
-      if (!gpu_state_) std::fprintf(stderr, "kernelsweep worker: the GPU's clocks and power are not recorded: %s\n", why_not.c_str());
+      if (!gpu_state_)
+        std::fprintf(stderr, "kernelsweep worker: the GPU's clocks and power are not recorded: %s\n", why_not.c_str());
     }
     return gpu_state_.get();
   }

@@ -12,7 +12,7 @@ namespace ks {
 struct WorkerArguments {
   int in_fd = 3;
   int out_fd = 4;
-  int local_rank = 0;  // picks the GPU: local rank modulo the visible GPUs
+  int local_rank = 0;                // picks the GPU: local rank modulo the visible GPUs
   std::vector<std::string> plugins;  // plugin libraries to load, as the rank loaded them
 };
 

@@ -8,14 +8,20 @@
 namespace ks {
 
 Json to_json(const ProtocolSpec& s) {
-  Json j = {{"name", s.name}, {"warmup_ms", s.warmup_ms}, {"rep_ms", s.rep_ms},
-            {"max_repeat", s.max_repeat}, {"quantiles", s.quantiles}};
+  Json j = {{"name", s.name},
+            {"warmup_ms", s.warmup_ms},
+            {"rep_ms", s.rep_ms},
+            {"max_repeat", s.max_repeat},
+            {"quantiles", s.quantiles}};
   if (s.flush_bytes) j["flush_bytes"] = *s.flush_bytes;
   if (s.min_repeat) j["min_repeat"] = *s.min_repeat;
   if (s.repetitions != 1) j["repetitions"] = s.repetitions;
   if (s.name == "cold") {
-    j.update({{"max_noise", s.cold.max_noise}, {"min_samples", s.cold.min_samples}, {"min_time_s", s.cold.min_time_s},
-              {"timeout_s", s.cold.timeout_s}, {"throttle_threshold", s.cold.throttle_threshold},
+    j.update({{"max_noise", s.cold.max_noise},
+              {"min_samples", s.cold.min_samples},
+              {"min_time_s", s.cold.min_time_s},
+              {"timeout_s", s.cold.timeout_s},
+              {"throttle_threshold", s.cold.throttle_threshold},
               {"throttle_pause_s", s.cold.throttle_pause_s}});
   }
   if (s.name == "graph") j["replays"] = s.replays;
@@ -47,11 +53,15 @@ ProtocolSpec protocol_spec_from_json(const Json& j) {
 }
 
 std::string encode(const MeasureRequest& r) {
-  const Json point = {{"kernel", r.point.kernel}, {"implementation", r.point.implementation},
-                      {"mode", r.point.mode}, {"params", r.point.params}};
+  const Json point = {{"kernel", r.point.kernel},
+                      {"implementation", r.point.implementation},
+                      {"mode", r.point.mode},
+                      {"params", r.point.params}};
   Json message = {{"type", "measure"}, {"point", point}, {"protocol", to_json(r.protocol)}, {"check", r.check}};
   if (r.gang)
-    message["gang"] = {{"members", r.gang->members}, {"me", r.gang->me}, {"nccl_id", r.gang->nccl_id},
+    message["gang"] = {{"members", r.gang->members},
+                       {"me", r.gang->me},
+                       {"nccl_id", r.gang->nccl_id},
                        {"timeout_s", r.gang->timeout_s}};
   return message.dump();
 }
@@ -77,7 +87,8 @@ MeasureRequest decode_request(const Json& j) {
 }
 
 std::string encode(const MeasureResult& r) {
-  Json message = {{"type", "result"}, {"record", to_json(r.record)}, {"protocol", r.protocol}, {"worker_exits", r.worker_exits}};
+  Json message = {
+      {"type", "result"}, {"record", to_json(r.record)}, {"protocol", r.protocol}, {"worker_exits", r.worker_exits}};
   if (!r.implementation.is_null()) message["implementation"] = r.implementation;
   return message.dump();
 }

@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "record/run_record.h"
 #include "config/sweep_spec.h"
 #include "plan/point.h"
+#include "record/run_record.h"
 
 namespace ks {
 

@@ -50,7 +50,8 @@ std::string current_executable() {
 }
 
 // argv of `kernelsweep worker` for a rank (its pipes' descriptors are added by the constructor below).
-static std::vector<std::string> cpp_worker_arguments(std::string executable, int local_rank, std::vector<std::string> plugins) {
+static std::vector<std::string> cpp_worker_arguments(std::string executable, int local_rank,
+                                                     std::vector<std::string> plugins) {
   std::vector<std::string> arguments{std::move(executable), "worker", "--local-rank", std::to_string(local_rank)};
   for (auto& plugin : plugins) {
     arguments.push_back("--plugin");
@@ -66,8 +67,8 @@ WorkerProcess::WorkerProcess(std::string executable, int local_rank, std::vector
 
 WorkerProcess::WorkerProcess(std::vector<std::string> arguments, std::vector<std::string> environment)
     : executable_(arguments.at(0)), arguments_(std::move(arguments)), environment_(std::move(environment)) {
-  for (const std::string& argument : {std::string("--in-fd"), std::to_string(kWorkerInFd), std::string("--out-fd"),
-                                      std::to_string(kWorkerOutFd)})
+  for (const std::string& argument :
+       {std::string("--in-fd"), std::to_string(kWorkerInFd), std::string("--out-fd"), std::to_string(kWorkerOutFd)})
     arguments_.push_back(argument);
   ::signal(SIGPIPE, SIG_IGN);  // a dead worker must show up as EPIPE, not kill the rank
 }
@@ -143,8 +144,8 @@ const nlohmann::json& WorkerProcess::ensure_started() {
     why = try_start();
     if (why.empty()) return hello_;
   }
-  throw WorkerStartError(fmt::format("worker process ({} worker) did not start in {} attempts: {}", executable_,
-                                     kStartAttempts, why));
+  throw WorkerStartError(
+      fmt::format("worker process ({} worker) did not start in {} attempts: {}", executable_, kStartAttempts, why));
 }
 
 void WorkerProcess::begin(const MeasureRequest& request) {
@@ -157,8 +158,8 @@ void WorkerProcess::begin(const MeasureRequest& request) {
     return;
   }
   timeout_s_ = request.point.timeout_s + (request.gang ? kGangAbortGrace_s : 0.0);
-  deadline_ = std::chrono::steady_clock::now() +
-              std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+  deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                     std::chrono::duration<double>(timeout_s_));
   started_at_ = iso_utc_now();
   busy_ = true;
   // A dead worker is noticed by poll() as a closed pipe.
@@ -251,7 +252,8 @@ nlohmann::json WorkerProcess::ask(const nlohmann::json& message, std::chrono::se
     if (std::chrono::steady_clock::now() >= deadline) {
       kill_worker();
       reap();
-      throw std::runtime_error(fmt::format("worker process did not answer within {} s and was killed", timeout.count()));
+      throw std::runtime_error(
+          fmt::format("worker process did not answer within {} s and was killed", timeout.count()));
     }
   }
 }

@@ -19,8 +19,10 @@ bool needs_gpu(const Registry& registry, const Point& point) {
 
 Workers::Workers(const Registry& registry, const std::string& executable, int local_rank,
                  const std::vector<std::string>& plugins, const PythonSetup& python)
-    : registry_(registry), native_(executable, local_rank, plugins),
-      python_arguments_{python.interpreter_to_run(), "-m", "kernelsweep.worker", "--local-rank", std::to_string(local_rank)},
+    : registry_(registry),
+      native_(executable, local_rank, plugins),
+      python_arguments_{python.interpreter_to_run(), "-m", "kernelsweep.worker", "--local-rank",
+                        std::to_string(local_rank)},
       python_environment_(python.environment()) {
   for (const std::string& module : python.modules) {
     python_arguments_.push_back("--module");
@@ -54,14 +56,13 @@ void Workers::begin(const MeasureRequest& request) {
 // its next GPU point. It stays, letting go of its memory only, while it keeps gangs' NCCL
 // communicators, which every member of the gang would have to make again.
 void Workers::make_way_for(const WorkerProcess& next) {
-  if (&next != &native_ && native_.running() && !keeps_any_nccl_communicator())
-    native_.stop();
-  else if (current_ && current_ != &next)
-    current_->release();
+  if (&next != &native_ && native_.running() && !keeps_any_nccl_communicator()) native_.stop();
+  else if (current_ && current_ != &next) current_->release();
 }
 
 bool Workers::keeps_any_nccl_communicator() const {
-  return std::any_of(nccl_kept_.begin(), nccl_kept_.end(), [&](const auto& kept) { return made_by_present_worker(kept.second); });
+  return std::any_of(nccl_kept_.begin(), nccl_kept_.end(),
+                     [&](const auto& kept) { return made_by_present_worker(kept.second); });
 }
 
 // A communicator dies with the C++ worker that made it: only one made since its present start is kept.
@@ -97,10 +98,8 @@ bool Workers::keeps_nccl_communicator(const std::vector<int>& members) const {
 }
 
 void Workers::note_nccl_communicator(const std::vector<int>& members, bool kept) {
-  if (kept)
-    nccl_kept_[members] = native_.starts();
-  else
-    nccl_kept_.erase(members);
+  if (kept) nccl_kept_[members] = native_.starts();
+  else nccl_kept_.erase(members);
 }
 
 }  // namespace ks

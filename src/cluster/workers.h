@@ -58,7 +58,7 @@ class Workers {
   WorkerProcess native_;
   std::vector<std::string> python_arguments_, python_environment_;
   std::unique_ptr<WorkerProcess> python_;
-  WorkerProcess* current_ = nullptr;  // the worker of the point in flight, or of the last one
+  WorkerProcess* current_ = nullptr;           // the worker of the point in flight, or of the last one
   std::map<std::vector<int>, int> nccl_kept_;  // members -> the C++ worker's start that made their communicator
   std::function<void()> hook_;
 };

@@ -47,7 +47,8 @@ Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
 Sha256::~Sha256() { EVP_MD_CTX_free(context_); }
 
 void Sha256::update(std::string_view bytes) {
-  if (EVP_DigestUpdate(context_, bytes.data(), bytes.size()) != 1) throw std::runtime_error("sha256: EVP_DigestUpdate failed");
+  if (EVP_DigestUpdate(context_, bytes.data(), bytes.size()) != 1)
+    throw std::runtime_error("sha256: EVP_DigestUpdate failed");
 }
 
 std::array<unsigned char, 32> Sha256::finish() {

@@ -26,11 +26,15 @@ struct Field {
 };
 
 // Field<RECORD>{"name", accessor to RECORD's `member`}; member may be nested (stats.median_ns).
-#define KS_FIELD(RECORD, NAME, MEMBER) \
-  ::ks::Field<RECORD> { NAME, +[](RECORD& r) -> decltype((r.MEMBER)) { return r.MEMBER; } }
+#define KS_FIELD(RECORD, NAME, MEMBER)                                \
+  ::ks::Field<RECORD> {                                               \
+    NAME, +[](RECORD& r) -> decltype((r.MEMBER)) { return r.MEMBER; } \
+  }
 // The same for a figure of the measurement.
-#define KS_METRIC(RECORD, NAME, MEMBER) \
-  ::ks::Field<RECORD> { NAME, +[](RECORD& r) -> decltype((r.MEMBER)) { return r.MEMBER; }, true }
+#define KS_METRIC(RECORD, NAME, MEMBER)                                     \
+  ::ks::Field<RECORD> {                                                     \
+    NAME, +[](RECORD& r) -> decltype((r.MEMBER)) { return r.MEMBER; }, true \
+  }
 
 // Calls visit(name, value) for each field, value as the member's own type.
 template <class Record, class Visit>

@@ -46,7 +46,9 @@ std::string json_number(std::int64_t value) { return std::to_string(value); }
 std::string json_number(std::uint64_t value) { return std::to_string(value); }
 std::string json_number(bool value) { return value ? "true" : "false"; }
 
-std::string json_text(const nlohmann::json& value) { return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string json_text(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 JsonObjectText& JsonObjectText::add(std::string_view key, std::string value_text) {
   if (members_.empty()) members_.reserve(16);

@@ -21,8 +21,7 @@ std::string json_number(std::int64_t value);
 std::string json_number(std::uint64_t value);
 std::string json_number(bool value);
 template <typename T>
-  requires std::is_integral_v<T> && (!std::is_same_v<T, bool>)
-std::string json_number(T value) {
+requires std::is_integral_v<T> &&(!std::is_same_v<T, bool>)std::string json_number(T value) {
   if constexpr (std::is_signed_v<T>) return json_number(static_cast<std::int64_t>(value));
   else return json_number(static_cast<std::uint64_t>(value));
 }

@@ -49,7 +49,8 @@ PointKey repetition_key(const PointKey& point, std::int64_t repetition) {
   if (repetition == 0) return point;
   std::array<char, 64> bytes;
   std::memcpy(bytes.data(), point.data(), point.size());
-  const auto end = fmt::format_to_n(bytes.data() + point.size(), bytes.size() - point.size(), "repetition {}", repetition);
+  const auto end =
+      fmt::format_to_n(bytes.data() + point.size(), bytes.size() - point.size(), "repetition {}", repetition);
   return sha256_bytes(std::string_view(bytes.data(), end.out));
 }
 

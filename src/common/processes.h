@@ -17,7 +17,7 @@ std::optional<std::string> read_process_file(pid_t pid, std::string_view name);
 
 // The fields of /proc/PID/stat that callers use.
 struct ProcessStat {
-  char state = '?';         // R running, S sleeping, D disk wait, T stopped, Z zombie, ...
+  char state = '?';  // R running, S sleeping, D disk wait, T stopped, Z zombie, ...
   pid_t parent = 0;
   std::string start_ticks;  // start time, clock ticks after boot: tells a pid's reuse apart
 };

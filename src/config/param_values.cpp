@@ -13,11 +13,16 @@ namespace {
 
 Json scalar_json(const Scalar& value) {
   switch (value.kind) {
-    case ScalarKind::null: return nullptr;
-    case ScalarKind::boolean: return value.boolean;
-    case ScalarKind::integer: return value.integer;
-    case ScalarKind::number: return value.number;
-    case ScalarKind::string: return value.text;
+    case ScalarKind::null:
+      return nullptr;
+    case ScalarKind::boolean:
+      return value.boolean;
+    case ScalarKind::integer:
+      return value.integer;
+    case ScalarKind::number:
+      return value.number;
+    case ScalarKind::string:
+      return value.text;
   }
   return nullptr;
 }
@@ -44,27 +49,36 @@ std::string or_special(const ParamSpec& param) {
 
 const char* type_phrase(ParamType type) {
   switch (type) {
-    case ParamType::integer: return "an integer";
-    case ParamType::number: return "a number";
-    case ParamType::string: return "a string";
-    case ParamType::boolean: return "a boolean (true or false)";
+    case ParamType::integer:
+      return "an integer";
+    case ParamType::number:
+      return "a number";
+    case ParamType::string:
+      return "a string";
+    case ParamType::boolean:
+      return "a boolean (true or false)";
   }
   return "a value";
 }
 
 bool has_type(const Scalar& value, ParamType type) {
   switch (type) {
-    case ParamType::integer: return value.kind == ScalarKind::integer;
-    case ParamType::number: return value.kind == ScalarKind::integer || value.kind == ScalarKind::number;
-    case ParamType::string: return value.kind == ScalarKind::string;
-    case ParamType::boolean: return value.kind == ScalarKind::boolean;
+    case ParamType::integer:
+      return value.kind == ScalarKind::integer;
+    case ParamType::number:
+      return value.kind == ScalarKind::integer || value.kind == ScalarKind::number;
+    case ParamType::string:
+      return value.kind == ScalarKind::string;
+    case ParamType::boolean:
+      return value.kind == ScalarKind::boolean;
   }
   return false;
 }
 
 Json converted(const Field& field, const Scalar& value, const ParamSpec& param) {
   if (!has_type(value, param.type))
-    field.fail(fmt::format("{} takes {}{}, got {}", param.name, type_phrase(param.type), or_special(param), describe(value)));
+    field.fail(
+        fmt::format("{} takes {}{}, got {}", param.name, type_phrase(param.type), or_special(param), describe(value)));
   if (param.type == ParamType::number) return value.number;  // 1 becomes 1.0
   return scalar_json(value);
 }
@@ -97,15 +111,16 @@ AxisValues integer_range(const Field& range, const MapEntry& from_entry, const M
     if (step <= 0) step_entry->value.fail(fmt::format("step must be > 0, got {}", step));
     // Unsigned difference: exact even when to - from overflows a signed integer. The count is
     // steps + 1, which wraps to 0 for the whole int64 range: compare the steps with the limit.
-    const std::uint64_t steps = (static_cast<std::uint64_t>(to) - static_cast<std::uint64_t>(from)) /
-                                static_cast<std::uint64_t>(step);
+    const std::uint64_t steps =
+        (static_cast<std::uint64_t>(to) - static_cast<std::uint64_t>(from)) / static_cast<std::uint64_t>(step);
     if (steps >= kMaxRangeValues)
-      range.fail(fmt::format("range has {} values, more than the limit of {}", static_cast<unsigned __int128>(steps) + 1,
-                             kMaxRangeValues));
+      range.fail(fmt::format("range has {} values, more than the limit of {}",
+                             static_cast<unsigned __int128>(steps) + 1, kMaxRangeValues));
     const std::uint64_t count = steps + 1;
     values.reserve(count);
     for (std::uint64_t i = 0; i < count; ++i)
-      values.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(from) + i * static_cast<std::uint64_t>(step)));
+      values.emplace_back(
+          static_cast<std::int64_t>(static_cast<std::uint64_t>(from) + i * static_cast<std::uint64_t>(step)));
     return values;
   }
   const std::int64_t mul = mul_entry->value.integer();
@@ -134,7 +149,8 @@ AxisValues number_range(const Field& range, const MapEntry& from_entry, const Ma
     if (!(count <= static_cast<double>(kMaxRangeValues)))
       range.fail(fmt::format("range has more than the limit of {} values", kMaxRangeValues));
     values.reserve(static_cast<std::size_t>(count));
-    for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) values.emplace_back(from + static_cast<double>(i) * step);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i)
+      values.emplace_back(from + static_cast<double>(i) * step);
     return values;
   }
   const double mul = mul_entry->value.number();
@@ -151,17 +167,18 @@ AxisValues number_range(const Field& range, const MapEntry& from_entry, const Ma
 AxisValues range_values(const Field& field, const ParamSpec& param) {
   const MapFields range(field, {"from", "to", "mul", "step"}, "range key");
   if (param.type != ParamType::integer && param.type != ParamType::number)
-    field.fail(fmt::format("a range needs an integer or number parameter; {} takes {}", param.name, type_phrase(param.type)));
+    field.fail(
+        fmt::format("a range needs an integer or number parameter; {} takes {}", param.name, type_phrase(param.type)));
   const MapEntry& from = range.require("from");
   const MapEntry& to = range.require("to");
   const MapEntry* mul = range.find("mul");
   const MapEntry* step = range.find("step");
   if (mul && step) {
-    const MapEntry& second = mul->key.where().line > step->key.where().line ||
-                                     (mul->key.where().line == step->key.where().line &&
-                                      mul->key.where().column > step->key.where().column)
-                                 ? *mul
-                                 : *step;
+    const MapEntry& second =
+        mul->key.where().line > step->key.where().line ||
+                (mul->key.where().line == step->key.where().line && mul->key.where().column > step->key.where().column)
+            ? *mul
+            : *step;
     second.key.fail("a range takes mul or step, not both");
   }
   if (!mul && !step) field.fail("a range needs mul or step: {from, to, mul} or {from, to, step}");

@@ -26,14 +26,31 @@ using config::MapFields;
 
 const std::vector<std::string> kTopKeys{"name", "plugins", "python", "protocol", "kernels", "output"};
 const std::vector<std::string> kPythonKeys{"modules", "path", "interpreter"};
-const std::vector<std::string> kProtocolKeys{"name",      "warmup_ms",   "rep_ms",     "min_repeat",         "max_repeat",
-                                             "flush_bytes", "quantiles", "max_noise", "min_samples", "min_time_s",
-                                             "timeout_s",   "throttle_threshold",    "throttle_pause_s", "replays",
-                                             "repetitions", "sm_clock_per_sample", "energy"};
-const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes", "timeout_s", "grid",
-                                           "fixed",  "zip",             "include", "exclude"};
-const std::vector<std::string> kOutputKeys{"directory", "results_file", "kernelindex_format", "kernelindex_compression",
-                                           "kernelindex_json_max_points", "kernelindex_shard_mb"};
+const std::vector<std::string> kProtocolKeys{"name",
+                                             "warmup_ms",
+                                             "rep_ms",
+                                             "min_repeat",
+                                             "max_repeat",
+                                             "flush_bytes",
+                                             "quantiles",
+                                             "max_noise",
+                                             "min_samples",
+                                             "min_time_s",
+                                             "timeout_s",
+                                             "throttle_threshold",
+                                             "throttle_pause_s",
+                                             "replays",
+                                             "repetitions",
+                                             "sm_clock_per_sample",
+                                             "energy"};
+const std::vector<std::string> kKernelKeys{"kernel", "implementations", "modes",  "timeout_s", "grid", "fixed",
+                                           "zip",    "include",         "exclude"};
+const std::vector<std::string> kOutputKeys{"directory",
+                                           "results_file",
+                                           "kernelindex_format",
+                                           "kernelindex_compression",
+                                           "kernelindex_json_max_points",
+                                           "kernelindex_shard_mb"};
 const std::vector<std::string> kProtocolNames{"do_bench", "cold", "graph"};
 // The keys of each protocol besides those every protocol takes.
 const std::vector<std::string> kKeysOfEveryProtocol{"name", "flush_bytes", "quantiles", "repetitions", "energy"};
@@ -71,12 +88,12 @@ std::int64_t integer_at_least(const Field& field, std::int64_t least) {
 
 // Upper bounds that no real sweep reaches, and past which the timing arithmetic (durations in
 // integer nanoseconds, sample buffers) would overflow or run a point into its timeout at once.
-constexpr double kMaxProtocolMs = 3'600'000;           // an hour of warm-up or of repetitions
-constexpr std::int64_t kMaxRepeat = 10'000'000;         // 80 MB of samples for one point
-constexpr std::int64_t kMaxRepetitions = 1000;          // measurements of each point
-constexpr std::int64_t kMaxFlushBytes = 64LL << 30;     // 64 GiB
-constexpr double kMaxTimeoutS = 7 * 24 * 3600;          // a week
-constexpr std::int64_t kMaxShardMb = 1 << 20;            // a TiB
+constexpr double kMaxProtocolMs = 3'600'000;         // an hour of warm-up or of repetitions
+constexpr std::int64_t kMaxRepeat = 10'000'000;      // 80 MB of samples for one point
+constexpr std::int64_t kMaxRepetitions = 1000;       // measurements of each point
+constexpr std::int64_t kMaxFlushBytes = 64LL << 30;  // 64 GiB
+constexpr double kMaxTimeoutS = 7 * 24 * 3600;       // a week
+constexpr std::int64_t kMaxShardMb = 1 << 20;        // a TiB
 
 template <class Number>
 Number at_most(const Field& field, Number value, Number most) {
@@ -100,7 +117,8 @@ std::string one_of(const Field& field, const std::vector<std::string>& choices, 
 std::string sweep_name(const Field& field) {
   std::string value = non_empty_string(field);
   const bool portable = std::all_of(value.begin(), value.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
   });
   if (!portable) field.fail(fmt::format("'{}' is not a valid name: use only letters, digits, '_', '.' and '-'", value));
   return value;
@@ -139,7 +157,8 @@ ProtocolSpec read_protocol(const Field& field) {
     protocol.warmup_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
   if (const MapEntry* e = map.find("rep_ms"))  // 0: min_repeat timed calls
     protocol.rep_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
-  if (const MapEntry* e = map.find("max_repeat")) protocol.max_repeat = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
+  if (const MapEntry* e = map.find("max_repeat"))
+    protocol.max_repeat = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
   if (const MapEntry* e = map.find("min_repeat")) {
     protocol.min_repeat = integer_at_least(e->value, 1);
     if (*protocol.min_repeat > protocol.max_repeat)
@@ -148,8 +167,10 @@ ProtocolSpec read_protocol(const Field& field) {
   if (const MapEntry* e = map.find("flush_bytes"))
     protocol.flush_bytes = at_most(e->value, integer_at_least(e->value, 0), kMaxFlushBytes);
   if (const MapEntry* e = map.find("quantiles")) protocol.quantiles = quantiles(e->value);
-  if (const MapEntry* e = map.find("max_noise")) protocol.cold.max_noise = at_most(e->value, positive_number(e->value), 1.0);
-  if (const MapEntry* e = map.find("min_samples")) protocol.cold.min_samples = at_most(e->value, integer_at_least(e->value, 2), kMaxRepeat);
+  if (const MapEntry* e = map.find("max_noise"))
+    protocol.cold.max_noise = at_most(e->value, positive_number(e->value), 1.0);
+  if (const MapEntry* e = map.find("min_samples"))
+    protocol.cold.min_samples = at_most(e->value, integer_at_least(e->value, 2), kMaxRepeat);
   if (const MapEntry* e = map.find("min_time_s"))
     protocol.cold.min_time_s = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs / 1e3);
   if (const MapEntry* e = map.find("timeout_s"))
@@ -162,7 +183,8 @@ ProtocolSpec read_protocol(const Field& field) {
     protocol.repetitions = at_most(e->value, integer_at_least(e->value, 1), kMaxRepetitions);
   if (const MapEntry* e = map.find("sm_clock_per_sample")) protocol.sm_clock_per_sample = e->value.boolean();
   if (const MapEntry* e = map.find("energy")) protocol.energy = e->value.boolean();
-  if (const MapEntry* e = map.find("replays")) protocol.replays = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
+  if (const MapEntry* e = map.find("replays"))
+    protocol.replays = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
   return protocol;
 }
 
@@ -181,7 +203,8 @@ std::string output_directory(const Field& field) {
   std::string value = without_control_characters(field);
   const std::filesystem::path path(value);
   if (path.is_absolute())
-    field.fail(fmt::format("'{}' is absolute: a sweep file names a folder below where it is run (--output-dir takes any)", value));
+    field.fail(fmt::format(
+        "'{}' is absolute: a sweep file names a folder below where it is run (--output-dir takes any)", value));
   for (const auto& part : path)
     if (part == "..")
       field.fail(fmt::format("'{}' leaves the folder it is run from (..): --output-dir takes any folder", value));
@@ -191,7 +214,8 @@ std::string output_directory(const Field& field) {
 std::string results_file_name(const Field& field) {
   std::string value = without_control_characters(field);
   if (value.find('/') != std::string::npos || value == "." || value == "..")
-    field.fail(fmt::format("'{}' is not a file name: the results file goes in output.directory (--results-file takes a path)", value));
+    field.fail(fmt::format(
+        "'{}' is not a file name: the results file goes in output.directory (--results-file takes a path)", value));
   return value;
 }
 
@@ -207,7 +231,8 @@ OutputSpec read_output(const Field& field) {
   if (const MapEntry* e = map.find("kernelindex_json_max_points"))
     output.kernelindex_json_max_points = static_cast<std::uint64_t>(integer_at_least(e->value, 0));
   if (const MapEntry* e = map.find("kernelindex_shard_mb"))
-    output.kernelindex_shard_mb = static_cast<std::uint64_t>(at_most(e->value, integer_at_least(e->value, 1), kMaxShardMb));
+    output.kernelindex_shard_mb =
+        static_cast<std::uint64_t>(at_most(e->value, integer_at_least(e->value, 1), kMaxShardMb));
   return output;
 }
 
@@ -285,7 +310,8 @@ void read_zip(const Field& field, KernelBlock& block) {
     for (const Field& member : members) {
       const std::string name = member.string();
       const Axis* axis = find_axis(block, name);
-      if (!axis) member.fail(fmt::format("'{}' is not a grid axis{}", name, config::name_hint(name, axis_names(block))));
+      if (!axis)
+        member.fail(fmt::format("'{}' is not a grid axis{}", name, config::name_hint(name, axis_names(block))));
       for (std::size_t g = 0; g < block.zip.size(); ++g)
         if (contains(block.zip[g], name)) member.fail(fmt::format("'{}' is already in zip group {}", name, g));
       if (contains(group, name)) member.fail(fmt::format("'{}' is listed twice in this zip group", name));
@@ -308,7 +334,8 @@ void read_include(const Field& field, const KernelSpec& kernel, KernelBlock& blo
   for (const Field& entry : field.elements()) {
     const MapFields point(entry, parameter_names(kernel), "parameter", kernel.name);
     Json values = Json::object();
-    for (const MapEntry& e : point.entries()) values[e.name] = config::parameter_value(e.value, *kernel.parameter(e.name));
+    for (const MapEntry& e : point.entries())
+      values[e.name] = config::parameter_value(e.value, *kernel.parameter(e.name));
     for (const auto& param : kernel.parameters) require_parameter(entry, param, values, block);
     block.include.push_back(std::move(values));
   }
@@ -342,7 +369,8 @@ void read_exclude(const Field& field, const KernelSpec& kernel, KernelBlock& blo
         continue;
       }
       Json alternatives = Json::array();
-      for (const Field& element : e.value.elements()) alternatives.push_back(exclude_value(element, e.name, kernel, block));
+      for (const Field& element : e.value.elements())
+        alternatives.push_back(exclude_value(element, e.name, kernel, block));
       values[e.name] = std::move(alternatives);
     }
     block.exclude.push_back(std::move(values));
@@ -405,10 +433,10 @@ YAML::Node load_document(const std::string& text, const std::string& path) {
     DocumentStarts documents;
     while (documents.starts.size() < 2 && parser.HandleNextDocument(documents)) {
     }
-    if (documents.starts.empty()) throw error_at(YAML::Mark(), "(document)", "empty file: expected a map with name and kernels");
+    if (documents.starts.empty())
+      throw error_at(YAML::Mark(), "(document)", "empty file: expected a map with name and kernels");
     if (documents.starts.size() > 1)
-      throw error_at(documents.starts[1], "(document)",
-                     "a sweep file holds one YAML document, this one holds more");
+      throw error_at(documents.starts[1], "(document)", "a sweep file holds one YAML document, this one holds more");
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw error_at(e.mark, "(yaml)", e.msg);
@@ -418,14 +446,16 @@ YAML::Node load_document(const std::string& text, const std::string& path) {
 std::vector<PluginReference> read_plugins(const MapFields& top) {
   std::vector<PluginReference> plugins;
   if (const MapEntry* e = top.find("plugins"))
-    for (const Field& element : e->value.elements()) plugins.push_back({non_empty_string(element), element.where(), element.key()});
+    for (const Field& element : e->value.elements())
+      plugins.push_back({non_empty_string(element), element.where(), element.key()});
   return plugins;
 }
 
 // A list of non-empty strings, each with where it is written.
 std::vector<PluginReference> string_list(const Field& list) {
   std::vector<PluginReference> out;
-  for (const Field& element : list.elements()) out.push_back({non_empty_string(element), element.where(), element.key()});
+  for (const Field& element : list.elements())
+    out.push_back({non_empty_string(element), element.where(), element.key()});
   return out;
 }
 
@@ -441,9 +471,9 @@ PythonReferences read_python(const MapFields& top) {
   for (const PluginReference& module : python.modules)
     for (char c : module.name)
       if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
-        throw SweepFileError(module.where, module.key,
-                             fmt::format("'{}' is not a Python module name (dotted names of letters, digits and _)",
-                                         module.name));
+        throw SweepFileError(
+            module.where, module.key,
+            fmt::format("'{}' is not a Python module name (dotted names of letters, digits and _)", module.name));
   return python;
 }
 
@@ -472,7 +502,8 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path, con
   spec.plugins = read_plugins(top);
   spec.python = read_python(top);
   if (const MapEntry* e = top.find("protocol")) spec.protocol = read_protocol(e->value);
-  for (const Field& block : top.require("kernels").value.elements()) spec.kernels.push_back(read_kernel_block(block, registry));
+  for (const Field& block : top.require("kernels").value.elements())
+    spec.kernels.push_back(read_kernel_block(block, registry));
   if (const MapEntry* e = top.find("output")) spec.output = read_output(e->value);
   if (spec.output.results_file.empty()) spec.output.results_file = spec.name + ".h5";
   return spec;

@@ -61,8 +61,8 @@ std::string name_hint(const std::string& word, const std::vector<std::string>& c
   return fmt::format(" (expected one of: {})", fmt::join(candidates, ", "));
 }
 
-std::string unknown_name(const std::string& noun, const std::string& word,
-                         const std::vector<std::string>& candidates, const std::string& owner) {
+std::string unknown_name(const std::string& noun, const std::string& word, const std::vector<std::string>& candidates,
+                         const std::string& owner) {
   const std::string of_owner = owner.empty() ? "" : " of " + owner;
   return fmt::format("unknown {} '{}'{}{}", noun, word, of_owner, name_hint(word, candidates));
 }

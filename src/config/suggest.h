@@ -14,7 +14,7 @@ std::optional<std::string> nearest_name(const std::string& word, const std::vect
 std::string name_hint(const std::string& word, const std::vector<std::string>& candidates);
 
 // "unknown NOUN 'word'[ of OWNER] HINT", the message of every unknown-name error.
-std::string unknown_name(const std::string& noun, const std::string& word,
-                         const std::vector<std::string>& candidates, const std::string& owner = "");
+std::string unknown_name(const std::string& noun, const std::string& word, const std::vector<std::string>& candidates,
+                         const std::string& owner = "");
 
 }  // namespace ks::config

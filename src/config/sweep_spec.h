@@ -87,19 +87,19 @@ struct KernelBlock {
   std::string kernel;
   std::vector<std::string> implementations;
   std::vector<std::string> modes;
-  std::vector<Axis> grid;                       // in file order; the last axis varies fastest
-  Json fixed = Json::object();                  // parameter -> one value
-  std::vector<std::vector<std::string>> zip;    // groups of grid axes that advance together
-  std::vector<Json> include;                    // extra points: objects of parameter -> value
-  std::vector<Json> exclude;                    // rules: objects of key -> value or list of values;
-                                                // keys are parameters, "implementation" or "mode"
+  std::vector<Axis> grid;                     // in file order; the last axis varies fastest
+  Json fixed = Json::object();                // parameter -> one value
+  std::vector<std::vector<std::string>> zip;  // groups of grid axes that advance together
+  std::vector<Json> include;                  // extra points: objects of parameter -> value
+  std::vector<Json> exclude;                  // rules: objects of key -> value or list of values;
+                                              // keys are parameters, "implementation" or "mode"
   double timeout_s = 300;
   SourceLocation where;
 };
 
 struct OutputSpec {
-  std::string directory = "results";            // relative to the working directory
-  std::string results_file;                     // default: NAME.h5 inside directory
+  std::string directory = "results";  // relative to the working directory
+  std::string results_file;           // default: NAME.h5 inside directory
   // Documents (docs/kernelindex.md): json (a file per run), jsonl (shards with an index), or auto (json
   // up to kernelindex_json_max_points points, jsonl above); jsonl shards compressed or not, closed at
   // kernelindex_shard_mb MiB.

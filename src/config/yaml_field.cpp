@@ -52,11 +52,16 @@ const char* node_kind(const YAML::Node& node) {
 
 std::string describe(const Scalar& scalar) {
   switch (scalar.kind) {
-    case ScalarKind::null: return "no value (null)";
-    case ScalarKind::boolean: return "the boolean " + scalar.text;
-    case ScalarKind::integer: return "the integer " + scalar.text;
-    case ScalarKind::number: return "the number " + scalar.text;
-    case ScalarKind::string: return fmt::format("the string \"{}\"", scalar.text);
+    case ScalarKind::null:
+      return "no value (null)";
+    case ScalarKind::boolean:
+      return "the boolean " + scalar.text;
+    case ScalarKind::integer:
+      return "the integer " + scalar.text;
+    case ScalarKind::number:
+      return "the number " + scalar.text;
+    case ScalarKind::string:
+      return fmt::format("the string \"{}\"", scalar.text);
   }
   return scalar.text;
 }
@@ -92,7 +97,9 @@ Scalar Field::scalar() const {
   const char* first = digits.data();
   const char* last = digits.data() + digits.size();
   switch (out.kind) {
-    case ScalarKind::boolean: out.boolean = out.text[0] == 't' || out.text[0] == 'T'; break;
+    case ScalarKind::boolean:
+      out.boolean = out.text[0] == 't' || out.text[0] == 'T';
+      break;
     case ScalarKind::integer:
       if (std::from_chars(first, last, out.integer).ec != std::errc() ||
           __builtin_mul_overflow(out.integer, multiplier, &out.integer))
@@ -103,7 +110,8 @@ Scalar Field::scalar() const {
       if (std::from_chars(first, last, out.number).ec != std::errc() || !std::isfinite(out.number))
         fail("number " + out.text + " is out of range");
       break;
-    default: break;
+    default:
+      break;
   }
   return out;
 }
@@ -161,7 +169,8 @@ MapFields::MapFields(const Field& map, const std::vector<std::string>& known, co
     if (std::find(known.begin(), known.end(), name) == known.end()) key.fail(unknown_name(noun, name, known, owner));
     // A missing value's own position is where the next token starts, so errors about it point at its key.
     const YAML::Node value_node = it->second;
-    const YAML::Mark value_mark = value_node.IsNull() || value_node.Mark().is_null() ? key_node.Mark() : value_node.Mark();
+    const YAML::Mark value_mark =
+        value_node.IsNull() || value_node.Mark().is_null() ? key_node.Mark() : value_node.Mark();
     entries_.push_back({name, key, map.child(value_node, key.key(), value_mark)});
   }
 }

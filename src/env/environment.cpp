@@ -17,8 +17,8 @@
 #include "kernels/common/cores.h"
 
 #ifdef KERNELSWEEP_HAVE_CUDA
-#include "kernels/common/cublas.h"
 #include <cuda_runtime_api.h>
+#include "kernels/common/cublas.h"
 #if __has_include(<nccl.h>)
 #include <nccl.h>
 // Weak: the library links NCCL only where CMake found it; without it the symbol is null and the
@@ -106,8 +106,8 @@ std::string library_version_string(long long code) {
 std::string format_uuid(const cudaUUID_t& uuid) {
   std::string hex;
   for (unsigned char byte : uuid.bytes) hex += fmt::format("{:02x}", byte);
-  return fmt::format("GPU-{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4),
-                     hex.substr(16, 4), hex.substr(20, 12));
+  return fmt::format("GPU-{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4), hex.substr(16, 4),
+                     hex.substr(20, 12));
 }
 
 std::string nccl_version() {
@@ -246,9 +246,14 @@ GpuInfo gpu_info_from_json(const Json& j) {
 }
 
 Json to_json(const HostInfo& host) {
-  return {{"hostname", host.hostname},  {"cpu_vendor", host.cpu_vendor},     {"cpu_model", host.cpu_model},
-          {"cpu_cores", host.cpu_cores}, {"cpus_allowed", host.cpus_allowed}, {"architecture", host.architecture},
-          {"os", host.os}, {"mpi_version", host.mpi_version}};
+  return {{"hostname", host.hostname},
+          {"cpu_vendor", host.cpu_vendor},
+          {"cpu_model", host.cpu_model},
+          {"cpu_cores", host.cpu_cores},
+          {"cpus_allowed", host.cpus_allowed},
+          {"architecture", host.architecture},
+          {"os", host.os},
+          {"mpi_version", host.mpi_version}};
 }
 
 HostInfo host_info_from_json(const Json& j) {
@@ -274,7 +279,8 @@ std::string nvidia_driver_version(const std::string& proc_version_line) {
   std::istringstream words(proc_version_line);
   for (std::string word; words >> word;) {
     const bool digits_and_dots = word.find_first_not_of("0123456789.") == std::string::npos;
-    if (digits_and_dots && std::count(word.begin(), word.end(), '.') >= 1 && std::isdigit(static_cast<unsigned char>(word.front())))
+    if (digits_and_dots && std::count(word.begin(), word.end(), '.') >= 1 &&
+        std::isdigit(static_cast<unsigned char>(word.front())))
       return word;
   }
   return {};
@@ -282,16 +288,12 @@ std::string nvidia_driver_version(const std::string& proc_version_line) {
 
 GpuProduct gpu_product(const std::string& name) {
   // Names that carry the form factor after a dash: "NVIDIA A100-SXM4-80GB", "Tesla V100-PCIE-16GB".
-  if (const auto dash = name.find('-'); dash != std::string::npos)
-    return {name.substr(0, dash), name.substr(dash + 1)};
+  if (const auto dash = name.find('-'); dash != std::string::npos) return {name.substr(0, dash), name.substr(dash + 1)};
   // Names that do not: the form factor follows from the exact name (and the memory it implies).
   static const std::pair<std::string_view, GpuProduct> known[] = {
-      {"NVIDIA H200", {"NVIDIA H200", "SXM5-141GB"}},
-      {"NVIDIA H200 NVL", {"NVIDIA H200", "NVL-141GB"}},
-      {"NVIDIA H100 80GB HBM3", {"NVIDIA H100", "SXM5-80GB"}},
-      {"NVIDIA H100 PCIe", {"NVIDIA H100", "PCIe-80GB"}},
-      {"NVIDIA H100 NVL", {"NVIDIA H100", "NVL-94GB"}},
-      {"NVIDIA A100 80GB PCIe", {"NVIDIA A100", "PCIe-80GB"}},
+      {"NVIDIA H200", {"NVIDIA H200", "SXM5-141GB"}},          {"NVIDIA H200 NVL", {"NVIDIA H200", "NVL-141GB"}},
+      {"NVIDIA H100 80GB HBM3", {"NVIDIA H100", "SXM5-80GB"}}, {"NVIDIA H100 PCIe", {"NVIDIA H100", "PCIe-80GB"}},
+      {"NVIDIA H100 NVL", {"NVIDIA H100", "NVL-94GB"}},        {"NVIDIA A100 80GB PCIe", {"NVIDIA A100", "PCIe-80GB"}},
   };
   for (const auto& [known_name, product] : known)
     if (name == known_name) return product;

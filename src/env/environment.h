@@ -11,11 +11,11 @@ namespace ks {
 using Json = nlohmann::json;
 
 struct GpuInfo {
-  int index = -1;             // CUDA device ordinal as the worker sees it
-  std::string name;           // "NVIDIA H200"
-  std::string uuid;           // "GPU-…"
-  std::string pci_bus_id;     // "0000:18:00.0"
-  std::string architecture;   // "sm_90"
+  int index = -1;            // CUDA device ordinal as the worker sees it
+  std::string name;          // "NVIDIA H200"
+  std::string uuid;          // "GPU-…"
+  std::string pci_bus_id;    // "0000:18:00.0"
+  std::string architecture;  // "sm_90"
   std::size_t memory_bytes = 0;
   int multiprocessors = 0;
   std::size_t l2_cache_bytes = 0;  // its last-level cache
@@ -27,15 +27,15 @@ struct GpuInfo {
 
 struct HostInfo {
   std::string hostname;
-  std::string cpu_vendor;     // "intel", "amd", or /proc/cpuinfo's vendor_id lowercased
-  std::string cpu_model;      // /proc/cpuinfo's "model name"
-  int cpu_cores = 0;          // physical cores (distinct physical id/core id pairs), else processors
+  std::string cpu_vendor;  // "intel", "amd", or /proc/cpuinfo's vendor_id lowercased
+  std::string cpu_model;   // /proc/cpuinfo's "model name"
+  int cpu_cores = 0;       // physical cores (distinct physical id/core id pairs), else processors
   // Processors this rank may run on (sched_getaffinity), which its workers inherit: 1 where the
   // launcher bound it to a core (mpirun does so when it starts two ranks or fewer); 0 when unknown.
   int cpus_allowed = 0;
-  std::string architecture;   // uname's machine: "x86_64"
-  std::string os;             // PRETTY_NAME from /etc/os-release
-  std::string mpi_version;    // MPI_Get_library_version's first line
+  std::string architecture;  // uname's machine: "x86_64"
+  std::string os;            // PRETTY_NAME from /etc/os-release
+  std::string mpi_version;   // MPI_Get_library_version's first line
 };
 
 // Reads the host facts (no CUDA). mpi_version is filled by the caller that has MPI initialised.

@@ -9,7 +9,7 @@
 namespace ks {
 namespace {
 
-constexpr int kZstdLevel = 3;  // zstd's default: fast enough to keep up with rank 0's flushes
+constexpr int kZstdLevel = 3;             // zstd's default: fast enough to keep up with rank 0's flushes
 constexpr int kGzipWindowBits = 15 + 16;  // zlib: the largest window, with a gzip header and trailer
 
 std::string gzip(std::string_view text) {
@@ -24,7 +24,8 @@ std::string gzip(std::string_view text) {
   const int result = deflate(&stream, Z_FINISH);
   out.resize(stream.total_out);
   deflateEnd(&stream);
-  if (result != Z_STREAM_END) throw std::runtime_error(fmt::format("gzip: cannot compress a block (zlib error {})", result));
+  if (result != Z_STREAM_END)
+    throw std::runtime_error(fmt::format("gzip: cannot compress a block (zlib error {})", result));
   return out;
 }
 
@@ -51,7 +52,8 @@ std::string gunzip(std::string_view stored) {
 std::string zstd(std::string_view text) {
   std::string out(ZSTD_compressBound(text.size()), '\0');
   const std::size_t size = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), kZstdLevel);
-  if (ZSTD_isError(size)) throw std::runtime_error(fmt::format("zstd: cannot compress a block: {}", ZSTD_getErrorName(size)));
+  if (ZSTD_isError(size))
+    throw std::runtime_error(fmt::format("zstd: cannot compress a block: {}", ZSTD_getErrorName(size)));
   out.resize(size);
   return out;
 }
@@ -64,7 +66,8 @@ std::string unzstd(std::string_view stored) {
   std::string out(size, '\0');
   const std::size_t made = ZSTD_decompress(out.data(), out.size(), stored.data(), stored.size());
   if (ZSTD_isError(made) || made != size)
-    throw std::runtime_error(fmt::format("zstd: cannot decompress a block: {}", ZSTD_isError(made) ? ZSTD_getErrorName(made) : "short"));
+    throw std::runtime_error(
+        fmt::format("zstd: cannot decompress a block: {}", ZSTD_isError(made) ? ZSTD_getErrorName(made) : "short"));
   return out;
 }
 
@@ -79,9 +82,12 @@ Compression compression_named(std::string_view name) {
 
 std::string_view compression_suffix(Compression compression) {
   switch (compression) {
-    case Compression::gzip: return ".gz";
-    case Compression::zstd: return ".zst";
-    case Compression::none: break;
+    case Compression::gzip:
+      return ".gz";
+    case Compression::zstd:
+      return ".zst";
+    case Compression::none:
+      break;
   }
   return "";
 }
@@ -95,18 +101,24 @@ Compression compression_of_file(const std::filesystem::path& file) {
 
 std::string compress_block(Compression compression, std::string_view text) {
   switch (compression) {
-    case Compression::gzip: return gzip(text);
-    case Compression::zstd: return zstd(text);
-    case Compression::none: break;
+    case Compression::gzip:
+      return gzip(text);
+    case Compression::zstd:
+      return zstd(text);
+    case Compression::none:
+      break;
   }
   return std::string(text);
 }
 
 std::string decompress_block(Compression compression, std::string_view stored) {
   switch (compression) {
-    case Compression::gzip: return gunzip(stored);
-    case Compression::zstd: return unzstd(stored);
-    case Compression::none: break;
+    case Compression::gzip:
+      return gunzip(stored);
+    case Compression::zstd:
+      return unzstd(stored);
+    case Compression::none:
+      break;
   }
   return std::string(stored);
 }

@@ -92,12 +92,14 @@ void drop_line_cut_short(const std::filesystem::path& file) {
   }
   if (keep == size) return;
   std::filesystem::resize_file(file, keep, error);
-  if (error) throw std::runtime_error(fmt::format("{}: cannot drop a line cut short: {}", file.string(), error.message()));
+  if (error)
+    throw std::runtime_error(fmt::format("{}: cannot drop a line cut short: {}", file.string(), error.message()));
 }
 
 DocumentIndexReader::DocumentIndexReader(std::filesystem::path folder) : folder_(std::move(folder)) {
   if (!std::filesystem::is_regular_file(index_path()))
-    throw std::runtime_error(fmt::format("{}: no document index here (the folder holds no jsonl documents)", index_path().string()));
+    throw std::runtime_error(
+        fmt::format("{}: no document index here (the folder holds no jsonl documents)", index_path().string()));
 }
 
 void DocumentIndexReader::for_each_entry(const std::function<bool(const IndexEntry&)>& visit) const {
@@ -107,8 +109,10 @@ void DocumentIndexReader::for_each_entry(const std::function<bool(const IndexEnt
     if (line.empty() || line.front() == '#') continue;
     const auto entry = parse_index_line(line);
     if (!entry)
-      throw std::runtime_error(fmt::format("{}:{}: not an index entry (point_id, run, file and four offsets, "
-                                           "tab-separated): {}", index_path().string(), number, line.substr(0, 80)));
+      throw std::runtime_error(
+          fmt::format("{}:{}: not an index entry (point_id, run, file and four offsets, "
+                      "tab-separated): {}",
+                      index_path().string(), number, line.substr(0, 80)));
     if (!visit(*entry)) return;
   }
 }
@@ -130,7 +134,8 @@ const std::string& DocumentIndexReader::block_text(const IndexEntry& entry) {
     block_ = decompress_block(compression_of_file(path), stored);
   } catch (const std::runtime_error& e) {
     have_block_ = false;
-    throw std::runtime_error(fmt::format("{}: the block at offset {}: {}", path.string(), entry.block_offset, e.what()));
+    throw std::runtime_error(
+        fmt::format("{}: the block at offset {}: {}", path.string(), entry.block_offset, e.what()));
   }
   block_file_ = entry.file;
   block_offset_ = entry.block_offset;

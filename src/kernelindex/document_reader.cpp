@@ -62,7 +62,8 @@ std::size_t read_json_files(const fs::path& folder, const DocumentFilter& filter
 
 std::size_t for_each_document(const fs::path& folder, const DocumentFilter& filter,
                               const std::function<void(std::string_view line)>& visit) {
-  if (!fs::is_directory(folder)) throw std::runtime_error(fmt::format("{}: not a folder of kernelindex documents", folder.string()));
+  if (!fs::is_directory(folder))
+    throw std::runtime_error(fmt::format("{}: not a folder of kernelindex documents", folder.string()));
   if (fs::exists(folder / kDocumentIndexFileName)) return read_shards(folder, filter, visit);
   return read_json_files(folder, filter, visit);
 }

@@ -23,7 +23,8 @@ std::optional<std::size_t> shard_number(const std::string& name) {
   const std::size_t digits_end = name.find('.', kShardPrefix.size());
   if (digits_end == std::string::npos) return std::nullopt;
   const std::string rest = name.substr(digits_end);
-  if (rest != kShardExtension && rest != std::string(kShardExtension) + ".gz" && rest != std::string(kShardExtension) + ".zst")
+  if (rest != kShardExtension && rest != std::string(kShardExtension) + ".gz" &&
+      rest != std::string(kShardExtension) + ".zst")
     return std::nullopt;
   std::size_t number = 0;
   const char* first = name.data() + kShardPrefix.size();
@@ -48,7 +49,9 @@ DocumentShardWriter::DocumentShardWriter(std::filesystem::path folder, ShardOpti
   if (!fresh) drop_line_cut_short(index_path);
   go_on_from_index();
   index_.open(index_path, std::ios::out | std::ios::app | std::ios::binary);
-  if (!index_) throw std::runtime_error(fmt::format("{}: cannot open for appending: {}", index_path.string(), std::strerror(errno)));
+  if (!index_)
+    throw std::runtime_error(
+        fmt::format("{}: cannot open for appending: {}", index_path.string(), std::strerror(errno)));
   index_size_ = std::filesystem::file_size(index_path);
   if (fresh) {
     append(index_, index_path, kIndexHeader, 0);
@@ -63,8 +66,8 @@ void DocumentShardWriter::go_on_from_index() {
   const bool comment = !last.empty() && (last.front().empty() || last.front().front() == '#');
   // What follows cuts shards to what the index names: an index it cannot read must stop it.
   if (!last.empty() && !comment && !(entry && shard_number(entry->file)))
-    throw std::runtime_error(fmt::format("{}: its last line is not an index entry: {}", index_path.string(),
-                                         last.front().substr(0, 80)));
+    throw std::runtime_error(
+        fmt::format("{}: its last line is not an index entry: {}", index_path.string(), last.front().substr(0, 80)));
   constexpr std::size_t kNoShard = std::numeric_limits<std::size_t>::max();
   const std::size_t named = entry ? shard_number(entry->file).value_or(kNoShard) : kNoShard;
   // Shards past the one the index ends in hold no document the index names.
@@ -75,8 +78,10 @@ void DocumentShardWriter::go_on_from_index() {
   if (named == kNoShard) return;  // no shard yet: the first block opens kernelindex-0000
   const auto path = folder_ / entry->file;
   if (!std::filesystem::is_regular_file(path))
-    throw std::runtime_error(fmt::format("{}: its index {} names it, and it is not there: restore it, or move the "
-                                         "folder's documents away to start again", path.string(), index_path.string()));
+    throw std::runtime_error(
+        fmt::format("{}: its index {} names it, and it is not there: restore it, or move the "
+                    "folder's documents away to start again",
+                    path.string(), index_path.string()));
   // The shard keeps the blocks whose every document the index names: a block the stop left partly
   // indexed goes, with its entries, and the journal of the batch writes its documents again.
   std::uint64_t keep = entry->block_end();
@@ -86,13 +91,15 @@ void DocumentShardWriter::go_on_from_index() {
   }
   std::error_code error;
   if (std::filesystem::file_size(path, error) != keep && !error) std::filesystem::resize_file(path, keep, error);
-  if (error) throw std::runtime_error(fmt::format("{}: cannot cut it to the {} bytes its index names: {}", path.string(),
-                                                  keep, error.message()));
+  if (error)
+    throw std::runtime_error(
+        fmt::format("{}: cannot cut it to the {} bytes its index names: {}", path.string(), keep, error.message()));
   shard_number_ = named;
   shard_file_ = entry->file;
   shard_size_ = keep;
   shard_.open(path, std::ios::out | std::ios::app | std::ios::binary);
-  if (!shard_) throw std::runtime_error(fmt::format("{}: cannot open for appending: {}", path.string(), std::strerror(errno)));
+  if (!shard_)
+    throw std::runtime_error(fmt::format("{}: cannot open for appending: {}", path.string(), std::strerror(errno)));
   shard_open_ = true;
 }
 
@@ -116,12 +123,15 @@ void DocumentShardWriter::drop_index_entries_of_block(const IndexEntry& last) {
     const std::vector<std::string> lines = last_lines(index_path, count);
     std::uint64_t bytes = 0;
     std::size_t trailing = 0;
-    for (auto line = lines.rbegin(); line != lines.rend() && of_block(*line); ++line, ++trailing) bytes += line->size() + 1;
+    for (auto line = lines.rbegin(); line != lines.rend() && of_block(*line); ++line, ++trailing)
+      bytes += line->size() + 1;
     if (trailing == lines.size() && lines.size() == count) continue;
     std::error_code error;
     const auto size = std::filesystem::file_size(index_path, error);
     if (!error) std::filesystem::resize_file(index_path, size - bytes, error);
-    if (error) throw std::runtime_error(fmt::format("{}: cannot drop the entries of a block cut short: {}", index_path.string(), error.message()));
+    if (error)
+      throw std::runtime_error(
+          fmt::format("{}: cannot drop the entries of a block cut short: {}", index_path.string(), error.message()));
     return;
   }
 }
@@ -141,7 +151,8 @@ void DocumentShardWriter::add(std::string_view line, std::string point_id, std::
   // An index line is tab-separated: a field that holds a tab or a newline would break it.
   for (const std::string* field : {&point_id, &run_name})
     if (field->find_first_of("\t\n") != std::string::npos)
-      throw std::invalid_argument(fmt::format("a document's point id or run name holds a tab or a newline: '{}'", *field));
+      throw std::invalid_argument(
+          fmt::format("a document's point id or run name holds a tab or a newline: '{}'", *field));
   IndexEntry entry{std::move(point_id), std::move(run_name), {}};
   entry.line_offset = block_.size();
   entry.line_bytes = line.size();

@@ -48,7 +48,8 @@ void remove_document_store(const std::filesystem::path& folder) {
   if (!std::filesystem::is_directory(folder)) return;
   std::vector<std::filesystem::path> ours;
   for (const auto& entry : std::filesystem::directory_iterator(folder))
-    if (entry.is_regular_file() && is_document_store_file(entry.path().filename().string())) ours.push_back(entry.path());
+    if (entry.is_regular_file() && is_document_store_file(entry.path().filename().string()))
+      ours.push_back(entry.path());
   for (const auto& file : ours) std::filesystem::remove(file);
 }
 
@@ -58,11 +59,16 @@ DocumentWriter::DocumentWriter(std::filesystem::path directory, std::string form
     throw std::invalid_argument(fmt::format("kernelindex format '{}': expected json or jsonl", format_));
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
-  if (error) throw std::runtime_error(fmt::format("{}: cannot create the kernelindex folder: {}", directory_.string(), error.message()));
-  if (format_ == "jsonl") shards_.emplace(directory_, shards);  // goes on from what the folder holds: --resume adds to it
+  if (error)
+    throw std::runtime_error(
+        fmt::format("{}: cannot create the kernelindex folder: {}", directory_.string(), error.message()));
+  if (format_ == "jsonl")
+    shards_.emplace(directory_, shards);  // goes on from what the folder holds: --resume adds to it
 }
 
-std::filesystem::path DocumentWriter::json_path_for(const Json& run) const { return directory_ / (run_name(run) + ".json"); }
+std::filesystem::path DocumentWriter::json_path_for(const Json& run) const {
+  return directory_ / (run_name(run) + ".json");
+}
 
 void DocumentWriter::write(const Json& run, const CitedView& cited) {
   write_line(object_line(json_text(run), cited), run_point_id(run), run_name(run));
@@ -87,7 +93,8 @@ void DocumentWriter::write_line(std::string_view line) {
 
 std::vector<bool> DocumentWriter::holds(const std::vector<Json>& runs) const {
   std::vector<bool> held;
-  const std::set<std::string> recent = shards_ ? shards_->run_names_in_last_entries(runs.size()) : std::set<std::string>{};
+  const std::set<std::string> recent =
+      shards_ ? shards_->run_names_in_last_entries(runs.size()) : std::set<std::string>{};
   for (const Json& run : runs)
     held.push_back(shards_ ? recent.count(run_name(run)) > 0 : std::filesystem::exists(json_path_for(run)));
   return held;
@@ -111,7 +118,9 @@ void DocumentWriter::write_json_object(const std::filesystem::path& path, const 
   }
   std::error_code error;
   std::filesystem::rename(partial, path, error);
-  if (error) throw std::runtime_error(fmt::format("{}: cannot rename into {}: {}", partial.string(), path.string(), error.message()));
+  if (error)
+    throw std::runtime_error(
+        fmt::format("{}: cannot rename into {}: {}", partial.string(), path.string(), error.message()));
 }
 
 std::string DocumentWriter::object_line(std::string_view run_text, const CitedView& cited) {

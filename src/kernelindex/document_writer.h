@@ -60,8 +60,8 @@ class DocumentWriter {
   DocumentWriter(std::filesystem::path directory, std::string format, ShardOptions shards = {});
 
   // Writes the object {run, protocol, environment, workload, implementation} (kernelindex_object's
-  // shape); a jsonl line takes the cited documents' texts as they are. Throws std::runtime_error naming the file when the
-  // write fails, std::invalid_argument when the run has no metadata.name.
+  // shape); a jsonl line takes the cited documents' texts as they are. Throws std::runtime_error naming the file when
+  // the write fails, std::invalid_argument when the run has no metadata.name.
   void write(const Json& run, const CitedView& cited);
   // The same object given as its compact line (object_line's text, as the pending documents keep it),
   // with its run's point id and metadata.name: jsonl writes the line as it is, json prints it.

@@ -1,8 +1,8 @@
 #include "kernelindex/kernelindex.h"
 
 #include <cmath>
-#include <type_traits>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -82,7 +82,8 @@ std::string run_status(const RunRecord& record) {
 
 std::string observed_at(const RunRecord& record) {
   const std::string& when = record.ended_at.empty() ? record.started_at : record.ended_at;
-  if (when.empty()) throw std::invalid_argument(fmt::format("run record {}: neither ended_at nor started_at is set", record.point_id));
+  if (when.empty())
+    throw std::invalid_argument(fmt::format("run record {}: neither ended_at nor started_at is set", record.point_id));
   try {
     return iso_utc_milliseconds(when);
   } catch (const std::invalid_argument& e) {
@@ -122,8 +123,8 @@ std::string source_native(const RunRecord& record, const RunContext& context, co
   return native.text();
 }
 
-std::string run_spec(const RunRecord& record, const Citations& cited, const RunContext& context, const std::string& observed,
-                     const std::string& external) {
+std::string run_spec(const RunRecord& record, const Citations& cited, const RunContext& context,
+                     const std::string& observed, const std::string& external) {
   JsonObjectText spec;
   spec.add_string("status", run_status(record)).add_string("observedAt", observed);
   if (!record.message.empty()) spec.add_string("message", record.message);
@@ -209,7 +210,8 @@ std::string iso_utc_milliseconds(const std::string& timestamp) {
   bool shaped = text.size() >= pattern.size();
   for (std::size_t i = 0; shaped && i < pattern.size(); ++i)
     shaped = pattern[i] == 'd' ? is_digit(text[i]) : text[i] == pattern[i];
-  if (!shaped) throw std::invalid_argument(fmt::format("'{}' is not an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.fff]Z)", timestamp));
+  if (!shaped)
+    throw std::invalid_argument(fmt::format("'{}' is not an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.fff]Z)", timestamp));
   std::string_view rest = text.substr(pattern.size());
   std::string millis = "000";
   if (!rest.empty() && rest.front() == '.') {
@@ -274,8 +276,9 @@ Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& 
   Json doc = document("ExecutionEnvironment", Json::object(), std::move(spec));
   const std::string digest = document_digest(doc);
   const std::string machine = gpu.index >= 0 ? gpu.name : host.cpu_model;
-  doc["metadata"] = {{"name", metadata_name(fmt::format("kernelsweep-{}-{}", hardware_slug(host, gpu), digest_head(digest, 8)))},
-                     {"title", fmt::format("kernelsweep host · {}", machine.empty() ? "unknown machine" : machine)}};
+  doc["metadata"] = {
+      {"name", metadata_name(fmt::format("kernelsweep-{}-{}", hardware_slug(host, gpu), digest_head(digest, 8)))},
+      {"title", fmt::format("kernelsweep host · {}", machine.empty() ? "unknown machine" : machine)}};
   if (!calibration.is_null()) doc["metadata"]["calibration"] = calibration;
   return doc;
 }
@@ -292,8 +295,8 @@ Json workload_document(const std::string& kernel, const std::string& kernel_titl
                   {{"kernel", kernel}, {"parameters", params}});
 }
 
-Json implementation_document(const std::string& kernel, const std::string& implementation,
-                             const std::string& backend, const Json& libraries, const Origin& origin) {
+Json implementation_document(const std::string& kernel, const std::string& implementation, const std::string& backend,
+                             const Json& libraries, const Origin& origin) {
   Json build = {{"compiler", build::compiler}, {"flags", collapse_spaces(build::cxx_flags)}, {"libraries", libraries}};
   // A cpu implementation does not depend on how the CUDA code was built: keep those facts out of its
   // digest.
@@ -328,7 +331,8 @@ Json python_implementation_document(const std::string& kernel, const std::string
                  {"sha256", provenance.value("sha256", origin.sha256)},
                  {"packages", provenance.value("packages", Json::object())}};
   if (!origin.version.empty()) python["version"] = origin.version;
-  Json spec = {{"kernel", kernel}, {"implementation", implementation}, {"backend", backend}, {"python", std::move(python)}};
+  Json spec = {
+      {"kernel", kernel}, {"implementation", implementation}, {"backend", backend}, {"python", std::move(python)}};
   const std::string module = spec["python"]["module"].get<std::string>();
   return document("Implementation",
                   {{"name", metadata_name(fmt::format("{}-{}-{}-python", kernel, implementation, backend))},
@@ -343,8 +347,9 @@ RunDocumentText benchmark_run_text(const RunRecord& record, const Citations& cit
   JsonObjectText run_labels;
   run_labels.add_string("kernelsweep_version", build::version).add_string("kernelsweep_commit", build::git_commit);
   for (const auto& [label, value] : context.labels.items()) run_labels.add(label, json_text(value));
-  const std::string title = fmt::format("{} · {} · {}", context.kernel_title.empty() ? record.kernel : context.kernel_title,
-                                        record.implementation, record.mode);
+  const std::string title =
+      fmt::format("{} · {} · {}", context.kernel_title.empty() ? record.kernel : context.kernel_title,
+                  record.implementation, record.mode);
   const std::string metadata =
       JsonObjectText().add("labels", run_labels.text()).add_string("name", run.name).add_string("title", title).text();
   run.text = JsonObjectText()
@@ -380,7 +385,8 @@ std::vector<std::string> digest_mismatches(const Json& object) {
   for (const auto& [document_key, digest_key] : citations) {
     const std::string cited = spec.value(digest_key, "");
     if (!object.contains(document_key)) {
-      problems.push_back(fmt::format("run.spec.{} cites a {} document the object does not carry", digest_key, document_key));
+      problems.push_back(
+          fmt::format("run.spec.{} cites a {} document the object does not carry", digest_key, document_key));
       continue;
     }
     const std::string actual = document_digest(object.at(document_key));

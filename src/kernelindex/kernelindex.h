@@ -74,8 +74,8 @@ Json workload_document(const std::string& kernel, const std::string& kernel_titl
 // build_info.h, libraries as given ({"cublasLt": "13.0.0", ...}; see implementation_libraries). An
 // implementation from a plugin names the plugin, its version and the SHA-256 of its library file
 // (the build facts are then kernelsweep's, not the plugin's).
-Json implementation_document(const std::string& kernel, const std::string& implementation,
-                             const std::string& backend, const Json& libraries, const Origin& origin = {});
+Json implementation_document(const std::string& kernel, const std::string& implementation, const std::string& backend,
+                             const Json& libraries, const Origin& origin = {});
 
 // Implementation of a Python implementation: spec {kernel, implementation, backend (where it ran: cuda
 // or cpu), python: {module, sha256 (of its source file), packages: {distribution: version}}}, from what
@@ -90,11 +90,11 @@ Json implementation_libraries(const std::string& backend, const GpuInfo& gpu);
 
 // What a BenchmarkRun needs beyond its RunRecord.
 struct RunContext {
-  std::string kernel_title;   // KernelSpec::title: "Chunked distillation cosine loss"
-  std::string hardware_slug;  // hardware_slug(host, gpu) of the rank that ran it
-  std::string workload_slug;  // workload_slug(point params)
+  std::string kernel_title;      // KernelSpec::title: "Chunked distillation cosine loss"
+  std::string hardware_slug;     // hardware_slug(host, gpu) of the rank that ran it
+  std::string workload_slug;     // workload_slug(point params)
   Json labels = Json::object();  // added to the run's labels: {"liger_version": "0.5.10"}
-  int cpus_allowed = 0;           // HostInfo::cpus_allowed of the rank that ran it (0: unknown, not written)
+  int cpus_allowed = 0;          // HostInfo::cpus_allowed of the rank that ran it (0: unknown, not written)
 };
 
 // BenchmarkRun of one record, citing the four documents by the digests in `cited` (document_digest

@@ -11,7 +11,8 @@ namespace ks {
 namespace {
 
 // {"metric":...,"statistic":...,"unit":...,"value":...}: its keys are in order as written.
-std::string measurement(std::string_view metric, std::string_view statistic, std::string_view unit, const std::string& value) {
+std::string measurement(std::string_view metric, std::string_view statistic, std::string_view unit,
+                        const std::string& value) {
   std::string out = "{\"metric\":";
   out += json_string(metric);
   out += ",\"statistic\":";
@@ -46,19 +47,23 @@ void add_noise(std::vector<std::string>& measurements, const RunRecord& record) 
   if (noise_was_recorded(record)) {
     if (!std::isnan(record.noise.noise))
       measurements.push_back(measurement("noise", "relative_stddev", "ratio", json_number(record.noise.noise)));
-    measurements.push_back(measurement("samples_dropped", "count", "samples", json_number(record.noise.samples_dropped)));
+    measurements.push_back(
+        measurement("samples_dropped", "count", "samples", json_number(record.noise.samples_dropped)));
   }
   if (!std::isnan(record.sample_sm_clock_min_mhz))
-    measurements.push_back(measurement("sm_clock", "min_over_samples", "MHz", json_number(record.sample_sm_clock_min_mhz)));
+    measurements.push_back(
+        measurement("sm_clock", "min_over_samples", "MHz", json_number(record.sample_sm_clock_min_mhz)));
   if (!std::isnan(record.sample_sm_clock_median_mhz))
-    measurements.push_back(measurement("sm_clock", "median_over_samples", "MHz", json_number(record.sample_sm_clock_median_mhz)));
+    measurements.push_back(
+        measurement("sm_clock", "median_over_samples", "MHz", json_number(record.sample_sm_clock_median_mhz)));
 }
 
 // How close the point came to its device's speed of light (docs/speed-of-light.md), in percent, where
 // its rank was calibrated.
 void add_speed_of_light(std::vector<std::string>& measurements, const RunRecord& record) {
   const auto add = [&](const char* statistic, double percent) {
-    if (!std::isnan(percent)) measurements.push_back(measurement("speed_of_light", statistic, "percent", json_number(percent)));
+    if (!std::isnan(percent))
+      measurements.push_back(measurement("speed_of_light", statistic, "percent", json_number(percent)));
   };
   add("roofline", record.sol_pct);
   add("memory_bandwidth", record.bandwidth_pct);
@@ -71,7 +76,8 @@ void add_energy(std::vector<std::string>& measurements, const RunRecord& record)
   if (!energy_was_measured(record)) return;
   measurements.push_back(measurement("energy", "per_call", "J", json_number(record.joules_per_call)));
   if (!std::isnan(record.gflops_per_joule))
-    measurements.push_back(measurement("energy_efficiency", "per_call", "GFLOP/J", json_number(record.gflops_per_joule)));
+    measurements.push_back(
+        measurement("energy_efficiency", "per_call", "GFLOP/J", json_number(record.gflops_per_joule)));
   measurements.push_back(measurement("energy_window", "wall_time", "s", json_number(record.energy_window_s)));
 }
 

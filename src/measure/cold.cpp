@@ -102,7 +102,8 @@ Timing cold(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol, 
 
   if (timing.samples_ns.empty())
     throw std::runtime_error(fmt::format(
-        "cold: all {} samples in timeout_s ({} s) ran with the SM clock under {} of its peak ({:.0f} MHz) and were dropped",
+        "cold: all {} samples in timeout_s ({} s) ran with the SM clock under {} of its peak ({:.0f} MHz) and were "
+        "dropped",
         timing.noise.samples_dropped, protocol.cold.timeout_s, protocol.cold.throttle_threshold, slowest_kept_mhz));
   timing.noise.noise = kept.relative_stddev();
   timing.n_repeat = kept.count();

@@ -148,7 +148,8 @@ class CudaEventTimer final : public BenchTimer {
       if (clock_reads_) check_cuda(cudaFree(clock_reads_), "freeing the smaller clock reads");
       clock_reads_ = nullptr;
       clock_slots_ = 0;
-      check_cuda(cudaMalloc(&clock_reads_, count * kWordsPerClock * sizeof(unsigned long long)), "allocating the clock reads");
+      check_cuda(cudaMalloc(&clock_reads_, count * kWordsPerClock * sizeof(unsigned long long)),
+                 "allocating the clock reads");
       clock_slots_ = count;
     }
     // Zeroed once, before the samples (not one more launch per sample), so that a read no block made
@@ -165,8 +166,9 @@ class CudaEventTimer final : public BenchTimer {
     std::vector<unsigned long long> reads(count * kWordsPerClock);
     std::vector<double> mhz(count, std::numeric_limits<double>::quiet_NaN());
     if (count == 0) return mhz;
-    check_cuda(cudaMemcpy(reads.data(), clock_reads_, reads.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
-               "copying the clock reads");
+    check_cuda(
+        cudaMemcpy(reads.data(), clock_reads_, reads.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+        "copying the clock reads");
     for (std::size_t i = 0; i < count; ++i) {
       const unsigned long long* r = &reads[i * kWordsPerClock];
       const bool read = r[0] != 0 && r[2] > r[0] + kShortestClockIntervalNs && r[3] > r[1];

@@ -64,8 +64,9 @@ Timing repetition_counts(double estimate_ms, const Protocol& protocol) {
   timing.estimate_ms = estimate_ms;
   // Triton leaves the warm-up uncapped; the cap below only keeps the integer conversion defined.
   timing.n_warmup = calls_within(protocol.warmup_ms, guarded_ms, std::numeric_limits<std::int64_t>::max());
-  timing.n_repeat = std::min(std::max(calls_within(protocol.rep_ms, guarded_ms, protocol.max_repeat), protocol.min_repeat),
-                             protocol.max_repeat);
+  timing.n_repeat =
+      std::min(std::max(calls_within(protocol.rep_ms, guarded_ms, protocol.max_repeat), protocol.min_repeat),
+               protocol.max_repeat);
   return timing;
 }
 

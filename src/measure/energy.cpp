@@ -38,7 +38,8 @@ double gflops_per_joule(double flops_per_call, double joules_per_call) {
   return flops_per_call / 1e9 / joules_per_call;
 }
 
-EnergyFigure point_energy(const EnergyWindow& timed, bool window_asked, const std::function<EnergyWindow()>& run_window) {
+EnergyFigure point_energy(const EnergyWindow& timed, bool window_asked,
+                          const std::function<EnergyWindow()>& run_window) {
   const bool timed_counts = timed.calls_only && timed.seconds >= kMinTimedEnergyWindowS;
   const EnergyFigure from_timed = timed_counts ? energy_per_call(timed) : EnergyFigure{};
   if (!std::isnan(from_timed.joules_per_call) || !window_asked || std::isnan(timed.start_mj)) return from_timed;

@@ -53,7 +53,8 @@ double gflops_per_joule(double flops_per_call, double joules_per_call);
 // nothing but its calls (`calls_only`); else, where
 // `window_asked` (the protocol's `energy`) and the counter was read, from `run_window`, a window of
 // its own run after them; else none.
-EnergyFigure point_energy(const EnergyWindow& timed, bool window_asked, const std::function<EnergyWindow()>& run_window);
+EnergyFigure point_energy(const EnergyWindow& timed, bool window_asked,
+                          const std::function<EnergyWindow()>& run_window);
 
 // What an energy window needs of the device and the clock: one call of the point (queued), waiting
 // for the queued calls to finish, the counter in millijoules (NaN where NVML cannot give it) and a

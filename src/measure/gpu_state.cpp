@@ -52,7 +52,8 @@ const Nvml* load_nvml(std::string& why_not) {
     static Nvml loaded;
     // The reasons' function was renamed in CUDA 12 (ClocksThrottleReasons to ClocksEventReasons);
     // drivers export both, older ones only the first name.
-    const bool complete = find(library, "nvmlInit_v2", loaded.init) && find(library, "nvmlErrorString", loaded.error_string) &&
+    const bool complete = find(library, "nvmlInit_v2", loaded.init) &&
+                          find(library, "nvmlErrorString", loaded.error_string) &&
                           find(library, "nvmlDeviceGetHandleByUUID", loaded.handle_by_uuid) &&
                           find(library, "nvmlDeviceGetClockInfo", loaded.clock_info) &&
                           find(library, "nvmlDeviceGetPowerUsage", loaded.power_usage) &&

@@ -8,7 +8,8 @@ namespace ks {
 namespace {
 
 // Each replay of n calls timed alone, as Triton's loop does (a synchronisation after each).
-void timed_replays_of_many(BenchTimer& timer, std::int64_t calls, std::int64_t replays, bool read_clocks, Timing& timing) {
+void timed_replays_of_many(BenchTimer& timer, std::int64_t calls, std::int64_t replays, bool read_clocks,
+                           Timing& timing) {
   const auto count = static_cast<std::size_t>(replays);
   if (read_clocks) timer.reserve_clocks(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -40,7 +41,8 @@ Timing graph(const BoundMode& mode, BenchTimer& timer, const Protocol& protocol,
   if (phase.before) phase.before();
   if (flushed) {
     // Each replay of one call after a flush, between its own marks: do_bench's step 5, replayed.
-    time_one_by_one(timer, timing.n_repeat, protocol.sm_clock_per_sample, [&timer] { timer.replay(); }, timing);
+    time_one_by_one(
+        timer, timing.n_repeat, protocol.sm_clock_per_sample, [&timer] { timer.replay(); }, timing);
   } else {
     timed_replays_of_many(timer, timing.n_repeat, protocol.replays, protocol.sm_clock_per_sample, timing);
   }

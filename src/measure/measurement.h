@@ -18,17 +18,17 @@ using Json = nlohmann::json;
 // fields a protocol uses, and so which its document holds, is protocol_to_json's (protocol.cpp).
 struct Protocol {
   std::string name = "do_bench";  // do_bench, cold or graph
-  std::string timer;             // "cuda_events" or "steady_clock"
+  std::string timer;              // "cuda_events" or "steady_clock"
   double warmup_ms = 25;
   double rep_ms = 100;
   std::int64_t min_repeat = 1;  // timed repetitions at least (capped by max_repeat)
   std::int64_t max_repeat = 10000;
-  std::int64_t flush_bytes = 0;  // zeroed before each estimate call and each timed call
+  std::int64_t flush_bytes = 0;                  // zeroed before each estimate call and each timed call
   std::vector<double> quantiles{0.5, 0.2, 0.8};  // reported for every timed point, in this order
-  std::string quantile_method = "linear";  // numpy/torch "linear" interpolation
+  std::string quantile_method = "linear";        // numpy/torch "linear" interpolation
   std::string primary_statistic = "median";
   std::int64_t repetitions = 1;  // measurements of each point, interleaved across the plan
-  ColdRule cold;  // the cold protocol's stopping rule and throttle handling
+  ColdRule cold;                 // the cold protocol's stopping rule and throttle handling
   // graph: how many times the captured calls are replayed and timed (Triton's n_retries).
   std::int64_t replays = 10;
   // do_bench and graph: the SM clock read over each sample (on a GPU only; cold always reads it).

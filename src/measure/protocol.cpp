@@ -50,7 +50,8 @@ Protocol resolve_protocol(const ProtocolSpec& spec, Backend backend, std::int64_
   // Triton takes what rep_ms allows, down to one repetition; the CPU path keeps a few more, so that a
   // point whose flush fills most of rep_ms still has a spread worth its quantiles (never more than
   // max_repeat allows: the protocol document says what was done).
-  protocol.min_repeat = spec.min_repeat.value_or(backend == Backend::cuda ? 1 : std::min(kCpuMinRepeat, spec.max_repeat));
+  protocol.min_repeat =
+      spec.min_repeat.value_or(backend == Backend::cuda ? 1 : std::min(kCpuMinRepeat, spec.max_repeat));
   protocol.max_repeat = spec.max_repeat;
   protocol.flush_bytes = spec.flush_bytes.value_or(default_flush_bytes(spec, backend, gpu_l2_bytes));
   protocol.quantiles = spec.quantiles;

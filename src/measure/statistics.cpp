@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 

@@ -34,7 +34,7 @@ inline std::uint64_t saturating_multiply(std::uint64_t a, std::uint64_t b) {
 struct Slot {
   std::vector<const Axis*> axes;
   std::size_t length = 0;
-  std::unordered_map<std::size_t, std::size_t> repeats;  // position -> the first position with its values
+  std::unordered_map<std::size_t, std::size_t> repeats;              // position -> the first position with its values
   mutable std::vector<std::pair<std::size_t, std::size_t>> by_hash;  // (hash of the values, position), sorted
 
   std::string text_at(std::size_t position) const {

@@ -27,10 +27,10 @@ struct Point {
   std::string kernel;
   std::string implementation;
   std::string mode;
-  Json params;            // every parameter of the kernel, defaults filled in (an object)
+  Json params;  // every parameter of the kernel, defaults filled in (an object)
   double timeout_s = 300;
-  PointKey key{};         // point_digest(*this), set by the enumerator
-  PointSource source;     // set by the enumerator; not part of the identity
+  PointKey key{};      // point_digest(*this), set by the enumerator
+  PointSource source;  // set by the enumerator; not part of the identity
   // Which measurement of the point this is, from 0 (a protocol's `repetitions`); not part of the
   // identity: every repetition is the same point.
   std::int32_t repetition = 0;

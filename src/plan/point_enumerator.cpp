@@ -23,8 +23,9 @@ std::string block_key(std::size_t block_index) { return fmt::format("kernels[{}]
 const KernelSpec& find_kernel(const KernelBlock& block, std::size_t block_index, const Registry& registry) {
   const KernelSpec* kernel = registry.find(block.kernel);
   if (!kernel) {
-    throw SweepFileError(block.where, block_key(block_index) + ".kernel",
-                         fmt::format("unknown kernel '{}' (known: {})", block.kernel, fmt::join(registry.names(), ", ")));
+    throw SweepFileError(
+        block.where, block_key(block_index) + ".kernel",
+        fmt::format("unknown kernel '{}' (known: {})", block.kernel, fmt::join(registry.names(), ", ")));
   }
   return *kernel;
 }
@@ -64,7 +65,8 @@ void require_known_parameters(const Json& values, const KernelSpec& kernel, cons
                               const std::string& key) {
   for (const auto& [name, value] : values.items())
     if (!kernel.parameter(name))
-      throw SweepFileError(block.where, key + "." + name, fmt::format("kernel '{}' has no parameter '{}'", kernel.name, name));
+      throw SweepFileError(block.where, key + "." + name,
+                           fmt::format("kernel '{}' has no parameter '{}'", kernel.name, name));
 }
 
 // Does a rule's value (one value, or a list of values) accept the point's value?
@@ -135,7 +137,9 @@ struct PointEnumerator::Block {
   std::unordered_map<std::string, std::size_t> includes_reached;
 
   Block(const KernelBlock& block, std::size_t block_index, const KernelSpec& kernel_spec)
-      : spec(block), index(block_index), kernel(kernel_spec),
+      : spec(block),
+        index(block_index),
+        kernel(kernel_spec),
         implementations(resolve_implementations(block, block_index, kernel_spec)),
         modes(resolve_modes(block, block_index, kernel_spec)) {
     check_block_keys(block, block_index, kernel_spec);
@@ -303,12 +307,13 @@ class PointEnumerator::Walk {
       std::vector<std::size_t> position(block.slots.size(), 0);
       if (!visit_ && block.grid_is_dense()) {
         block.complete_parameters(slot_values(block.slots, position));  // a missing required parameter
-        points_ = saturating_add(points_, saturating_multiply(block.combinations,
-                                                               block.implementations.size() * block.modes.size()));
+        points_ = saturating_add(
+            points_, saturating_multiply(block.combinations, block.implementations.size() * block.modes.size()));
       } else {
         std::uint64_t combination = 0;
-        do walk_combination(block, block.complete_parameters(slot_values(block.slots, position)),
-                            {&position, 0, combination++});
+        do
+          walk_combination(block, block.complete_parameters(slot_values(block.slots, position)),
+                           {&position, 0, combination++});
         while (!stopped_ && advance(position, block.slots));
       }
     }

@@ -22,7 +22,8 @@
 // (cmake/package.cmake).
 #if !defined(KS_INSTALL_PREFIX) || !defined(KS_INSTALL_BINDIR) || !defined(KS_INSTALL_PLUGINDIR) || \
     !defined(KS_INSTALL_PYTHONDIR) || !defined(KS_SOURCE_PYTHONDIR)
-#error "src/plugins/plugins.cpp needs KS_INSTALL_PREFIX, KS_INSTALL_BINDIR, KS_INSTALL_PLUGINDIR, KS_INSTALL_PYTHONDIR and KS_SOURCE_PYTHONDIR (cmake/package.cmake)"
+#error \
+    "src/plugins/plugins.cpp needs KS_INSTALL_PREFIX, KS_INSTALL_BINDIR, KS_INSTALL_PLUGINDIR, KS_INSTALL_PYTHONDIR and KS_SOURCE_PYTHONDIR (cmake/package.cmake)"
 #endif
 
 namespace ks {
@@ -172,15 +173,15 @@ fs::path find_plugin(const std::string& path_or_name, const fs::path& base) {
       !listed.empty()              ? fmt::format("({})", fmt::join(listed_text, ", "))
       : std::getenv(kPathVariable) ? std::string("(no folders)")
                                    : std::string("(not set)"),
-      installed.string(),
-      kPathVariable));
+      installed.string(), kPathVariable));
 }
 
 Origin load_plugin(const fs::path& library, Registry& registry) {
   std::error_code error;
   const fs::path canonical = fs::canonical(library, error);
   if (error)
-    throw PluginError(fmt::format("plugin library {}: {}: name an existing library", library.string(), error.message()));
+    throw PluginError(
+        fmt::format("plugin library {}: {}: name an existing library", library.string(), error.message()));
   const std::string path = canonical.string();
   if (std::optional<Origin> loaded = origin_of_loaded(registry, path)) return *loaded;
 
@@ -198,8 +199,8 @@ Origin load_plugin(const fs::path& library, Registry& registry) {
   ::dlerror();
   void* symbol = ::dlsym(handle, kPluginEntrySymbol);
   if (!symbol)
-    throw PluginError(fmt::format(
-        "{}: not a kernelsweep plugin (no {}): build it with kernelsweep_add_plugin", path, kPluginEntrySymbol));
+    throw PluginError(fmt::format("{}: not a kernelsweep plugin (no {}): build it with kernelsweep_add_plugin", path,
+                                  kPluginEntrySymbol));
 
   const auto entry_function = reinterpret_cast<const PluginEntry* (*)()>(symbol);
   const PluginEntry* entry = entry_function();
@@ -232,7 +233,8 @@ fs::path python_package_folder() {
 }
 
 fs::path slurm_batch_script() {
-  if (const auto prefix = own_install_prefix()) return (*prefix / KS_INSTALL_SLURMDIR / "sweep.sbatch").lexically_normal();
+  if (const auto prefix = own_install_prefix())
+    return (*prefix / KS_INSTALL_SLURMDIR / "sweep.sbatch").lexically_normal();
   return fs::path(KS_SOURCE_SLURMDIR) / "sweep.sbatch";
 }
 

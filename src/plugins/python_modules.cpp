@@ -90,11 +90,13 @@ void register_described(const Json& described, Registry& registry) {
   Registry trial = registry;
   try {
     for (const Json& k : described.at("kernels")) trial.add(kernel_from(k));
-    for (const Json& i : described.at("implementations")) trial.add(i.at("kernel").get<std::string>(), implementation_from(i));
+    for (const Json& i : described.at("implementations"))
+      trial.add(i.at("kernel").get<std::string>(), implementation_from(i));
   } catch (const std::invalid_argument& e) {
     throw PluginError(fmt::format("Python modules: {}", e.what()));
   } catch (const Json::exception& e) {
-    throw PluginError(fmt::format("Python modules: kernelsweep.describe printed an unexpected description: {}", e.what()));
+    throw PluginError(
+        fmt::format("Python modules: kernelsweep.describe printed an unexpected description: {}", e.what()));
   }
   registry = std::move(trial);
 }
@@ -151,7 +153,8 @@ void load_python_modules(const PythonSetup& setup, Registry& registry) {
   }
   const Json described = Json::parse(output.out, nullptr, false);
   if (described.is_discarded())
-    throw PluginError(fmt::format("Python modules {}: kernelsweep.describe printed no JSON", fmt::join(setup.modules, ", ")));
+    throw PluginError(
+        fmt::format("Python modules {}: kernelsweep.describe printed no JSON", fmt::join(setup.modules, ", ")));
   register_described(described, registry);
 }
 

@@ -31,8 +31,7 @@ std::vector<std::string> load_requested_plugins(const std::vector<std::string>& 
   for (const fs::path& entry : plugin_path_entries()) {
     if (fs::is_directory(entry))
       for (const fs::path& library : libraries_in(entry)) load(library);
-    else
-      load(find_plugin(entry.string(), fs::current_path()));
+    else load(find_plugin(entry.string(), fs::current_path()));
   }
   for (const std::string& name : named) load(find_plugin(name, fs::current_path()));
   return loaded;

@@ -28,7 +28,8 @@ constexpr auto noise_record_fields = built_once<noise_fields<RunRecord>>;
 
 std::string slowed_by(const RunRecord& record) {
   if (!gpu_state_was_read(record)) return "";
-  return throttle_reason_names((record.gpu_start.throttle_reasons | record.gpu_end.throttle_reasons) & throttle::kSlowing);
+  return throttle_reason_names((record.gpu_start.throttle_reasons | record.gpu_end.throttle_reasons) &
+                               throttle::kSlowing);
 }
 
 nlohmann::json to_json(const RunRecord& record) {
@@ -36,7 +37,8 @@ nlohmann::json to_json(const RunRecord& record) {
   out["samples_ns"] = record.samples_ns;
   out.update(fields_to_json(record, repetition_record_fields()));
   if (gpu_state_was_read(record)) out.update(fields_to_json(record, gpu_fields()));
-  if (noise_was_recorded(record) || sample_clocks_were_read(record)) out.update(fields_to_json(record, noise_record_fields()));
+  if (noise_was_recorded(record) || sample_clocks_were_read(record))
+    out.update(fields_to_json(record, noise_record_fields()));
   // A sample too short for its clock to be read holds NaN, which JSON writes as null.
   if (!record.sample_sm_clock_mhz.empty()) out["sample_sm_clock_mhz"] = record.sample_sm_clock_mhz;
   // A gang member's worker measured a collective: its count of wrong elements (bus_gbps is the rank's
@@ -60,7 +62,8 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
   if (json.contains(noise_record_fields().front().name)) fields_from_json(json, record, noise_record_fields());
   if (const auto it = json.find("sample_sm_clock_mhz"); it != json.end())
     for (const auto& mhz : *it)
-      record.sample_sm_clock_mhz.push_back(mhz.is_null() ? std::numeric_limits<double>::quiet_NaN() : mhz.get<double>());
+      record.sample_sm_clock_mhz.push_back(mhz.is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                                         : mhz.get<double>());
   if (const auto it = json.find("quantiles"); it != json.end())
     for (const auto& pair : *it) record.quantiles.push_back({pair.at(0).get<double>(), pair.at(1).get<double>()});
   record.wrong_elements = json.value("wrong_elements", record.wrong_elements);
@@ -74,9 +77,13 @@ namespace {
 // Every field list a record has: the /runs columns, then the repetition's, the GPU state's, the
 // cold measurement's, the collective's, the speed of light's and the energy's.
 const std::vector<const std::vector<Field<RunRecord>>*>& all_field_lists() {
-  static const std::vector<const std::vector<Field<RunRecord>>*> lists{&fields(), &repetition_record_fields(), &gpu_fields(),
-                                                                     &noise_record_fields(), &collective_record_fields(),
-                                                                     &speed_of_light_record_fields(), &energy_record_fields()};
+  static const std::vector<const std::vector<Field<RunRecord>>*> lists{&fields(),
+                                                                       &repetition_record_fields(),
+                                                                       &gpu_fields(),
+                                                                       &noise_record_fields(),
+                                                                       &collective_record_fields(),
+                                                                       &speed_of_light_record_fields(),
+                                                                       &energy_record_fields()};
   return lists;
 }
 

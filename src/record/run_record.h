@@ -38,20 +38,20 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 struct RunRecord {
   std::string point_id;
   std::string kernel, implementation, mode;
-  std::string params_json;      // canonical JSON of the point's parameters
-  std::string status;           // one of kStatuses
+  std::string params_json;  // canonical JSON of the point's parameters
+  std::string status;       // one of kStatuses
   std::string message;
   std::int32_t rank = 0;
   std::string host;
-  std::string gpu_uuid;         // empty on a CPU rank
-  std::string started_at;       // UTC, ISO 8601 with milliseconds: 2026-11-30T12:00:00.000Z
+  std::string gpu_uuid;    // empty on a CPU rank
+  std::string started_at;  // UTC, ISO 8601 with milliseconds: 2026-11-30T12:00:00.000Z
   std::string ended_at;
   std::int64_t n_warmup = 0, n_repeat = 0;  // 0: the point was not timed
   Statistics stats{kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured};
   double flops = kNotMeasured, bytes = kNotMeasured;
   double tflops = kNotMeasured, gbps = kNotMeasured;  // from the median
   std::uint64_t device_peak_bytes = 0;
-  std::vector<double> samples_ns;  // the raw samples (in /samples, not a /runs column)
+  std::vector<double> samples_ns;   // the raw samples (in /samples, not a /runs column)
   std::vector<Quantile> quantiles;  // the protocol's quantiles of the samples (in /quantiles)
   // The GPU's state just before the first timed repetition and just after the last (NVML); not
   // read on the CPU, nor where NVML is missing.
@@ -124,10 +124,8 @@ std::vector<Field<R>> run_record_fields() {
 template <class R = RunRecord>
 std::vector<Field<R>> gpu_state_fields() {
   return {
-      KS_GPU_STATE_METRICS(R, sm_clock_mhz),
-      KS_GPU_STATE_METRICS(R, memory_clock_mhz),
-      KS_GPU_STATE_METRICS(R, power_w),
-      KS_GPU_STATE_METRICS(R, temperature_c),
+      KS_GPU_STATE_METRICS(R, sm_clock_mhz),     KS_GPU_STATE_METRICS(R, memory_clock_mhz),
+      KS_GPU_STATE_METRICS(R, power_w),          KS_GPU_STATE_METRICS(R, temperature_c),
       KS_GPU_STATE_METRICS(R, throttle_reasons),
   };
 }
@@ -160,7 +158,9 @@ template <class R = RunRecord>
 std::vector<Field<R>> collective_fields() {
   return {KS_METRIC(R, "bus_gbps", bus_gbps), KS_METRIC(R, "wrong_elements", wrong_elements)};
 }
-inline bool is_collective_record(const RunRecord& record) { return !std::isnan(record.bus_gbps) || record.wrong_elements >= 0; }
+inline bool is_collective_record(const RunRecord& record) {
+  return !std::isnan(record.bus_gbps) || record.wrong_elements >= 0;
+}
 
 // How close the point came to its device's speed of light, in /runs column order after the
 // collective's (layout 7 on).

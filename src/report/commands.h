@@ -35,7 +35,7 @@ int merge_results(const MergeRequest& request, Registry& registry);
 struct ReportRequest {
   std::vector<std::string> files;
   std::string output_directory;
-  std::string baseline;  // --baseline IMPLEMENTATION: speed-ups are against it
+  std::string baseline;   // --baseline IMPLEMENTATION: speed-ups are against it
   std::string reference;  // --reference IMPLEMENTATION: each point's fraction of its speed
   std::string where;
 };
@@ -45,7 +45,7 @@ int write_report(const ReportRequest& request);
 struct CompareRequest {
   std::string base, next;
   std::string where;
-  std::string format = "table";  // table, md, json
+  std::string format = "table";    // table, md, json
   double fail_above_percent = -1;  // --fail-above PCT; negative: never fail
   double threshold_percent = 5;    // --threshold T: changes within ±T% count as none (docs/compare.md)
 };
@@ -54,9 +54,9 @@ int compare_results(const CompareRequest& request);
 // `kernelsweep import liger CSV -o FILE.h5`: another tool's benchmark results into a results file and
 // kernelindex documents.
 struct ImportRequest {
-  std::string tool;    // liger
-  std::string input;   // the tool's file
-  std::string output;  // the results file to write
+  std::string tool;                 // liger
+  std::string input;                // the tool's file
+  std::string output;               // the results file to write
   std::string documents_directory;  // default: FILE's folder/kernelindex
   std::string kernelindex_format = "json";
   bool overwrite = false;

@@ -18,9 +18,9 @@
 #include "common/printable.h"
 #include "report/commands.h"
 #include "report/compare_rule.h"
+#include "run/run.h"
 #include "view/filter.h"
 #include "view/view.h"
-#include "run/run.h"
 
 namespace ks {
 namespace {
@@ -60,10 +60,13 @@ bool has_samples(const ViewRow& row) { return timed(row.run) && row.run.samples_
 // Why a matched point gets no verdict although timed: a side whose rates its device cannot reach (a
 // wrong work model, a timer that missed the work) is no basis for a speed-up; empty when neither is.
 std::string implausible_note(const PointComparison& point) {
-  const bool base = has_flag(point.base->run.flags, "implausible"), next = has_flag(point.next->run.flags, "implausible");
+  const bool base = has_flag(point.base->run.flags, "implausible"),
+             next = has_flag(point.next->run.flags, "implausible");
   if (!base && !next) return "";
   return fmt::format("left out: {} rates are beyond what the device can do (flag implausible: docs/speed-of-light.md)",
-                     base && next ? "both sides'" : base ? "base's" : "new's");
+                     base && next ? "both sides'"
+                     : base       ? "base's"
+                                  : "new's");
 }
 
 // --- reading --------------------------------------------------------------------------------------
@@ -256,7 +259,8 @@ std::string describe_difference(const std::map<std::string, std::string>& base,
   std::string text = fmt::format("{} -> {}", short_digest(base_digest), short_digest(next_digest));
   if (changes.empty()) return text;
   const std::size_t shown = std::min<std::size_t>(changes.size(), 3);
-  text += ": " + fmt::format("{}", fmt::join(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(shown), "; "));
+  text +=
+      ": " + fmt::format("{}", fmt::join(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(shown), "; "));
   if (changes.size() > shown) text += fmt::format(" (and {} more)", changes.size() - shown);
   return text;
 }
@@ -290,10 +294,10 @@ void warn_about_documents(Comparison& comparison, const ResultsFile& base_file, 
     std::string text = fmt::format("{} of {} matched points cite different {} in BASE and NEW ({})", differing, matched,
                                    kind.name, kind.meaning);
     for (const auto& [digests, count] : pairs) {
-      text += fmt::format("; {} point{}: {}", count, count == 1 ? "" : "s",
-                          describe_difference(flattened_document(base_documents, digests.first),
-                                              flattened_document(next_documents, digests.second), digests.first,
-                                              digests.second));
+      text += fmt::format(
+          "; {} point{}: {}", count, count == 1 ? "" : "s",
+          describe_difference(flattened_document(base_documents, digests.first),
+                              flattened_document(next_documents, digests.second), digests.first, digests.second));
     }
     comparison.warnings.push_back(text);
   }
@@ -320,8 +324,8 @@ std::string rule_text(const ChangeRule& rule) {
 
 std::string file_text(const Side& side) {
   return fmt::format("{} (sweep {}, {} points, git {}, host {}, started {})", side.path, side.info.sweep_name,
-                     side.rows.size(), side.info.git_commit.empty() ? "unknown" : side.info.git_commit,
-                     side.info.host, side.info.started_at);
+                     side.rows.size(), side.info.git_commit.empty() ? "unknown" : side.info.git_commit, side.info.host,
+                     side.info.started_at);
 }
 
 std::string summary_text(const Comparison& comparison) {
@@ -332,10 +336,11 @@ std::string summary_text(const Comparison& comparison) {
   std::size_t matched = 0;
   for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible"}) matched += count(label);
   const std::string implausible = count("implausible") > 0 ? fmt::format(", {} implausible", count("implausible")) : "";
-  return fmt::format("{} points matched: {} slower, {} faster, {} same, {} unclear, {} not timed on both sides{}; "
-                     "{} added, {} removed",
-                     matched, count("slower"), count("faster"), count("same"), count("unclear"), count("untimed"),
-                     implausible, count("added"), count("removed"));
+  return fmt::format(
+      "{} points matched: {} slower, {} faster, {} same, {} unclear, {} not timed on both sides{}; "
+      "{} added, {} removed",
+      matched, count("slower"), count("faster"), count("same"), count("unclear"), count("untimed"), implausible,
+      count("added"), count("removed"));
 }
 
 // The table's cells: one row of text per point.
@@ -363,14 +368,24 @@ std::vector<std::string> cells_of(const PointComparison& point) {
 }
 
 std::vector<std::string> headings(const ChangeRule& rule) {
-  return {"kernel", "implementation", "mode", "params", "base ms", "new ms", "ratio", "change",
-          fmt::format("{:g}% interval", rule.confidence * 100), "label", "note"};
+  return {"kernel",
+          "implementation",
+          "mode",
+          "params",
+          "base ms",
+          "new ms",
+          "ratio",
+          "change",
+          fmt::format("{:g}% interval", rule.confidence * 100),
+          "label",
+          "note"};
 }
 
 constexpr bool kRightAligned[] = {false, false, false, false, true, true, true, true, true, false, false};
 
 void print_table(const Comparison& comparison, const Side& base, const Side& next, const ChangeRule& rule) {
-  std::cout << "base: " << file_text(base) << "\n" << "new:  " << file_text(next) << "\n"
+  std::cout << "base: " << file_text(base) << "\n"
+            << "new:  " << file_text(next) << "\n"
             << "rule: " << rule_text(rule) << "\n";
   for (const std::string& warning : comparison.warnings) std::cout << "WARNING: " << warning << "\n";
   std::vector<std::vector<std::string>> rows{headings(rule)};
@@ -402,7 +417,8 @@ void print_markdown(const Comparison& comparison, const Side& base, const Side& 
             << "- base: " << markdown_cell(file_text(base)) << "\n"
             << "- new: " << markdown_cell(file_text(next)) << "\n"
             << "- rule: " << rule_text(rule) << "\n\n";
-  for (const std::string& warning : comparison.warnings) std::cout << "> **Warning:** " << markdown_cell(warning) << "\n\n";
+  for (const std::string& warning : comparison.warnings)
+    std::cout << "> **Warning:** " << markdown_cell(warning) << "\n\n";
   const auto header = headings(rule);
   std::cout << "| " << fmt::format("{}", fmt::join(header, " | ")) << " |\n|";
   for (std::size_t c = 0; c < header.size(); ++c) std::cout << (kRightAligned[c] ? " ---: |" : " --- |");
@@ -418,32 +434,34 @@ void print_markdown(const Comparison& comparison, const Side& base, const Side& 
 Json number_or_null(std::optional<double> value) { return value ? Json(*value) : Json(nullptr); }
 
 Json side_json(const Side& side) {
-  return {{"file", side.path},          {"sweep", side.info.sweep_name}, {"points", side.rows.size()},
-          {"git_commit", side.info.git_commit}, {"host", side.info.host},   {"started_at", side.info.started_at}};
+  return {{"file", side.path},          {"sweep", side.info.sweep_name},
+          {"points", side.rows.size()}, {"git_commit", side.info.git_commit},
+          {"host", side.info.host},     {"started_at", side.info.started_at}};
 }
 
 Json point_json(const PointComparison& point) {
   const RunRecord& run = point.any().run;
   const auto ms = [](std::optional<double> ns) { return ns ? std::optional<double>(*ns / 1e6) : std::nullopt; };
-  Json out = {{"point_id", run.point_id},
-              {"kernel", run.kernel},
-              {"implementation", run.implementation},
-              {"mode", run.mode},
-              {"params", point.any().params},
-              {"label", point.label},
-              {"base_median_ms", number_or_null(ms(median_ns(point.base)))},
-              {"new_median_ms", number_or_null(ms(median_ns(point.next)))},
-              {"ratio", point.has_ratio() ? Json(point.verdict.ratio) : Json(nullptr)},
-              {"change_percent", point.has_ratio() ? Json((point.verdict.ratio - 1) * 100) : Json(nullptr)},
-              {"interval", point.verdict.has_interval ? Json::array({point.verdict.interval.low, point.verdict.interval.high})
-                                                      : Json(nullptr)},
-              {"base_samples", point.base ? Json(point.base->run.samples_count) : Json(nullptr)},
-              {"new_samples", point.next ? Json(point.next->run.samples_count) : Json(nullptr)},
-              {"base_status", point.base ? Json(point.base->run.status) : Json(nullptr)},
-              {"new_status", point.next ? Json(point.next->run.status) : Json(nullptr)},
-              {"protocol_differs", point.protocol_differs},
-              {"environment_differs", point.environment_differs},
-              {"note", fmt::format("{}", fmt::join(point.notes, "; "))}};
+  Json out = {
+      {"point_id", run.point_id},
+      {"kernel", run.kernel},
+      {"implementation", run.implementation},
+      {"mode", run.mode},
+      {"params", point.any().params},
+      {"label", point.label},
+      {"base_median_ms", number_or_null(ms(median_ns(point.base)))},
+      {"new_median_ms", number_or_null(ms(median_ns(point.next)))},
+      {"ratio", point.has_ratio() ? Json(point.verdict.ratio) : Json(nullptr)},
+      {"change_percent", point.has_ratio() ? Json((point.verdict.ratio - 1) * 100) : Json(nullptr)},
+      {"interval", point.verdict.has_interval ? Json::array({point.verdict.interval.low, point.verdict.interval.high})
+                                              : Json(nullptr)},
+      {"base_samples", point.base ? Json(point.base->run.samples_count) : Json(nullptr)},
+      {"new_samples", point.next ? Json(point.next->run.samples_count) : Json(nullptr)},
+      {"base_status", point.base ? Json(point.base->run.status) : Json(nullptr)},
+      {"new_status", point.next ? Json(point.next->run.status) : Json(nullptr)},
+      {"protocol_differs", point.protocol_differs},
+      {"environment_differs", point.environment_differs},
+      {"note", fmt::format("{}", fmt::join(point.notes, "; "))}};
   return out;
 }
 
@@ -502,8 +520,7 @@ int bad_input(const std::string& what) {
 int compare_results(const CompareRequest& request) {
   if (!(request.threshold_percent > 0) || !std::isfinite(request.threshold_percent))
     return bad_input(fmt::format("--threshold must be a percentage above 0, got {}", request.threshold_percent));
-  if (std::isnan(request.fail_above_percent))
-    return bad_input("--fail-above must be a percentage");
+  if (std::isnan(request.fail_above_percent)) return bad_input("--fail-above must be a percentage");
   ChangeRule rule;
   rule.threshold = request.threshold_percent / 100;
   ChangeJudge judge(rule);

@@ -118,10 +118,14 @@ LogMoments log_moments(const MedianBootstrap& distribution) {
 
 const char* change_name(Change change) {
   switch (change) {
-    case Change::same: return "same";
-    case Change::faster: return "faster";
-    case Change::slower: return "slower";
-    case Change::unclear: return "unclear";
+    case Change::same:
+      return "same";
+    case Change::faster:
+      return "faster";
+    case Change::slower:
+      return "slower";
+    case Change::unclear:
+      return "unclear";
   }
   return "unclear";
 }
@@ -162,7 +166,8 @@ double ratio_quantile(const MedianBootstrap& base, const MedianBootstrap& next, 
 }
 
 ChangeJudge::ChangeJudge(ChangeRule rule) : rule_(rule) {
-  if (!(rule_.threshold > 0)) throw std::invalid_argument(fmt::format("the threshold must be above 0, got {}", rule_.threshold));
+  if (!(rule_.threshold > 0))
+    throw std::invalid_argument(fmt::format("the threshold must be above 0, got {}", rule_.threshold));
   if (!(rule_.confidence > 0 && rule_.confidence < 1))
     throw std::invalid_argument(fmt::format("the confidence must lie in (0, 1), got {}", rule_.confidence));
   rule_.min_samples = std::max<std::size_t>(rule_.min_samples, 1);
@@ -208,8 +213,8 @@ Verdict ChangeJudge::judge(const MedianBootstrap& base, const MedianBootstrap& n
   Verdict verdict;
   if (base.count > 0 && next.count > 0 && base.median > 0) verdict.ratio = next.median / base.median;
   if (base.count < rule_.min_samples || next.count < rule_.min_samples) {
-    verdict.why = fmt::format("too few samples ({} and {}; at least {} are needed)", base.count, next.count,
-                              rule_.min_samples);
+    verdict.why =
+        fmt::format("too few samples ({} and {}; at least {} are needed)", base.count, next.count, rule_.min_samples);
     return verdict;
   }
   if (!(base.values.front() > 0) || !(next.values.front() > 0)) {

@@ -32,8 +32,8 @@
 namespace ks {
 
 struct ChangeRule {
-  double threshold = 0.05;     // T: a ratio within [1/(1+T), 1+T] counts as no change
-  double confidence = 0.99;    // of the interval, two-sided
+  double threshold = 0.05;      // T: a ratio within [1/(1+T), 1+T] counts as no change
+  double confidence = 0.99;     // of the interval, two-sided
   std::size_t min_samples = 5;  // fewer on either side: unclear
 };
 
@@ -58,7 +58,7 @@ struct Verdict {
   double ratio = 0;          // NEW median / BASE median
   RatioInterval interval{};  // of the ratio; {0, 0} when it was not computed
   bool has_interval = false;
-  std::string why;           // set when the point is unclear for want of data
+  std::string why;  // set when the point is unclear for want of data
 };
 
 // The label an interval earns under threshold T (the table at the top of this file).

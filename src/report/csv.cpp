@@ -43,8 +43,9 @@ class CsvReader {
     const std::size_t start = at_;
     while (at_ < text_.size() && text_[at_] != ',' && !is_line_end(text_[at_])) {
       if (text_[at_] == '"')
-        throw CsvError(line_, "a double quote inside a field that does not start with one (quote the whole field "
-                              "and write the quote twice)");
+        throw CsvError(line_,
+                       "a double quote inside a field that does not start with one (quote the whole field "
+                       "and write the quote twice)");
       ++at_;
     }
     return std::string(text_.substr(start, at_ - start));

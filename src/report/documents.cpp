@@ -10,7 +10,8 @@
 namespace ks {
 
 int print_documents(const DocumentsRequest& request) {
-  const DocumentFilter filter{{request.points.begin(), request.points.end()}, {request.runs.begin(), request.runs.end()}};
+  const DocumentFilter filter{{request.points.begin(), request.points.end()},
+                              {request.runs.begin(), request.runs.end()}};
   try {
     const std::size_t printed =
         for_each_document(request.folder, filter, [](std::string_view line) { std::cout << line << '\n'; });

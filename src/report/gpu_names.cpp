@@ -45,13 +45,13 @@ std::string architecture_of(const std::string& name) {
 }  // namespace
 
 std::string gpu_vendor(const std::string& name) {
-  static const std::pair<const char*, const char*> leading[] = {{"NVIDIA", "nvidia"}, {"AMD", "amd"}, {"Intel(R)", "intel"},
-                                                                {"Intel", "intel"}};
+  static const std::pair<const char*, const char*> leading[] = {
+      {"NVIDIA", "nvidia"}, {"AMD", "amd"}, {"Intel(R)", "intel"}, {"Intel", "intel"}};
   for (const auto& [word, vendor] : leading)
     if (starts_with_word(name, word)) return vendor;
-  static const std::pair<const char*, const char*> lines[] = {{"Tesla", "nvidia"},   {"GeForce", "nvidia"},
-                                                              {"Quadro", "nvidia"},  {"Radeon", "amd"},
-                                                              {"Instinct", "amd"},   {"Data Center GPU", "intel"}};
+  static const std::pair<const char*, const char*> lines[] = {{"Tesla", "nvidia"},  {"GeForce", "nvidia"},
+                                                              {"Quadro", "nvidia"}, {"Radeon", "amd"},
+                                                              {"Instinct", "amd"},  {"Data Center GPU", "intel"}};
   for (const auto& [word, vendor] : lines)
     if (name.find(word) != std::string::npos) return vendor;
   return "unknown";

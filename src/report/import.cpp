@@ -132,7 +132,8 @@ void write_outputs(const ImportRequest& request, const ImportedFile& imported, c
   rows.reserve(imported.runs.size());
   for (std::size_t i : storage_order(imported.runs)) {
     const ImportedRun& run = imported.runs[i];
-    if (stored.insert(run.protocol.get()).second) file.put_protocol(run.protocol->digest, canonical_json(run.protocol->document));
+    if (stored.insert(run.protocol.get()).second)
+      file.put_protocol(run.protocol->digest, canonical_json(run.protocol->document));
     if (stored.insert(run.environment.get()).second)
       file.put_environment(run.environment->digest, canonical_json(run.environment->document));
     rows.emplace_back(run.record, run.citations());

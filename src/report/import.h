@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "record/run_record.h"
 #include "kernelindex/document_writer.h"
+#include "record/run_record.h"
 #include "store/stored_run.h"
 
 namespace ks {
@@ -37,7 +37,7 @@ class ImportInputError : public std::runtime_error {
 struct ImportedRun {
   std::size_t line = 0;  // where it is in the tool's file
   RunRecord record;
-  Json run;  // BenchmarkRun
+  Json run;                                                                    // BenchmarkRun
   std::shared_ptr<const CitedDocument> protocol, environment, implementation;  // shared by many runs
   Json workload;
 

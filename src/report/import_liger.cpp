@@ -17,6 +17,7 @@
 #include "plan/point.h"
 #include "report/csv.h"
 #include "report/gpu_names.h"
+#include "report/liger_values.h"
 
 namespace ks {
 namespace {
@@ -61,58 +62,6 @@ std::string id_segment(const std::string& text) {
   return out;
 }
 
-std::optional<double> parse_double(std::string_view text) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
-// x_value as Liger wrote it: an int, a float, or (rarely) a string.
-Json parse_x_value(const std::string& text) {
-  std::int64_t integer = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), integer);
-  if (error == std::errc() && end == text.data() + text.size() && !text.empty()) return integer;
-  if (const auto number = parse_double(text); number && std::isfinite(*number)) return *number;
-  return text;
-}
-
-// Python's repr of a dict as JSON text: quoted strings double-quoted, True/False/None as JSON's.
-std::string python_literal_as_json(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (c == '\'' || c == '"') {
-      out += '"';
-      for (++i; i < text.size() && text[i] != c; ++i) {
-        if (text[i] == '\\' && i + 1 < text.size()) {
-          if (text[i + 1] != '\'') out += '\\';
-          out += text[++i];
-        } else if (text[i] == '"') {
-          out += "\\\"";
-        } else {
-          out += text[i];
-        }
-      }
-      out += '"';
-      ++i;
-      continue;
-    }
-    const bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-    if (!letter) {
-      out += c;
-      ++i;
-      continue;
-    }
-    std::size_t end = i;
-    while (end < text.size() && ((text[end] >= 'A' && text[end] <= 'Z') || (text[end] >= 'a' && text[end] <= 'z'))) ++end;
-    const std::string_view word = text.substr(i, end - i);
-    out += word == "True" ? "true" : word == "False" ? "false" : word == "None" ? "null" : std::string(word);
-    i = end;
-  }
-  return out;
-}
-
 std::string short_dtype(std::string dtype) {
   if (dtype.rfind("torch.", 0) == 0) dtype.erase(0, 6);
   if (dtype == "bfloat16") return "bf16";
@@ -136,7 +85,10 @@ std::string measured_pass(const std::string& mode) {
 Json harness() { return {{"name", kHarnessName}, {"repository", kRepository}}; }
 
 Json document(const char* kind, Json metadata, Json spec) {
-  return {{"apiVersion", kKernelindexApiVersion}, {"kind", kind}, {"metadata", std::move(metadata)}, {"spec", std::move(spec)}};
+  return {{"apiVersion", kKernelindexApiVersion},
+          {"kind", kind},
+          {"metadata", std::move(metadata)},
+          {"spec", std::move(spec)}};
 }
 
 std::string backend_of(const std::string& gpu) {
@@ -153,10 +105,11 @@ Json liger_implementation(const LigerRow& row) {
                {"implementation", row.provider},
                {"backend", backend},
                {"source", {{"tool", "Liger-Kernel"}, {"version", row.version}, {"repository", kRepository}}}};
-  return document("Implementation",
-                  {{"name", metadata_name(fmt::format("liger-{}-{}-{}-{}", row.kernel, row.provider, backend, row.version))},
-                   {"title", fmt::format("{} · {} ({}) · Liger-Kernel {}", row.kernel, row.provider, backend, row.version)}},
-                  std::move(spec));
+  return document(
+      "Implementation",
+      {{"name", metadata_name(fmt::format("liger-{}-{}-{}-{}", row.kernel, row.provider, backend, row.version))},
+       {"title", fmt::format("{} · {} ({}) · Liger-Kernel {}", row.kernel, row.provider, backend, row.version)}},
+      std::move(spec));
 }
 
 // --- reading the rows ------------------------------------------------------------------------------
@@ -209,8 +162,10 @@ class RowReader {
 
   void check_field_count(const CsvRecord& record) const {
     const std::size_t have = record.fields.size(), want = table_.header.size();
-    if (have < want) fail(record.line, table_.header[have], fmt::format("missing ({} fields where the header has {})", have, want));
-    if (have > want) fail(record.line, table_.header.back(), fmt::format("{} fields where the header has {}", have, want));
+    if (have < want)
+      fail(record.line, table_.header[have], fmt::format("missing ({} fields where the header has {})", have, want));
+    if (have > want)
+      fail(record.line, table_.header.back(), fmt::format("{} fields where the header has {}", have, want));
   }
 
   const std::string& field(const CsvRecord& record, const std::string& column) const {
@@ -234,7 +189,8 @@ class RowReader {
   std::string timestamp(const CsvRecord& record, const std::string& column) const {
     std::string text = field(record, column);
     if (text.size() > 10 && text[10] == ' ') text[10] = 'T';
-    if (!text.empty() && text.back() != 'Z' && (text.size() < 6 || text.compare(text.size() - 6, 6, "+00:00") != 0)) text += 'Z';
+    if (!text.empty() && text.back() != 'Z' && (text.size() < 6 || text.compare(text.size() - 6, 6, "+00:00") != 0))
+      text += 'Z';
     try {
       return iso_utc_milliseconds(text);
     } catch (const std::invalid_argument&) {
@@ -275,7 +231,8 @@ class DocumentCache {
     return get(environments_, row.gpu, [&] { return liger_environment(row.gpu); });
   }
   std::shared_ptr<const CitedDocument> implementation(const LigerRow& row) {
-    return get(implementations_, fmt::format("{}\x1f{}\x1f{}\x1f{}", row.kernel, row.provider, backend_of(row.gpu), row.version),
+    return get(implementations_,
+               fmt::format("{}\x1f{}\x1f{}\x1f{}", row.kernel, row.provider, backend_of(row.gpu), row.version),
                [&] { return liger_implementation(row); });
   }
 
@@ -354,19 +311,23 @@ Json run_spec(const LigerRow& row, const RunRecord& record, const std::string& i
   Json spec = {{"status", "passed"}, {"observedAt", row.observed_at}};
   Json measurements = Json::array();
   if (speed) {
-    spec["timing"] = {{"latencyNs", {{"median", std::llround(record.stats.median_ns)}}}, {"primaryStatistic", "median"}};
+    spec["timing"] = {{"latencyNs", {{"median", std::llround(record.stats.median_ns)}}},
+                      {"primaryStatistic", "median"}};
     measurements.push_back(latency("p20", record.stats.p20_ns));
     measurements.push_back(latency("p80", record.stats.p80_ns));
   } else {
-    measurements.push_back({{"metric", "device_memory"}, {"statistic", "peak"}, {"unit", "bytes"}, {"value", record.device_peak_bytes}});
+    measurements.push_back(
+        {{"metric", "device_memory"}, {"statistic", "peak"}, {"unit", "bytes"}, {"value", record.device_peak_bytes}});
   }
   spec["measurements"] = std::move(measurements);
   const char* unit = speed ? "ms" : "mb";
   spec["sourceNative"] = {{"source", kSource},
                           {"benchmark", benchmark_of(row)},
                           {"externalId", id},
-                          {"metrics", {{fmt::format("{}_20", unit), row.y20}, {fmt::format("{}_50", unit), row.y50},
-                                       {fmt::format("{}_80", unit), row.y80}}},
+                          {"metrics",
+                           {{fmt::format("{}_20", unit), row.y20},
+                            {fmt::format("{}_50", unit), row.y50},
+                            {fmt::format("{}_80", unit), row.y80}}},
                           {"pointId", record.point_id}};
   spec["protocolDigest"] = cited.protocol_digest;
   spec["environmentDigest"] = cited.environment_digest;
@@ -414,19 +375,20 @@ ImportedRun imported_run(const LigerRow& row, const std::string& id, const std::
                         run.implementation->digest};
   std::string run_title = fmt::format("{} · {} · {}", title, row.provider, row.mode);
   if (row.metric == Metric::memory) run_title += " · peak memory";
-  run.run = document("BenchmarkRun",
-                     {{"name", name}, {"title", run_title}, {"labels", {{"liger_version", row.version}}}},
-                     run_spec(row, run.record, id, cited));
+  run.run =
+      document("BenchmarkRun", {{"name", name}, {"title", run_title}, {"labels", {{"liger_version", row.version}}}},
+               run_spec(row, run.record, id, cited));
   return run;
 }
 
 }  // namespace
 
 const std::vector<std::string>& liger_columns() {
-  static const std::vector<std::string> columns = {
-      "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
-      "x_name",      "x_label",         "x_value",               "y_value_50",  "y_value_20",
-      "y_value_80",  "extra_benchmark_config_str", "gpu_name", "timestamp",   "liger_version"};
+  static const std::vector<std::string> columns = {"kernel_name", "kernel_provider", "kernel_operation_mode",
+                                                   "metric_name", "metric_unit",     "x_name",
+                                                   "x_label",     "x_value",         "y_value_50",
+                                                   "y_value_20",  "y_value_80",      "extra_benchmark_config_str",
+                                                   "gpu_name",    "timestamp",       "liger_version"};
   return columns;
 }
 
@@ -464,12 +426,14 @@ Json liger_speed_protocol(const std::string& mode) {
       {"measurement", {{"timer", "cuda_events"}, {"primaryStatistic", "median"}}},
       {"comparability",
        {{"family", kFamily},
-        {"notes", fmt::format("Timed: {}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 (median with p20/p80 "
-                              "spread). The upstream CSV records no CUDA, driver, or torch version; the Liger release "
-                              "rides each run's labels. Comparable only within one kernel, workload, timed pass, and GPU.",
-                              measured_pass(mode))}}}};
+        {"notes",
+         fmt::format("Timed: {}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 (median with p20/p80 "
+                     "spread). The upstream CSV records no CUDA, driver, or torch version; the Liger release "
+                     "rides each run's labels. Comparable only within one kernel, workload, timed pass, and GPU.",
+                     measured_pass(mode))}}}};
   return document("BenchmarkProtocol",
-                  {{"name", metadata_name("liger-bench-do-bench-" + mode)}, {"title", fmt::format("Liger benchmark harness · {} pass", mode)}},
+                  {{"name", metadata_name("liger-bench-do-bench-" + mode)},
+                   {"title", fmt::format("Liger benchmark harness · {} pass", mode)}},
                   std::move(spec));
 }
 
@@ -480,12 +444,13 @@ Json liger_memory_protocol(const std::string& mode) {
        {{"instrument", "torch.cuda.max_memory_allocated"}, {"primaryStatistic", "median"}, {"unit", "MiB"}}},
       {"comparability",
        {{"family", kFamily},
-        {"notes", fmt::format("Peak memory: torch.cuda.max_memory_allocated() after {}, the peak reset before each "
-                              "call, with quantiles 0.5/0.2/0.8 over the calls, in MiB (the CSV's MB). It counts every "
-                              "tensor alive in the process (inputs, weights, gradients), not only the kernel's own. The "
-                              "upstream CSV records no CUDA, driver, or torch version; the Liger release rides each "
-                              "run's labels. Comparable only within one kernel, workload, measured pass, and GPU.",
-                              measured_pass(mode))}}}};
+        {"notes",
+         fmt::format("Peak memory: torch.cuda.max_memory_allocated() after {}, the peak reset before each "
+                     "call, with quantiles 0.5/0.2/0.8 over the calls, in MiB (the CSV's MB). It counts every "
+                     "tensor alive in the process (inputs, weights, gradients), not only the kernel's own. The "
+                     "upstream CSV records no CUDA, driver, or torch version; the Liger release rides each "
+                     "run's labels. Comparable only within one kernel, workload, measured pass, and GPU.",
+                     measured_pass(mode))}}}};
   return document("BenchmarkProtocol",
                   {{"name", metadata_name("liger-bench-memory-" + mode)},
                    {"title", fmt::format("Liger benchmark harness · {} pass · peak memory", mode)}},
@@ -529,7 +494,8 @@ ImportedFile import_liger_csv(std::string_view text, const std::string& file_lab
   const std::vector<std::string> names = run_names(ids);
   DocumentCache cache;
   out.runs.reserve(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) out.runs.push_back(imported_run(rows[i], ids[i], names[i], cache, titles));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    out.runs.push_back(imported_run(rows[i], ids[i], names[i], cache, titles));
   return out;
 }
 

@@ -72,7 +72,8 @@ void check_paths(const MergeRequest& request) {
       if (same_file(request.inputs[j], input))
         throw Refusal(fmt::format("{}: given twice (as {} too); each file is merged once", input, request.inputs[j]));
     if (same_file(input, request.output))
-      throw Refusal(fmt::format("{}: the output is one of the inputs; write the merged file elsewhere", request.output));
+      throw Refusal(
+          fmt::format("{}: the output is one of the inputs; write the merged file elsewhere", request.output));
   }
   if (fs::exists(request.output) && !request.overwrite)
     throw Refusal(fmt::format("{}: exists; pass --overwrite to replace it", request.output));
@@ -162,8 +163,10 @@ RunInfo merged_info(const std::vector<Input>& inputs, std::int64_t plan_size) {
   }
   for (const Input& input : inputs) {
     if (!input.info.ended_at.empty()) continue;
-    std::cerr << fmt::format("kernelsweep merge: {} is not finished (its sweep is running, or was interrupted): "
-                             "the merged file's ended_at is left empty\n", input.label);
+    std::cerr << fmt::format(
+        "kernelsweep merge: {} is not finished (its sweep is running, or was interrupted): "
+        "the merged file's ended_at is left empty\n",
+        input.label);
     info.ended_at.clear();
   }
   return info;
@@ -219,12 +222,15 @@ void attach(const Input& input, std::vector<StoredRun>& rows, const RowValues<Va
 }
 
 void attach_samples_and_quantiles(const Input& input, std::vector<StoredRun>& rows) {
-  attach(input, rows, RowValues<double>{&StoredRun::samples_offset, &StoredRun::samples_count, &RunRecord::samples_ns,
-                                        &ResultsFile::read_samples});
-  attach(input, rows, RowValues<Quantile>{&StoredRun::quantiles_offset, &StoredRun::quantiles_count,
-                                          &RunRecord::quantiles, &ResultsFile::read_quantiles});
-  attach(input, rows, RowValues<double>{&StoredRun::sample_clocks_offset, &StoredRun::sample_clocks_count,
-                                        &RunRecord::sample_sm_clock_mhz, &ResultsFile::read_sample_clocks});
+  attach(input, rows,
+         RowValues<double>{&StoredRun::samples_offset, &StoredRun::samples_count, &RunRecord::samples_ns,
+                           &ResultsFile::read_samples});
+  attach(input, rows,
+         RowValues<Quantile>{&StoredRun::quantiles_offset, &StoredRun::quantiles_count, &RunRecord::quantiles,
+                             &ResultsFile::read_quantiles});
+  attach(input, rows,
+         RowValues<double>{&StoredRun::sample_clocks_offset, &StoredRun::sample_clocks_count,
+                           &RunRecord::sample_sm_clock_mhz, &ResultsFile::read_sample_clocks});
 }
 
 // The input's rows in their order, each with its citations, its samples and its quantiles (append

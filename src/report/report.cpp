@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 
 #include "report/commands.h"
-#include "view/filter.h"
 #include "report/report_model.h"
 #include "report/report_pages.h"
 #include "report/report_plots.h"
 #include "run/run.h"
+#include "view/filter.h"
 
 namespace ks {
 namespace {
@@ -92,7 +92,8 @@ int write_report(const ReportRequest& request) {
   } catch (const std::invalid_argument& e) {
     return refuse(e.what());
   }
-  if (model.view.empty()) std::fprintf(stderr, "kernelsweep report: no point matches --where %s\n", request.where.c_str());
+  if (model.view.empty())
+    std::fprintf(stderr, "kernelsweep report: no point matches --where %s\n", request.where.c_str());
 
   const report_page::DrawnPlots plots = report_page::draw_plots(model, directory);
   write_text(directory / "index.html", report_page::html_page(model, plots));

@@ -32,7 +32,8 @@ Json parse_or_empty(const std::string& text) {
 // "NVIDIA H200 (sm_90, SXM5-141GB)", "AMD EPYC 7B13 (x86_64, 2 cores)".
 std::string hardware_of(const Json& environment) {
   const Json::json_pointer at("/spec/hardware");
-  const Json hardware = environment.contains(at) && environment.at(at).is_object() ? environment.at(at) : Json::object();
+  const Json hardware =
+      environment.contains(at) && environment.at(at).is_object() ? environment.at(at) : Json::object();
   const std::string product = string_at(hardware, "/product", "");
   if (product.empty()) return string_at(environment, "/metadata/title", "unknown hardware");
   std::vector<std::string> details;
@@ -47,7 +48,8 @@ std::string hardware_of(const Json& environment) {
 
 bool same_hardware(const std::vector<FileSummary>& files) {
   return std::all_of(files.begin(), files.end(), [&](const FileSummary& f) {
-    return std::set(f.hardware.begin(), f.hardware.end()) == std::set(files[0].hardware.begin(), files[0].hardware.end());
+    return std::set(f.hardware.begin(), f.hardware.end()) ==
+           std::set(files[0].hardware.begin(), files[0].hardware.end());
   });
 }
 
@@ -127,7 +129,8 @@ LegendHardware legend_hardware_of(const std::vector<FileSummary>& files) {
 std::string hardware_statement(const std::vector<FileSummary>& files) {
   if (files.size() == 1) return fmt::format("Measured on {}.", fmt::join(files[0].hardware, " and "));
   const bool same = same_hardware(files);
-  if (same) return fmt::format("All {} files were measured on {}.", files.size(), fmt::join(files[0].hardware, " and "));
+  if (same)
+    return fmt::format("All {} files were measured on {}.", files.size(), fmt::join(files[0].hardware, " and "));
   std::vector<std::string> each;
   for (const auto& f : files) each.push_back(fmt::format("{} on {}", f.path, fmt::join(f.hardware, " and ")));
   return "The files were measured on different hardware: " + fmt::format("{}", fmt::join(each, "; ")) +

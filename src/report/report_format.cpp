@@ -16,8 +16,8 @@ std::string figure(double value) {
   // Plain notation over the range figures live in; 4 significant digits either way.
   if (magnitude >= 1e-4 && magnitude < 1e7) {
     const int digits_before_point = magnitude >= 1 ? static_cast<int>(std::floor(std::log10(magnitude))) + 1 : 0;
-    const int decimals = magnitude >= 1 ? std::max(0, 4 - digits_before_point)
-                                        : 3 - static_cast<int>(std::floor(std::log10(magnitude)));
+    const int decimals =
+        magnitude >= 1 ? std::max(0, 4 - digits_before_point) : 3 - static_cast<int>(std::floor(std::log10(magnitude)));
     return fmt::format("{:.{}f}", value, decimals);
   }
   if (magnitude == 0) return "0";
@@ -57,12 +57,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -86,7 +97,8 @@ std::string markdown_cell(std::string_view text) {
 std::string slug(std::string_view text) {
   std::string out;
   for (const char c : text) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
     out += keep ? c : '-';
   }
   return out.empty() ? "-" : out;

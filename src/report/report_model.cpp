@@ -1,5 +1,5 @@
-#include "calibration/speed_of_light.h"
 #include "report/report_model.h"
+#include "calibration/speed_of_light.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +14,8 @@
 #include "measure/do_bench.h"
 #include "report/report_files.h"
 #include "report/report_format.h"
-#include "report/report_speedups.h"
 #include "report/report_roofline.h"
+#include "report/report_speedups.h"
 
 namespace ks::report_page {
 namespace {
@@ -42,7 +42,8 @@ ImplementationFiles implementation_files(const std::vector<ViewRow>& view) {
   return out;
 }
 
-std::string label_of(const ViewRow& row, const ImplementationFiles& files, const std::set<std::string>& ambiguous_stems) {
+std::string label_of(const ViewRow& row, const ImplementationFiles& files,
+                     const std::set<std::string>& ambiguous_stems) {
   const auto& holders = files.at(row.run.kernel).at(row.run.implementation);
   if (holders.size() < 2) return row.run.implementation;
   const std::string file = ambiguous_stems.count(file_stem(row.file)) ? row.file : file_stem(row.file);
@@ -81,8 +82,8 @@ void sort_rows(KernelSection& section) {
     if (ma != mb) return ma < mb;
     for (const auto& p : order) {
       const auto x = a.row->params.find(p), y = b.row->params.find(p);
-      const int c = compare_parameter_values(x == a.row->params.end() ? nullptr : &*x,
-                                             y == b.row->params.end() ? nullptr : &*y);
+      const int c =
+          compare_parameter_values(x == a.row->params.end() ? nullptr : &*x, y == b.row->params.end() ? nullptr : &*y);
       if (c != 0) return c < 0;
     }
     return a.label < b.label;
@@ -138,7 +139,8 @@ bool follows(const std::vector<PointRow>& rows, const std::string& axis, const s
   return true;
 }
 
-std::vector<std::string> varying_parameters(const std::vector<PointRow>& rows, const std::vector<std::string>& parameters) {
+std::vector<std::string> varying_parameters(const std::vector<PointRow>& rows,
+                                            const std::vector<std::string>& parameters) {
   std::vector<std::string> out;
   for (const auto& p : parameters)
     if (distinct_values(rows, p) > 1) out.push_back(p);
@@ -152,7 +154,8 @@ std::vector<Series::Point> thinned(std::vector<Series::Point> points) {
   if (points.size() <= kMaxSeriesPoints) return points;
   std::vector<Series::Point> out;
   const double step = static_cast<double>(points.size() - 1) / static_cast<double>(kMaxSeriesPoints - 1);
-  for (std::size_t i = 0; i < kMaxSeriesPoints; ++i) out.push_back(points[static_cast<std::size_t>(std::llround(i * step))]);
+  for (std::size_t i = 0; i < kMaxSeriesPoints; ++i)
+    out.push_back(points[static_cast<std::size_t>(std::llround(i * step))]);
   return out;
 }
 
@@ -173,7 +176,8 @@ LinePlot line_plot(const KernelSection& section, const std::string& mode, const 
   if (!numeric) {  // categories in table order, which sorts values
     for (const auto& r : section.rows) {
       const std::string v = parameter_text(parameter_or_null(*r.row, plot.x_parameter));
-      if (std::find(plot.categories.begin(), plot.categories.end(), v) == plot.categories.end()) plot.categories.push_back(v);
+      if (std::find(plot.categories.begin(), plot.categories.end(), v) == plot.categories.end())
+        plot.categories.push_back(v);
     }
   }
   const auto x_of = [&](const ViewRow& row) {
@@ -235,8 +239,9 @@ LinePlot line_plot(const KernelSection& section, const std::string& mode, const 
   if (combination_order.size() > kept.size()) {
     std::string names;
     for (const auto& p : others) names += (names.empty() ? "" : ", ") + p;
-    notes.push_back(fmt::format("{} of {} combinations of {} drawn (those with the most points); the table has every point",
-                                kept.size(), combination_order.size(), names));
+    notes.push_back(
+        fmt::format("{} of {} combinations of {} drawn (those with the most points); the table has every point",
+                    kept.size(), combination_order.size(), names));
   }
   if (merged) notes.push_back("points that differ only in seed are drawn as one: the median of their figures");
   for (const auto& s : plot.series)
@@ -266,8 +271,7 @@ void split_fixed_parameters(KernelSection& section) {
   for (const auto& p : section.parameters) {
     if (in_every_point(section.rows, p) && distinct_values(section.rows, p) == 1)
       section.fixed.emplace_back(p, parameter_text(section.rows.front().row->params.at(p)));
-    else
-      varying.push_back(p);
+    else varying.push_back(p);
   }
   section.parameters = std::move(varying);
 }
@@ -351,13 +355,14 @@ ReportModel build_model(std::vector<ViewRow> view, const std::vector<LoadedFile>
     implementations.insert(row.run.implementation);
     if (row.run.status != "passed") ++model.failures;
   }
-  for (const auto& [option, name] : {std::pair{options.baseline, "--baseline"}, std::pair{options.reference, "--reference"}}) {
+  for (const auto& [option, name] :
+       {std::pair{options.baseline, "--baseline"}, std::pair{options.reference, "--reference"}}) {
     if (option.empty() || implementations.count(option)) continue;
     bool is_label = false;
     for (const ViewRow& row : model.view) is_label = is_label || label_of(row, holders, ambiguous) == option;
     if (!is_label)
-      throw std::invalid_argument(fmt::format("{} {}: no point has that implementation (the points have: {})", name, option,
-                                              fmt::join(implementations, ", ")));
+      throw std::invalid_argument(fmt::format("{} {}: no point has that implementation (the points have: {})", name,
+                                              option, fmt::join(implementations, ", ")));
   }
   model.files = file_summaries(files, model.view);
   model.hardware_statement = hardware_statement(model.files);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "calibration/fleet_health.h"
-#include "view/view.h"
 #include "store/results_file.h"
+#include "view/view.h"
 
 namespace ks::report_page {
 
@@ -22,7 +22,7 @@ inline constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 struct FileSummary {
   std::string path;  // as given
   RunInfo info;
-  std::vector<std::string> hardware;  // what its environments ran on: "NVIDIA H200 (sm_90, SXM5-141GB)"
+  std::vector<std::string> hardware;            // what its environments ran on: "NVIDIA H200 (sm_90, SXM5-141GB)"
   std::map<std::string, std::size_t> statuses;  // of its points in the report
   std::size_t points = 0;
 };
@@ -30,18 +30,18 @@ struct FileSummary {
 // An /environments or /protocols document cited by the report's points.
 struct CitedDocument {
   std::string digest;
-  std::string title;  // metadata.title, or the kind when it has none
+  std::string title;                                        // metadata.title, or the kind when it has none
   std::vector<std::pair<std::string, std::string>> fields;  // spec flattened: "hardware.product" -> "NVIDIA H200"
-  std::vector<std::string> files;  // the files that hold it
-  std::size_t points = 0;          // the report's points that cite it
+  std::vector<std::string> files;                           // the files that hold it
+  std::size_t points = 0;                                   // the report's points that cite it
 };
 
 // One row of a kernel's table.
 struct PointRow {
   const ViewRow* row = nullptr;
-  std::string label;         // the implementation, with its file when several files hold it
-  double speedup = kNone;    // the baseline's median / this median, at the same mode and parameters
-  double fraction = kNone;   // the reference's median / this median
+  std::string label;        // the implementation, with its file when several files hold it
+  double speedup = kNone;   // the baseline's median / this median, at the same mode and parameters
+  double fraction = kNone;  // the reference's median / this median
 };
 
 // One line of a plot: an implementation (and a combination of the other varying parameters).
@@ -55,11 +55,11 @@ struct Series {
 
 // Median against the swept parameter, for one kernel and mode.
 struct LinePlot {
-  std::string name;   // file name without .svg
+  std::string name;  // file name without .svg
   std::string title;
   std::string x_parameter;
   std::vector<std::string> x_companions;  // parameters swept together with it (a zip), named on the axis
-  std::vector<std::string> categories;  // a parameter that is not a number: its values, at x = 0, 1, ...
+  std::vector<std::string> categories;    // a parameter that is not a number: its values, at x = 0, 1, ...
   std::vector<Series> series;
   std::string note;  // what was left out or merged, for the caption
 };
@@ -95,7 +95,7 @@ struct RooflinePlot {
   };
   std::string name;  // file name without .svg
   std::string title;
-  std::string device;  // whose roofs are drawn
+  std::string device;        // whose roofs are drawn
   double low = 0, high = 0;  // the intensity axis
   std::vector<Series> series;
   std::vector<Roof> roofs;
@@ -106,11 +106,11 @@ struct KernelSection {
   std::string kernel;
   std::vector<std::string> parameters;  // table columns, in order: those whose value differs between points
   std::vector<std::pair<std::string, std::string>> fixed;  // the others: one value in every point, as text
-  std::vector<std::string> modes;       // in the order they first appear
-  std::vector<std::string> labels;      // implementation labels, sorted
-  std::string baseline;                 // a label, or empty
-  std::string reference;                // a label, or empty
-  std::string notes;                    // why there is no baseline or reference, where so
+  std::vector<std::string> modes;                          // in the order they first appear
+  std::vector<std::string> labels;                         // implementation labels, sorted
+  std::string baseline;                                    // a label, or empty
+  std::string reference;                                   // a label, or empty
+  std::string notes;                                       // why there is no baseline or reference, where so
   bool has_flops = false, has_bytes = false;
   std::vector<PointRow> rows;           // by mode, parameters, implementation
   std::vector<LinePlot> line_plots;     // one per mode that has timed points
@@ -140,7 +140,7 @@ struct ReportModel {
   std::vector<FileSummary> files;
   std::string hardware_statement;  // the files' hardware, and whether it differs
   std::vector<KernelSection> kernels;
-  std::vector<FlaggedPoint> flagged;    // implausible first, then no-work
+  std::vector<FlaggedPoint> flagged;     // implausible first, then no-work
   std::vector<SlowRankNote> slow_ranks;  // by file, then rank
   std::vector<CitedDocument> environments, protocols;
   std::string where;

@@ -22,11 +22,13 @@ std::string summary_sentence(const ReportModel& model) {
 }
 
 std::string speedup_sentence(const ReportModel& model) {
-  const std::string baseline = model.baseline_option.empty()
-                                   ? "each kernel's cpu implementation, or its first implementation alphabetically where it has none"
-                                   : model.baseline_option + " (--baseline)";
+  const std::string baseline =
+      model.baseline_option.empty()
+          ? "each kernel's cpu implementation, or its first implementation alphabetically where it has none"
+          : model.baseline_option + " (--baseline)";
   return "Speed-up: the baseline's median divided by the point's, between points of one kernel, mode and "
-         "parameters (above 1: faster than the baseline). Baseline: " + baseline + ".";
+         "parameters (above 1: faster than the baseline). Baseline: " +
+         baseline + ".";
 }
 
 // Empty when no kernel has a reference.
@@ -38,7 +40,8 @@ std::string fraction_sentence(const ReportModel& model) {
                                     ? "each kernel's gemm_floor (its matrix products alone) where it was measured"
                                     : model.reference_option + " (--reference)";
   return "Fraction of the reference: the reference's median divided by the point's, between points of one kernel, "
-         "mode and parameters (1: as fast as the reference). Reference: " + reference + ".";
+         "mode and parameters (1: as fast as the reference). Reference: " +
+         reference + ".";
 }
 
 std::string section_sentence(const KernelSection& section) {
@@ -49,7 +52,8 @@ std::string section_sentence(const KernelSection& section) {
     for (const auto& [name, value] : section.fixed) fixed.push_back(name + "=" + value);
     out += fmt::format(" Every point has {}.", fmt::join(fixed, " "));
   }
-  if (!section.swept_parameter.empty()) out += fmt::format(" Plotted against {}, the parameter that varies most.", section.swept_parameter);
+  if (!section.swept_parameter.empty())
+    out += fmt::format(" Plotted against {}, the parameter that varies most.", section.swept_parameter);
   if (!section.baseline.empty()) out += fmt::format(" Baseline: {}.", section.baseline);
   if (!section.reference.empty()) out += fmt::format(" Reference: {}.", section.reference);
   if (!section.notes.empty()) out.append(" ").append(section.notes, 0, section.notes.size() - 1);
@@ -68,14 +72,16 @@ constexpr const char* kFlaggedSentence =
     "small point may run from the cache) are left to the points tables' flags column.";
 
 std::string slow_ranks_sentence() {
-  return fmt::format("These ranks were calibrated more than {:.0f}% below the median of the ranks with the same "
-                     "device: their points are slower for the rank, not for the code.",
-                     100 * kSlowFraction);
+  return fmt::format(
+      "These ranks were calibrated more than {:.0f}% below the median of the ranks with the same "
+      "device: their points are slower for the rank, not for the code.",
+      100 * kSlowFraction);
 }
 
 std::string slow_rank_line(const SlowRankNote& note, bool several_files) {
-  const std::string points = note.points == 0 ? "it measured no points"
-                                              : fmt::format("it measured {} point{}", note.points, note.points == 1 ? "" : "s");
+  const std::string points = note.points == 0
+                                 ? "it measured no points"
+                                 : fmt::format("it measured {} point{}", note.points, note.points == 1 ? "" : "s");
   return fmt::format("{}{}; {}.", several_files ? note.file + ": " : "", note.rank.describe(), points);
 }
 
@@ -133,7 +139,8 @@ std::string html_table(const Table& table, const char* message_column = "") {
   return out + "</tbody></table></div>\n";
 }
 
-std::string html_figure(const std::string& name, const std::string& title, const std::string& caption, const DrawnPlots& plots) {
+std::string html_figure(const std::string& name, const std::string& title, const std::string& caption,
+                        const DrawnPlots& plots) {
   std::string out = "<figure>\n";
   const auto svg = plots.inline_svg.find(name);
   if (svg != plots.inline_svg.end()) {
@@ -151,7 +158,8 @@ void html_section(const KernelSection& section, const ReportModel& model, const 
   out += fmt::format("<p>{}</p>\n", html_escape(section_sentence(section)));
   for (const auto& plot : section.line_plots) out += html_figure(plot.name, plot.title, plot.note, plots);
   for (const auto& plot : section.rooflines) out += html_figure(plot.name, plot.title, plot.caption, plots);
-  if (!section.no_roofline.empty()) out += fmt::format("<p class=\"caption\">{}</p>\n", html_escape(section.no_roofline));
+  if (!section.no_roofline.empty())
+    out += fmt::format("<p class=\"caption\">{}</p>\n", html_escape(section.no_roofline));
   if (!section.speedups.empty()) {
     out += fmt::format("<h3>Speed-up over {}</h3>\n", html_escape(section.baseline));
     out += html_figure(section.speedup_plot, section.kernel + " speed-ups", "", plots);
@@ -170,18 +178,20 @@ void html_speed_of_light(const ReportModel& model, std::string& out) {
     out += html_table(flagged_table(model), "what it means") + "</section>\n";
   }
   if (model.slow_ranks.empty()) return;
-  out += fmt::format("<section id=\"slow-ranks\">\n<h2>Slow ranks</h2>\n<p>{}</p>\n<ul>\n", html_escape(slow_ranks_sentence()));
+  out += fmt::format("<section id=\"slow-ranks\">\n<h2>Slow ranks</h2>\n<p>{}</p>\n<ul>\n",
+                     html_escape(slow_ranks_sentence()));
   for (const auto& note : model.slow_ranks)
     out += fmt::format("<li>{}</li>\n", html_escape(slow_rank_line(note, several_files(model))));
   out += "</ul>\n</section>\n";
 }
 
-void html_documents(const char* id, const char* heading, const std::vector<CitedDocument>& documents, std::string& out) {
+void html_documents(const char* id, const char* heading, const std::vector<CitedDocument>& documents,
+                    std::string& out) {
   out += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", id, heading);
   if (documents.empty()) out += "<p>None cited.</p>\n";
   for (const auto& doc : documents) {
-    out += fmt::format("<h3>{}</h3>\n<p><code>{}</code>: cited by {}.</p>\n", html_escape(doc.title), html_escape(doc.digest),
-                       html_escape(cited_sentence(doc)));
+    out += fmt::format("<h3>{}</h3>\n<p><code>{}</code>: cited by {}.</p>\n", html_escape(doc.title),
+                       html_escape(doc.digest), html_escape(cited_sentence(doc)));
     if (!doc.fields.empty()) out += html_table(document_table(doc));
   }
   out += "</section>\n";
@@ -203,7 +213,8 @@ std::string markdown_table(const Table& table) {
   return out + "\n";
 }
 
-std::string markdown_figure(const std::string& name, const std::string& title, const std::string& caption, const DrawnPlots& plots) {
+std::string markdown_figure(const std::string& name, const std::string& title, const std::string& caption,
+                            const DrawnPlots& plots) {
   std::string out;
   if (plots.inline_svg.count(name)) {
     out += fmt::format("![{}](plots/{}.svg)\n\n", markdown_cell(title), name);
@@ -214,7 +225,8 @@ std::string markdown_figure(const std::string& name, const std::string& title, c
   return out;
 }
 
-void markdown_section(const KernelSection& section, const ReportModel& model, const DrawnPlots& plots, std::string& out) {
+void markdown_section(const KernelSection& section, const ReportModel& model, const DrawnPlots& plots,
+                      std::string& out) {
   out += fmt::format("## {}\n\n{}\n\n", section.kernel, section_sentence(section));
   for (const auto& plot : section.line_plots) out += markdown_figure(plot.name, plot.title, plot.note, plots);
   for (const auto& plot : section.rooflines) out += markdown_figure(plot.name, plot.title, plot.caption, plots);
@@ -264,13 +276,15 @@ std::string html_page(const ReportModel& model, const DrawnPlots& plots) {
                      html_escape(fmt::format("{}", fmt::join(sweeps, ", "))), kStyle);
   out += fmt::format("<h1>kernelsweep report: {}</h1>\n", html_escape(fmt::format("{}", fmt::join(sweeps, ", "))));
   const bool differs = model.hardware_statement.find("different hardware") != std::string::npos;
-  out += fmt::format("<p class=\"hardware{}\">{}</p>\n", differs ? " differs" : "", html_escape(model.hardware_statement));
+  out +=
+      fmt::format("<p class=\"hardware{}\">{}</p>\n", differs ? " differs" : "", html_escape(model.hardware_statement));
   out += fmt::format("<p>{}</p>\n", html_escape(summary_sentence(model)));
   out += html_table(files_table(model));
   out += fmt::format("<p>{}</p>\n", html_escape(speedup_sentence(model)));
   if (const std::string fraction = fraction_sentence(model); !fraction.empty())
     out += fmt::format("<p>{}</p>\n", html_escape(fraction));
-  if (!model.where.empty()) out += fmt::format("<p>Points kept: <code>--where {}</code>.</p>\n", html_escape(model.where));
+  if (!model.where.empty())
+    out += fmt::format("<p>Points kept: <code>--where {}</code>.</p>\n", html_escape(model.where));
   if (!plots.why_not.empty()) out += fmt::format("<p class=\"note\">{}.</p>\n", html_escape(plots.why_not));
   html_speed_of_light(model, out);
   out += "<nav><h2>Contents</h2><ul>\n";
@@ -278,7 +292,9 @@ std::string html_page(const ReportModel& model, const DrawnPlots& plots) {
   if (!model.slow_ranks.empty()) out += "<li><a href=\"#slow-ranks\">Slow ranks</a></li>\n";
   for (const auto& section : model.kernels)
     out += fmt::format("<li><a href=\"#kernel-{}\">{}</a></li>\n", slug(section.kernel), html_escape(section.kernel));
-  out += "<li><a href=\"#environments\">Environments</a></li>\n<li><a href=\"#protocols\">Protocols</a></li>\n</ul></nav>\n";
+  out +=
+      "<li><a href=\"#environments\">Environments</a></li>\n<li><a "
+      "href=\"#protocols\">Protocols</a></li>\n</ul></nav>\n";
   for (const auto& section : model.kernels) html_section(section, model, plots, out);
   html_documents("environments", "Environments", model.environments, out);
   html_documents("protocols", "Protocols", model.protocols, out);

@@ -96,7 +96,8 @@ void line_plot_script(const LinePlot& plot, std::string& out) {
     out += "EOD\n";
     // Colours cycle over gnuplot's 8; dashes tell apart the lines that share one.
     const std::size_t colour = i % 8 + 1, dash = i / 8 + 1;
-    plots += fmt::format("{}{} using 1:3:4 with filledcurves lc {} notitle, \\\n", plots.empty() ? "plot " : "     ", name, colour);
+    plots += fmt::format("{}{} using 1:3:4 with filledcurves lc {} notitle, \\\n", plots.empty() ? "plot " : "     ",
+                         name, colour);
     plots += fmt::format("     {} using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc {} dt {} title {}", name, colour, dash,
                          gnuplot_string(plot.series[i].title));
     plots += i + 1 < plot.series.size() ? ", \\\n" : "\n";
@@ -115,7 +116,8 @@ void speedup_plot_script(const KernelSection& section, std::string& out) {
   }
   // Modes in the kernel's order.
   std::stable_sort(modes.begin(), modes.end(), [&](const std::string& a, const std::string& b) {
-    return std::find(section.modes.begin(), section.modes.end(), a) < std::find(section.modes.begin(), section.modes.end(), b);
+    return std::find(section.modes.begin(), section.modes.end(), a) <
+           std::find(section.modes.begin(), section.modes.end(), b);
   });
   values.push_back(1.0);
   const auto [low, high] = std::minmax_element(values.begin(), values.end());
@@ -123,7 +125,7 @@ void speedup_plot_script(const KernelSection& section, std::string& out) {
   out += "reset\n";
   out += fmt::format("set output {}\n", gnuplot_string(section.speedup_plot + ".svg"));
   out += fmt::format("set title {}\n", gnuplot_string(section.kernel + ": speed-up over " + section.baseline +
-                                              " (geometric mean over the points both measured)"));
+                                                      " (geometric mean over the points both measured)"));
   out += "set ylabel 'speed-up (×)'\n";
   out += "set key outside right top Left reverse\n";
   out += "set grid ytics lc rgb '#dddddd'\n";
@@ -188,13 +190,15 @@ void roofline_plot_script(const RooflinePlot& plot, std::string& out) {
     const auto& roof = plot.roofs[i];
     const std::string name = roofline_datablock("roof", plot.name, i, roof.points, out);
     const std::string rate = std::isnan(roof.tflops) ? "no rate" : figure(roof.tflops) + " TFLOP/s";
-    lines.push_back(fmt::format("{} using 1:2 with lines lw 2 lc rgb '#444444' dt {} title {}", name, i + 1,
-                                gnuplot_string(fmt::format("roof {}: {} GB/s, {}", roof.dtype, figure(roof.memory_gbps), rate))));
+    lines.push_back(
+        fmt::format("{} using 1:2 with lines lw 2 lc rgb '#444444' dt {} title {}", name, i + 1,
+                    gnuplot_string(fmt::format("roof {}: {} GB/s, {}", roof.dtype, figure(roof.memory_gbps), rate))));
   }
   for (std::size_t i = 0; i < plot.series.size(); ++i) {
     const auto& series = plot.series[i];
     const std::string name = roofline_datablock("points", plot.name, i, series.points, out);
-    const int marker = series.implausible ? kImplausibleMarker : kModeMarkers[series.mode_index % std::size(kModeMarkers)];
+    const int marker =
+        series.implausible ? kImplausibleMarker : kModeMarkers[series.mode_index % std::size(kModeMarkers)];
     lines.push_back(fmt::format("{} using 1:2 with points pt {} ps {} lc {} title {}", name, marker,
                                 series.implausible ? "1.4" : "0.8", series.label_index % 8 + 1,
                                 gnuplot_string(series.title)));
@@ -278,7 +282,8 @@ std::string gnuplot_script(const ReportModel& model) {
       "# The plots of this report, drawn by `kernelsweep report`: run `gnuplot plots.gp` in this folder to\n"
       "# draw them again.\n";
   out += "set encoding utf8\n";
-  out += fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,12' background rgb 'white'\n", kWidth, kHeight);
+  out += fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,12' background rgb 'white'\n", kWidth,
+                     kHeight);
   for (const auto& section : model.kernels) {
     for (const auto& plot : section.line_plots) line_plot_script(plot, out);
     if (!section.speedup_plot.empty()) speedup_plot_script(section, out);
@@ -298,8 +303,9 @@ DrawnPlots draw_plots(const ReportModel& model, const fs::path& directory) {
 
   const std::string gnuplot = find_gnuplot();
   if (gnuplot.empty()) {
-    drawn.why_not = "gnuplot is not installed (not on PATH), so this report has no plots; install it "
-                    "(Debian: apt-get install gnuplot-nox) and run the report again";
+    drawn.why_not =
+        "gnuplot is not installed (not on PATH), so this report has no plots; install it "
+        "(Debian: apt-get install gnuplot-nox) and run the report again";
     return drawn;
   }
   const int code = run_gnuplot(gnuplot, folder);

@@ -14,7 +14,7 @@ struct DrawnPlots {
   // Each drawn plot's SVG, by name, ready to sit inline in an HTML page (no XML prolog, ids prefixed
   // with the plot's name so that several plots share a page).
   std::map<std::string, std::string> inline_svg;
-  std::string why_not;  // empty when gnuplot drew every plot; otherwise one line saying what went wrong
+  std::string why_not;          // empty when gnuplot drew every plot; otherwise one line saying what went wrong
   bool gnuplot_failed = false;  // gnuplot ran and failed (not: gnuplot is not installed)
 };
 

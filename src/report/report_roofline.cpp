@@ -33,8 +33,10 @@ std::string device_key(const DeviceCalibration& device) { return device.backend 
 
 std::string why_no_roofline(const KernelSection& section) {
   if (!section.has_flops && !section.has_bytes) return "No roofline: its points declare no work (no FLOPs, no bytes).";
-  if (!section.has_flops) return "No roofline: its points count bytes but no FLOPs, so they have no arithmetic intensity.";
-  if (!section.has_bytes) return "No roofline: its points count FLOPs but no bytes, so they have no arithmetic intensity.";
+  if (!section.has_flops)
+    return "No roofline: its points count bytes but no FLOPs, so they have no arithmetic intensity.";
+  if (!section.has_bytes)
+    return "No roofline: its points count FLOPs but no bytes, so they have no arithmetic intensity.";
   return "No roofline: none of its points that count both FLOPs and bytes was measured.";
 }
 
@@ -75,9 +77,8 @@ std::vector<RooflinePlot::Roof> roofs_of(const Roofed& device, const std::set<st
   const double memory = median_figure(device, [](const DeviceCalibration& d) { return d.measured.memory_gbps; });
   std::vector<RooflinePlot::Roof> roofs;
   for (const std::string& dtype : dtypes) {
-    const double rate = median_figure(device, [&](const DeviceCalibration& d) {
-      return roof_tflops(d.measured, dtype, d.backend).value_or(kNone);
-    });
+    const double rate = median_figure(
+        device, [&](const DeviceCalibration& d) { return roof_tflops(d.measured, dtype, d.backend).value_or(kNone); });
     roofs.push_back({dtype, memory, rate, {}});
   }
   return roofs;
@@ -112,8 +113,11 @@ std::vector<RooflinePlot::Series> series_of(const KernelSection& section, const 
       std::string title = r->label;
       if (section.modes.size() > 1) title += " · " + run.mode;
       if (several_dtypes) title += " · " + dtype_of(*r->row);
-      at->second = {implausible ? title + " (implausible)" : title, index_in(section.labels, r->label),
-                    index_in(section.modes, run.mode), implausible, {}};
+      at->second = {implausible ? title + " (implausible)" : title,
+                    index_in(section.labels, r->label),
+                    index_in(section.modes, run.mode),
+                    implausible,
+                    {}};
     }
     at->second.points.push_back({run.flops / run.bytes, run.tflops});
   }
@@ -130,21 +134,25 @@ std::string caption_of(const RooflinePlot& plot, const Roofed& device, std::size
                        bool thinned_any) {
   std::vector<std::string> rates;
   for (const auto& roof : plot.roofs)
-    rates.push_back(std::isnan(roof.tflops) ? fmt::format("no {} rate in its calibration (the memory roof alone)", roof.dtype)
-                                            : fmt::format("{} TFLOP/s in {}", figure(roof.tflops), roof.dtype));
+    rates.push_back(std::isnan(roof.tflops)
+                        ? fmt::format("no {} rate in its calibration (the memory roof alone)", roof.dtype)
+                        : fmt::format("{} TFLOP/s in {}", figure(roof.tflops), roof.dtype));
   std::string caption = fmt::format(
       "Achieved TFLOP/s against FLOPs per byte, a marker per point. Roofs: {}'s calibrated memory bandwidth "
       "({} GB/s) and its rate ({}){}; a point on a roof runs at the speed of light.",
       plot.device, figure(plot.roofs.front().memory_gbps), fmt::join(rates, "; "),
       device.calibrations.size() > 1 ? fmt::format(", the median of its {} ranks", device.calibrations.size()) : "");
   if (device.points < drawn)
-    caption += fmt::format(" {} of the {} points ran there; the other {} ran on another device or a rank not calibrated, "
-                           "whose roofs are not drawn.",
-                           device.points, drawn, drawn - device.points);
+    caption += fmt::format(
+        " {} of the {} points ran there; the other {} ran on another device or a rank not calibrated, "
+        "whose roofs are not drawn.",
+        device.points, drawn, drawn - device.points);
   if (std::any_of(plot.series.begin(), plot.series.end(), [](const auto& s) { return s.implausible; }))
     caption += " Crosses: points flagged implausible (rates beyond the device), drawn as measured.";
-  if (left_out > 0) caption += fmt::format(" {} measured points count no FLOPs or no bytes and are not drawn.", left_out);
-  if (thinned_any) caption += fmt::format(" Series of more than {} points are thinned evenly by intensity.", kMaxRooflinePoints);
+  if (left_out > 0)
+    caption += fmt::format(" {} measured points count no FLOPs or no bytes and are not drawn.", left_out);
+  if (thinned_any)
+    caption += fmt::format(" Series of more than {} points are thinned evenly by intensity.", kMaxRooflinePoints);
   caption.pop_back();  // the pages end a caption themselves, as they do the line plots' notes
   return caption;
 }
@@ -182,8 +190,9 @@ void add_roofline(KernelSection& section, const RankCalibrations& calibrations) 
   }
   const Roofed device = most_used_device(drawn, calibrations);
   if (device.key.empty()) {
-    section.no_roofline = "No roofline: the ranks of its points have no calibration (a run with --calibrate off, or a "
-                          "file written before calibrations), so there are no roofs to draw.";
+    section.no_roofline =
+        "No roofline: the ranks of its points have no calibration (a run with --calibrate off, or a "
+        "file written before calibrations), so there are no roofs to draw.";
     return;
   }
   std::set<std::string> dtypes;

@@ -57,8 +57,9 @@ Table points_table(const KernelSection& section, bool several_files) {
   if (section.has_bytes) add_column(table, "GB/s", true);
   // How close each point came to its device's speed of light, beside its rates, where a point was
   // held against its rank's calibration (as `show` prints them).
-  const bool any_speed_of_light = std::any_of(section.rows.begin(), section.rows.end(),
-                                              [](const PointRow& point) { return speed_of_light_was_found(point.row->run); });
+  const bool any_speed_of_light = std::any_of(section.rows.begin(), section.rows.end(), [](const PointRow& point) {
+    return speed_of_light_was_found(point.row->run);
+  });
   if (any_speed_of_light) {
     add_column(table, "sol_pct", true);
     add_column(table, "flags", false);
@@ -134,7 +135,8 @@ Table failures_table(const KernelSection& section, bool several_files) {
   for (const PointRow& point : section.rows) {
     const RunRecord& run = point.row->run;
     if (run.status == "passed") continue;
-    std::vector<std::string> cells{point.label, run.mode, parameters_text(point.row->params, section.parameters), run.status, run.message};
+    std::vector<std::string> cells{point.label, run.mode, parameters_text(point.row->params, section.parameters),
+                                   run.status, run.message};
     if (several_files) cells.push_back(point.row->file);
     table.rows.push_back(std::move(cells));
     table.row_ids.push_back(run.point_id);
@@ -151,8 +153,14 @@ Table flagged_table(const ReportModel& model) {
   if (several_files) add_column(table, "file", false);
   for (const FlaggedPoint& flagged : model.flagged) {
     const RunRecord& run = flagged.row->run;
-    std::vector<std::string> cells{run.kernel,         run.implementation, run.mode, parameters_text(flagged.row->params),
-                                   std::to_string(run.rank), rates_text(run), flagged.flag, flagged.meaning};
+    std::vector<std::string> cells{run.kernel,
+                                   run.implementation,
+                                   run.mode,
+                                   parameters_text(flagged.row->params),
+                                   std::to_string(run.rank),
+                                   rates_text(run),
+                                   flagged.flag,
+                                   flagged.meaning};
     if (several_files) cells.push_back(flagged.row->file);
     // No row ids: a point's id marks its row in its kernel's table, the one place it is shown whole.
     table.rows.push_back(std::move(cells));
@@ -178,12 +186,13 @@ Table files_table(const ReportModel& model) {
   add_text_columns(table, {"statuses", "hardware"});
   for (const FileSummary& file : model.files) {
     std::string statuses;
-    for (const auto& [status, count] : file.statuses) statuses += fmt::format("{}{} {}", statuses.empty() ? "" : ", ", count, status);
+    for (const auto& [status, count] : file.statuses)
+      statuses += fmt::format("{}{} {}", statuses.empty() ? "" : ", ", count, status);
     std::string hardware;
     for (const auto& h : file.hardware) hardware += (hardware.empty() ? "" : "; ") + h;
     table.rows.push_back({file.path, file.info.sweep_name, file.info.host, file.info.started_at,
-                          file.info.ended_at.empty() ? "(not finished)" : file.info.ended_at, std::to_string(file.points),
-                          statuses, hardware});
+                          file.info.ended_at.empty() ? "(not finished)" : file.info.ended_at,
+                          std::to_string(file.points), statuses, hardware});
   }
   return table;
 }

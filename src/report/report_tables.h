@@ -12,7 +12,7 @@ struct Table {
   std::vector<std::string> headers;
   std::vector<bool> numeric;  // per column: right-aligned
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row_ids;  // the point id of each row, where rows are points (HTML data-point)
+  std::vector<std::string> row_ids;      // the point id of each row, where rows are points (HTML data-point)
   std::vector<std::string> row_classes;  // per row: its status, where rows are points
 };
 

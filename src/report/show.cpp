@@ -3,8 +3,8 @@
 // the table and markdown round figures for reading, CSV and JSON keep every digit.
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -17,9 +17,9 @@
 
 #include "common/printable.h"
 #include "report/commands.h"
+#include "run/run.h"
 #include "view/filter.h"
 #include "view/view.h"
-#include "run/run.h"
 
 namespace ks {
 namespace {
@@ -91,18 +91,18 @@ Column time_column(std::string name, double Statistics::*figure) {
 
 // A rate (TFLOP/s, GB/s) where the point was timed and does that work (flops or bytes above 0).
 Column rate_column(std::string name, double RunRecord::*rate, double RunRecord::*work) {
-  const auto shown = [rate, work](const ViewRow& row) {
-    return measured(row, row.run.*rate) && row.run.*work > 0;
-  };
+  const auto shown = [rate, work](const ViewRow& row) { return measured(row, row.run.*rate) && row.run.*work > 0; };
   return {std::move(name), [=](const ViewRow& row) { return shown(row) ? Json(row.run.*rate) : Json(); },
           [=](const ViewRow& row) { return shown(row) ? four_digits(row.run.*rate) : std::string(); }, true};
 }
 
 // flops and bytes of one call: known where the point was timed.
 Column work_column(std::string name, double RunRecord::*work) {
-  return {std::move(name), [work](const ViewRow& row) { return measured(row, row.run.*work) ? Json(row.run.*work) : Json(); },
-          [work](const ViewRow& row) { return measured(row, row.run.*work) ? four_digits(row.run.*work) : std::string(); },
-          true};
+  return {
+      std::move(name),
+      [work](const ViewRow& row) { return measured(row, row.run.*work) ? Json(row.run.*work) : Json(); },
+      [work](const ViewRow& row) { return measured(row, row.run.*work) ? four_digits(row.run.*work) : std::string(); },
+      true};
 }
 
 Column count_column(std::string name, std::int64_t RunRecord::*count) {
@@ -162,14 +162,12 @@ std::vector<Column> fixed_columns() {
        },
        true},
       count_column("n_repeat", &RunRecord::n_repeat),
-      {"message",
-       [](const ViewRow& row) { return row.run.status != "passed" ? Json(row.run.message) : Json(""); },
+      {"message", [](const ViewRow& row) { return row.run.status != "passed" ? Json(row.run.message) : Json(""); },
        [](const ViewRow& row) {
          return row.run.status != "passed" ? first_line_cut(row.run.message, kMessageWidth) : std::string();
        }},
       // Not printed unless --columns names them.
-      {"check",
-       [](const ViewRow& row) { return row.run.status == "passed" ? Json(row.run.message) : Json(""); },
+      {"check", [](const ViewRow& row) { return row.run.status == "passed" ? Json(row.run.message) : Json(""); },
        [](const ViewRow& row) {
          return row.run.status == "passed" ? first_line_cut(row.run.message, kMessageWidth) : std::string();
        }},
@@ -199,11 +197,13 @@ std::vector<Column> fixed_columns() {
       noise_column("noise_goal_met", [](const RunRecord& run) { return Json(run.noise.goal_met == 1 ? "yes" : "no"); }),
       noise_column("samples_dropped", [](const RunRecord& run) { return Json(run.noise.samples_dropped); }),
       finite_column("sample_sm_clock_min_mhz", [](const ViewRow& row) { return row.run.sample_sm_clock_min_mhz; }),
-      finite_column("sample_sm_clock_median_mhz", [](const ViewRow& row) { return row.run.sample_sm_clock_median_mhz; }),
+      finite_column("sample_sm_clock_median_mhz",
+                    [](const ViewRow& row) { return row.run.sample_sm_clock_median_mhz; }),
       // Collectives (docs/collectives.md): nccl-tests' busbw, and the elements the check found wrong.
       finite_column("bus_gbps", [](const ViewRow& row) { return row.run.bus_gbps; }),
       {"wrong_elements",
-       [](const ViewRow& row) { return row.run.wrong_elements >= 0 ? Json(row.run.wrong_elements) : Json(); }, {}},
+       [](const ViewRow& row) { return row.run.wrong_elements >= 0 ? Json(row.run.wrong_elements) : Json(); },
+       {}},
       // The speed of light (docs/speed-of-light.md): sol_pct and flags are shown by default where a row has them.
       finite_column("sol_pct", [](const ViewRow& row) { return row.run.sol_pct; }),
       text_column("flags", [](const ViewRow& row) { return row.run.flags; }),
@@ -224,7 +224,8 @@ const std::vector<std::string> kColumnsAfterParameters = {"status", "median_ms",
 // A parameter's column; named param.NAME when NAME is taken by a fixed column.
 Column parameter_column(const std::string& parameter, const std::set<std::string>& fixed_names) {
   const std::string name = fixed_names.contains(parameter) ? "param." + parameter : parameter;
-  return {name, [parameter](const ViewRow& row) {
+  return {name,
+          [parameter](const ViewRow& row) {
             const auto it = row.params.find(parameter);
             return it == row.params.end() ? Json() : *it;
           },

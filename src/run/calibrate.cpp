@@ -8,12 +8,12 @@
 
 #include "calibration/calibration.h"
 #include "calibration/fleet_health.h"
+#include "calibration/probes.h"
 #include "cluster/interruption.h"
 #include "cluster/mpi_world.h"
 #include "cluster/sweep_runner.h"
 #include "cluster/worker_process.h"
 #include "common/printable.h"
-#include "calibration/probes.h"
 #include "run/run.h"
 
 namespace ks {
@@ -58,7 +58,8 @@ std::vector<std::vector<std::string>> table_of(const std::vector<RankIdentity>& 
       continue;
     }
     const DeviceCalibration& device = rank.calibration->primary();
-    for (const std::string& cell : {device.device, rate(device.measured.memory_gbps), rate(device.copy_gbps), rate(device.triad_gbps)})
+    for (const std::string& cell :
+         {device.device, rate(device.measured.memory_gbps), rate(device.copy_gbps), rate(device.triad_gbps)})
       row.push_back(cell);
     for (const char* dtype : kDtypes) row.push_back(tflops(device.measured, dtype));
     row.push_back(device.datasheet ? rate(device.datasheet->memory_gbps) : "-");
@@ -80,7 +81,8 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
     }
   const auto line = [&](const std::vector<std::string>& row) {
     std::string text;
-    for (std::size_t c = 0; c < row.size(); ++c) text += (c ? "  " : "") + fmt::format("{:<{}}", row[c], c + 1 < row.size() ? widths[c] : 0);
+    for (std::size_t c = 0; c < row.size(); ++c)
+      text += (c ? "  " : "") + fmt::format("{:<{}}", row[c], c + 1 < row.size() ? widths[c] : 0);
     std::cout << printable(text) << "\n";
   };
   line(rows.front());
@@ -122,15 +124,19 @@ int calibrate_ranks(const CalibrateRequest& request, Registry& registry, int* ar
       if (request.json) {
         for (const RankIdentity& rank : sink.ranks())
           std::cout << (rank.calibration ? to_json(*rank.calibration)
-                                         : nlohmann::json{{"rank", rank.rank}, {"host", rank.host.hostname}, {"problem", rank.problem}})
+                                         : nlohmann::json{{"rank", rank.rank},
+                                                          {"host", rank.host.hostname},
+                                                          {"problem", rank.problem}})
                            .dump()
                     << "\n";
       } else {
         print_table(table_of(sink.ranks()));
       }
       for (const SlowRank& slow : slow_ranks(calibrations_of(sink.ranks())))
-        std::cerr << fmt::format("kernelsweep: slow: {} (more than {:.0f}% below the median of the ranks with the same "
-                                 "device; not kept)\n", slow.describe(), 100 * kSlowFraction);
+        std::cerr << fmt::format(
+            "kernelsweep: slow: {} (more than {:.0f}% below the median of the ranks with the same "
+            "device; not kept)\n",
+            slow.describe(), 100 * kSlowFraction);
       for (const RankIdentity& rank : sink.ranks())
         if (!rank.calibration || !rank.calibration->primary().problems.empty()) exit_code = kExitFailure;
     }

@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "run/run.h"
-#include "run/sweep_loading.h"
 #include "common/canonical_json.h"
 #include "kernels/kernel.h"
+#include "run/run.h"
+#include "run/sweep_loading.h"
 
 namespace ks {
 namespace {
@@ -21,8 +21,8 @@ std::string compact_params(const Json& params) {
 }
 
 Json point_json(const Point& p) {
-  return {{"index", p.index}, {"id", p.id()}, {"kernel", p.kernel}, {"implementation", p.implementation},
-          {"mode", p.mode}, {"params", p.params}};
+  return {{"index", p.index}, {"id", p.id()},      {"kernel", p.kernel}, {"implementation", p.implementation},
+          {"mode", p.mode},   {"params", p.params}};
 }
 
 std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -43,8 +43,13 @@ std::string describe_values(const ParamSpec& p) {
 // {"plugin", "version", "library", "sha256"} of a plugin's kernel or implementation; null when built in.
 Json origin_json(const Origin& origin) {
   if (origin.plugin.empty()) return nullptr;
-  if (origin.python) return {{"python_module", origin.plugin}, {"version", origin.version}, {"source", origin.library}, {"sha256", origin.sha256}};
-  return {{"plugin", origin.plugin}, {"version", origin.version}, {"library", origin.library}, {"sha256", origin.sha256}};
+  if (origin.python)
+    return {{"python_module", origin.plugin},
+            {"version", origin.version},
+            {"source", origin.library},
+            {"sha256", origin.sha256}};
+  return {
+      {"plugin", origin.plugin}, {"version", origin.version}, {"library", origin.library}, {"sha256", origin.sha256}};
 }
 
 // " [plugin NAME VERSION]" after what a plugin brought, " [Python module NAME]" after what a Python
@@ -107,7 +112,8 @@ int print_plan(const PlanRequest& args, Registry& registry) {
     printer.finish();
     return kExitOk;
   }
-  std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", "#", "id", "kernel", "impl", "mode", "parameters");
+  std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", "#", "id", "kernel", "impl", "mode",
+                           "parameters");
   std::size_t points = 0, groups = 0;
   const bool planned = loaded->stream([&](Point& p, std::size_t group) {
     std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", p.index, p.id().substr(0, 12), p.kernel,
@@ -129,14 +135,25 @@ int print_kernels(bool json, const PlanRequest& request, Registry& registry) {
     for (const KernelSpec& k : registry.all()) {
       Json params = Json::array(), impls = Json::array();
       for (const auto& p : k.parameters)
-        params.push_back({{"name", p.name}, {"type", to_string(p.type)}, {"default", p.default_value},
-                          {"allowed", p.allowed}, {"special", p.special}, {"help", p.help}});
+        params.push_back({{"name", p.name},
+                          {"type", to_string(p.type)},
+                          {"default", p.default_value},
+                          {"allowed", p.allowed},
+                          {"special", p.special},
+                          {"help", p.help}});
       for (const auto& i : k.implementations)
-        impls.push_back({{"name", i.name}, {"backend", to_string(i.backend)}, {"help", i.help},
+        impls.push_back({{"name", i.name},
+                         {"backend", to_string(i.backend)},
+                         {"help", i.help},
                          {"origin", origin_json(i.origin)},
                          {"python_module", i.python_module.empty() ? Json(nullptr) : Json(i.python_module)}});
-      out.push_back({{"name", k.name}, {"title", k.title}, {"description", k.description}, {"parameters", params},
-                     {"modes", k.modes}, {"implementations", impls}, {"origin", origin_json(k.origin)}});
+      out.push_back({{"name", k.name},
+                     {"title", k.title},
+                     {"description", k.description},
+                     {"parameters", params},
+                     {"modes", k.modes},
+                     {"implementations", impls},
+                     {"origin", origin_json(k.origin)}});
     }
     std::cout << out.dump(2) << "\n";
     return kExitOk;

@@ -36,7 +36,8 @@ constexpr std::uint64_t kDocumentsMarginBytes = 1u << 20;
 const ImplementationSpec& implementation_of(const Registry& registry, const RunRecord& r) {
   const KernelSpec* kernel = registry.find(r.kernel);
   const ImplementationSpec* implementation = kernel ? kernel->implementation(r.implementation) : nullptr;
-  if (!implementation) throw std::logic_error("a record names " + r.kernel + "/" + r.implementation + ", which is not registered");
+  if (!implementation)
+    throw std::logic_error("a record names " + r.kernel + "/" + r.implementation + ", which is not registered");
   return *implementation;
 }
 
@@ -49,8 +50,14 @@ std::string title_of(const Registry& registry, const std::string& kernel_name) {
 
 RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
                        const ProtocolSpec& protocol, std::size_t points, double progress_interval_s)
-    : registry_(registry), file_(std::move(file)), lock_(std::move(lock)), writer_(std::move(writer)), protocol_spec_(protocol),
-      progress_(points, progress_interval_s), pending_(writer_.directory()), last_write_(std::chrono::steady_clock::now()) {}
+    : registry_(registry),
+      file_(std::move(file)),
+      lock_(std::move(lock)),
+      writer_(std::move(writer)),
+      protocol_spec_(protocol),
+      progress_(points, progress_interval_s),
+      pending_(writer_.directory()),
+      last_write_(std::chrono::steady_clock::now()) {}
 
 void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
   ranks_ = ranks;
@@ -82,8 +89,10 @@ const CitedDocument& RunOutputs::environment_of(const RankIdentity& rank) {
 const CitedDocument& RunOutputs::protocol_for(const RunRecord& record, const nlohmann::json& protocol) {
   if (last_protocol_cited_ && !protocol.is_null() && protocol == last_protocol_) return *last_protocol_cited_;
   // A point that was never timed (crashed, timeout, skipped) cites the protocol it would have used.
-  const Json resolved = protocol.is_null() ? protocol_to_json(resolve_protocol(protocol_spec_, implementation_of(registry_, record).backend))
-                                           : protocol;
+  const Json resolved =
+      protocol.is_null()
+          ? protocol_to_json(resolve_protocol(protocol_spec_, implementation_of(registry_, record).backend))
+          : protocol;
   const std::string key = canonical_json(resolved);
   auto it = protocols_.find(key);
   if (it == protocols_.end()) {
@@ -107,8 +116,8 @@ const CitedDocument& RunOutputs::implementation_for(const RunRecord& record, con
                                                     const nlohmann::json& provenance) {
   const ImplementationSpec& implementation = implementation_of(registry_, record);
   const std::string backend = backend_of(implementation, record);
-  const std::string key = record.kernel + "/" + record.implementation + "/" + std::to_string(rank.rank) + "/" + backend +
-                          "/" + canonical_json(provenance);
+  const std::string key = record.kernel + "/" + record.implementation + "/" + std::to_string(rank.rank) + "/" +
+                          backend + "/" + canonical_json(provenance);
   auto it = implementations_.find(key);
   if (it == implementations_.end()) {
     Json document = implementation.python_module.empty()
@@ -264,8 +273,10 @@ void RunOutputs::on_tick() {
 void RunOutputs::on_left_skipped(std::size_t points) {
   progress_.forget(points);
   left_skipped_ += points;
-  std::fprintf(stderr, "resuming: %zu points recorded skipped before are still skipped (no rank of this run has a GPU): "
-               "no new row; --retry-skipped records them again\n", points);
+  std::fprintf(stderr,
+               "resuming: %zu points recorded skipped before are still skipped (no rank of this run has a GPU): "
+               "no new row; --retry-skipped records them again\n",
+               points);
 }
 
 std::size_t RunOutputs::save_interrupted() {

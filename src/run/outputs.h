@@ -84,7 +84,7 @@ class RunOutputs final : public ResultSink {
   RunHeadline headline_;
   std::map<int, std::string> hardware_slugs_;  // by rank
   std::map<int, CitedDocument> environments_;
-  std::map<std::string, CitedDocument> protocols_;        // by canonical JSON of the resolved protocol
+  std::map<std::string, CitedDocument> protocols_;  // by canonical JSON of the resolved protocol
   // The protocol the last record cited, as it came: the next record almost always cites it again.
   nlohmann::json last_protocol_;
   const CitedDocument* last_protocol_cited_ = nullptr;
@@ -101,7 +101,7 @@ class RunOutputs final : public ResultSink {
     const CitedDocument* implementation;
   };
   std::vector<StoredRun> batch_;
-  std::vector<PendingDocument> documents_;  // those of batch_
+  std::vector<PendingDocument> documents_;   // those of batch_
   std::vector<std::string> document_lines_;  // their compact lines, as the journal holds them
   // Space held for the next batch's documents (a placeholder file in their folder, its blocks
   // reserved past its end): taken before the batch's rows are stored, given back just before the

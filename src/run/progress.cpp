@@ -25,11 +25,14 @@ std::string format_ns(double ns) {
 }
 
 Progress::Progress(std::size_t total, double log_interval_s, std::FILE* out)
-    : total_(total), out_(out), live_(::isatty(::fileno(out)) == 1),
+    : total_(total),
+      out_(out),
+      live_(::isatty(::fileno(out)) == 1),
       interval_(live_ ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(kLiveInterval)
                       : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(log_interval_s))),
-      start_(std::chrono::steady_clock::now()), last_print_(start_) {}
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_) {}
 
 void Progress::add(const RunRecord& r) {
   ++done_;
@@ -83,8 +86,8 @@ void Progress::finish() {
   fmt::print(out_, "\n{:<22} {:>7} {:>7} {:>7} {:>8} {:>14} {:>14} {:>9}\n", "kernel", "points", "passed", "failed",
              "skipped", "best median", "worst median", "best sol%");
   for (const auto& [name, k] : kernels_)
-    fmt::print(out_, "{:<22} {:>7} {:>7} {:>7} {:>8} {:>14} {:>14} {:>9}\n", name, k.points, k.passed, k.failed, k.skipped,
-               format_ns(k.best_median_ns), format_ns(k.worst_median_ns),
+    fmt::print(out_, "{:<22} {:>7} {:>7} {:>7} {:>8} {:>14} {:>14} {:>9}\n", name, k.points, k.passed, k.failed,
+               k.skipped, format_ns(k.best_median_ns), format_ns(k.worst_median_ns),
                k.best_sol_pct < 0 ? "-" : fmt::format("{:.1f}", k.best_sol_pct));
   if (!flagged_.empty()) {
     // A flagged figure must not pass unnoticed: implausible first (beyond the device: kept, shown, and
@@ -93,8 +96,10 @@ void Progress::finish() {
     for (const char* flag : kCountedFlags)
       if (const auto it = flagged_.find(flag); it != flagged_.end())
         counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", it->second, flag);
-    fmt::print(out_, "flagged: {} (kernelsweep show RESULTS --columns kernel,implementation,mode,sol_pct,flags; "
-                     "docs/speed-of-light.md)\n", counts);
+    fmt::print(out_,
+               "flagged: {} (kernelsweep show RESULTS --columns kernel,implementation,mode,sol_pct,flags; "
+               "docs/speed-of-light.md)\n",
+               counts);
   }
   std::fflush(out_);
 }

@@ -2,9 +2,9 @@
 // Rank 0's progress report for long sweeps: points done/total, failures, throughput and an ETA, as a
 // live line on a terminal and as plain periodic lines in a log (a Slurm output file); at the end, a
 // summary table per kernel.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <algorithm>
 #include <map>
 #include <string>
 
@@ -17,9 +17,9 @@ class Progress {
   Progress(std::size_t total, double log_interval_s, std::FILE* out = stderr);
   void add(const RunRecord& record);
   void forget(std::size_t points) { total_ -= std::min(points, total_ - done_); }  // points this run will not measure
-  void tick();    // prints when a line is due
+  void tick();                                                                     // prints when a line is due
   void note(const std::string& text);  // a line of its own (on a terminal, above the live line)
-  void finish();  // last progress line and the summary table
+  void finish();                       // last progress line and the summary table
 
  private:
   struct KernelTally {

@@ -12,9 +12,6 @@
 
 #include "build_info.h"
 #include "calibration/sentinel.h"
-#include "run/outputs.h"
-#include "run/run.h"
-#include "run/sweep_loading.h"
 #include "cluster/interruption.h"
 #include "cluster/mpi_world.h"
 #include "cluster/sweep_runner.h"
@@ -23,6 +20,9 @@
 #include "common/printable.h"
 #include "kernelindex/kernelindex.h"
 #include "plan/plan.h"
+#include "run/outputs.h"
+#include "run/run.h"
+#include "run/sweep_loading.h"
 #include "store/space_reserve.h"
 #include "store/writer_lock.h"
 
@@ -46,23 +46,25 @@ std::string shard_suffix(const PlanOptions& shard) {
 OutputPaths output_paths(const SweepSpec& spec, const RunRequest& args, const PlanOptions& shard) {
   OutputPaths out;
   out.directory = args.output_directory.empty() ? fs::path(spec.output.directory) : fs::path(args.output_directory);
-  fs::path file = !args.results_file.empty() ? args.results_file
+  fs::path file = !args.results_file.empty()          ? args.results_file
                   : !spec.output.results_file.empty() ? spec.output.results_file
                                                       : spec.name + ".h5";
   const std::string suffix = shard_suffix(shard);
-  if (args.results_file.empty() && !suffix.empty()) file.replace_filename(file.stem().string() + "." + suffix + file.extension().string());
+  if (args.results_file.empty() && !suffix.empty())
+    file.replace_filename(file.stem().string() + "." + suffix + file.extension().string());
   out.results_file = file.is_absolute() || !args.results_file.empty() ? file : out.directory / file;
   out.documents = suffix.empty() ? out.directory / "kernelindex" : out.directory / "kernelindex" / suffix;
   out.format = args.kernelindex_format.empty() ? spec.output.kernelindex_format : args.kernelindex_format;
-  out.shards.compression = compression_named(
-      args.kernelindex_compression.empty() ? spec.output.kernelindex_compression : args.kernelindex_compression);
+  out.shards.compression = compression_named(args.kernelindex_compression.empty() ? spec.output.kernelindex_compression
+                                                                                  : args.kernelindex_compression);
   out.shards.shard_bytes = spec.output.kernelindex_shard_mb << 20;
   return out;
 }
 
 // The writer of a run's documents, in the format its size calls for.
 DocumentWriter documents_writer(const OutputPaths& paths, const SweepSpec& spec, std::size_t points) {
-  return DocumentWriter(paths.documents, resolve_documents_format(paths.format, points, spec.output.kernelindex_json_max_points),
+  return DocumentWriter(paths.documents,
+                        resolve_documents_format(paths.format, points, spec.output.kernelindex_json_max_points),
                         paths.shards);
 }
 
@@ -142,12 +144,16 @@ std::string why_not_resumable(const ResultsFile& file, const LoadedSweep& sweep,
   // A file of the whole plan may be completed a part at a time (--where narrows what this run
   // measures); a file made for a part is that part's.
   if (!stored.where.empty() && stored.where != args.plan.where)
-    return fmt::format("{}: cannot resume: the file holds the points of --where '{}'; resume it with the same "
-                       "--where", path, stored.where);
+    return fmt::format(
+        "{}: cannot resume: the file holds the points of --where '{}'; resume it with the same "
+        "--where",
+        path, stored.where);
   const std::string change = describe_sweep_text_change(stored.sweep_text, sweep.spec.source_text);
   if (!change.empty())
-    return fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made "
-                       "with: {}", path, sweep.spec.source_path, change);
+    return fmt::format(
+        "{}: cannot resume: the sweep file {} differs from the one this results file was made "
+        "with: {}",
+        path, sweep.spec.source_path, change);
   return "";
 }
 
@@ -198,8 +204,10 @@ std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunReques
     try {
       ResultsFile::open_read_only(path).read_info();
     } catch (const std::exception& e) {
-      problem = fmt::format("{}: exists and is not a results file that can be read ({}); --overwrite replaces only a "
-                            "results file: move or remove it yourself", path.string(), e.what());
+      problem = fmt::format(
+          "{}: exists and is not a results file that can be read ({}); --overwrite replaces only a "
+          "results file: move or remove it yourself",
+          path.string(), e.what());
       return std::nullopt;
     }
     fs::remove(path);
@@ -230,7 +238,9 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
   o.python = sweep.python;
   o.schedule = args.schedule == "static" ? Schedule::static_round_robin : Schedule::dynamic;
   o.allow_shared_gpu = args.allow_shared_gpu;
-  o.check = args.check == "none" ? CheckPolicy::none : args.check == "all" ? CheckPolicy::every_mode : CheckPolicy::first_mode;
+  o.check = args.check == "none"  ? CheckPolicy::none
+            : args.check == "all" ? CheckPolicy::every_mode
+                                  : CheckPolicy::first_mode;
   o.executable = current_executable();
   o.retry_skipped = args.retry_skipped;
   o.calibrate = calibration_mode_of(args.calibrate);
@@ -243,10 +253,10 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
 // holds every batch flushed before it; the job ends, and --resume measures the rest.
 [[noreturn]] void stop_for_want_of_space(MpiWorld& world, const StorageFullError& error, RunOutputs& outputs,
                                          const OutputPaths& paths, const std::string& sweep_path) {
-  std::cerr << printable(fmt::format("kernelsweep: {}; {} holds the {} results stored before, the {} received since "
-                                     "were not stored: free space, then `kernelsweep run --resume {}` measures the rest",
-                                     error.what(), paths.results_file.string(), outputs.rows_in_file(),
-                                     outputs.unstored(), sweep_path))
+  std::cerr << printable(fmt::format(
+                   "kernelsweep: {}; {} holds the {} results stored before, the {} received since "
+                   "were not stored: free space, then `kernelsweep run --resume {}` measures the rest",
+                   error.what(), paths.results_file.string(), outputs.rows_in_file(), outputs.unstored(), sweep_path))
             << "\n";
   outputs.release_lock();
   world.abort(kExitFailure);
@@ -315,7 +325,8 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       }
       if (plan && file) {
         if (resuming)
-          file->add_session({iso_utc_now(), world.size(), read_host_info().hostname, command_line, build::version, build::git_commit});
+          file->add_session({iso_utc_now(), world.size(), read_host_info().hostname, command_line, build::version,
+                             build::git_commit});
         DocumentWriter documents = documents_writer(paths, sweep->spec, plan->size());
         const std::string documents_format = documents.format();
         outputs.emplace(registry, std::move(*file), std::move(lock), std::move(documents), sweep->spec.protocol,
@@ -328,7 +339,8 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
         if (args.resume) {
           const std::size_t completed = outputs->complete_pending_documents();
           if (completed > 0)
-            std::cerr << fmt::format("resuming: wrote the {} documents of stored results that a stop left unwritten\n", completed);
+            std::cerr << fmt::format("resuming: wrote the {} documents of stored results that a stop left unwritten\n",
+                                     completed);
         }
       }
     } catch (const std::exception& e) {
@@ -357,8 +369,9 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   int exit_code = kExitOk;
   if (root) {
     try {
-      exit_code = outcome.interrupted.empty() ? finish_run(*outputs)
-                                               : save_interrupted_run(*outputs, outcome, plan->to_measure(), paths, command_line);
+      exit_code = outcome.interrupted.empty()
+                      ? finish_run(*outputs)
+                      : save_interrupted_run(*outputs, outcome, plan->to_measure(), paths, command_line);
     } catch (const StorageFullError& e) {
       stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path);
     }
@@ -366,9 +379,10 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   if (root && !outcome.silent_ranks.empty()) {
     // The file is finished; a silent rank would never reach the barrier, so the job ends here.
     for (const SilentRank& silent : outcome.silent_ranks)
-      std::cerr << fmt::format("kernelsweep: rank {} on {} stopped answering; the {} points it had been handed were recorded "
-                               "crashed, and `kernelsweep run --resume {}` measures them again\n",
-                               silent.rank, silent.host, silent.points_recorded, sweep->spec.source_path);
+      std::cerr << fmt::format(
+          "kernelsweep: rank {} on {} stopped answering; the {} points it had been handed were recorded "
+          "crashed, and `kernelsweep run --resume {}` measures them again\n",
+          silent.rank, silent.host, silent.points_recorded, sweep->spec.source_path);
     world.abort(exit_code == kExitInterrupted ? kExitInterrupted : kExitFailure);
   }
   // Every rank ends with rank 0's verdict, so that mpirun and srun report it whichever rank they read.

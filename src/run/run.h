@@ -20,7 +20,7 @@ inline constexpr int kExitInterrupted = 75;
 
 struct PlanRequest {
   std::string sweep_file;
-  std::vector<std::string> plugins;  // --plugin: libraries (paths or names) to load first
+  std::vector<std::string> plugins;         // --plugin: libraries (paths or names) to load first
   std::vector<std::string> python_modules;  // --python-module: modules of Python kernels to load first
   std::vector<std::string> python_path;     // --python-path: folders for their import
   std::uint64_t max_points = 100'000'000;
@@ -34,20 +34,20 @@ struct PlanRequest {
 
 struct RunRequest {
   PlanRequest plan;
-  std::string output_directory;    // overrides the sweep file's output.directory
-  std::string results_file;        // overrides output.results_file
-  std::string kernelindex_format;  // overrides output.kernelindex_format
+  std::string output_directory;         // overrides the sweep file's output.directory
+  std::string results_file;             // overrides output.results_file
+  std::string kernelindex_format;       // overrides output.kernelindex_format
   std::string kernelindex_compression;  // overrides output.kernelindex_compression
   bool resume = false;
   bool overwrite = false;
   bool retry_skipped = false;  // --resume records points skipped before again even where they are still skipped
   std::string schedule = "dynamic";
-  std::string check = "first";     // none, first (first mode of each shape), all
+  std::string check = "first";  // none, first (first mode of each shape), all
   bool allow_shared_gpu = false;
   double progress_interval_s = 10;
-  std::string stop_file;  // --stop-file: rank 0 stops the run in order once this file exists
-  std::string calibrate = "auto";  // auto, fresh or off (calibration/calibration_cache.h)
-  bool exclude_slow = false;       // slow ranks measure nothing (calibration/fleet_health.h)
+  std::string stop_file;               // --stop-file: rank 0 stops the run in order once this file exists
+  std::string calibrate = "auto";      // auto, fresh or off (calibration/calibration_cache.h)
+  bool exclude_slow = false;           // slow ranks measure nothing (calibration/fleet_health.h)
   std::string sentinel_every = "10m";  // calibration/sentinel.h: parse_sentinel_interval
 };
 
@@ -55,8 +55,8 @@ struct RunRequest {
 struct SubmitRequest {
   PlanRequest plan;                         // the sweep file and its --plugin
   int array = 0;                            // shards, one array task each
-  std::string output_directory;            // default results/STEM (STEM: the sweep file's name less .yaml)
-  std::string batch_script;                // default: slurm/sweep.sbatch, installed or of the source tree
+  std::string output_directory;             // default results/STEM (STEM: the sweep file's name less .yaml)
+  std::string batch_script;                 // default: slurm/sweep.sbatch, installed or of the source tree
   std::vector<std::string> sbatch_options;  // given to both sbatch commands
   std::vector<std::string> run_options;     // given to `kernelsweep run` in every task
   bool dry_run = false;                     // print the two sbatch commands instead of running them
@@ -64,8 +64,8 @@ struct SubmitRequest {
 
 // `kernelsweep calibrate`: what each rank's devices can do (docs/speed-of-light.md).
 struct CalibrateRequest {
-  bool json = false;           // one JSON object per rank, one per line
-  bool fresh = false;          // measure even where a calibration is kept
+  bool json = false;             // one JSON object per rank, one per line
+  bool fresh = false;            // measure even where a calibration is kept
   std::string output_directory;  // keep calibrations in its calibration/ folder, as `run` does
   bool allow_shared_gpu = false;
 };

@@ -28,8 +28,9 @@ std::vector<std::string> slow_rank_lines(const std::vector<RankIdentity>& ranks,
   for (const SlowRank& rank : slow) {
     const bool set_aside = std::find(aside.begin(), aside.end(), rank.rank) != aside.end();
     lines.push_back(fmt::format("  slow: {}{}", rank.describe(),
-                                !excluded ? "" : set_aside ? " (excluded: it measures nothing)"
-                                                           : " (kept: every rank of its device is slow in some figure, it least)"));
+                                !excluded   ? ""
+                                : set_aside ? " (excluded: it measures nothing)"
+                                            : " (kept: every rank of its device is slow in some figure, it least)"));
   }
   return lines;
 }
@@ -77,7 +78,8 @@ std::vector<std::string> node_lines(const std::vector<RankIdentity>& ranks) {
     for (const std::string& problem : problems) what += (what.empty() ? "" : "; ") + problem;
     const std::string cpus = cpus_each(by_host[host]);
     if (!cpus.empty()) what += "; " + cpus;
-    lines.push_back(fmt::format("  {}: {} {}, {}", host, numbers.size() == 1 ? "rank" : "ranks", rank_list(numbers), what));
+    lines.push_back(
+        fmt::format("  {}: {} {}, {}", host, numbers.size() == 1 ? "rank" : "ranks", rank_list(numbers), what));
   }
   return lines;
 }
@@ -122,16 +124,19 @@ std::string start_block(const RunHeadline& h, const std::vector<RankIdentity>& r
                                   h.sweep_name, h.sweep_path);
   if (!scheduler.empty()) block += "  job: " + scheduler + "\n";
   const std::string repeated =
-      h.repetitions > 1 ? fmt::format(" ({} points x {} repetitions)", h.plan_points / h.repetitions, h.repetitions) : "";
+      h.repetitions > 1 ? fmt::format(" ({} points x {} repetitions)", h.plan_points / h.repetitions, h.repetitions)
+                        : "";
   block += fmt::format("  plan: {} points{}{}, {} to measure\n", h.plan_points, repeated,
                        h.shard.empty() ? "" : fmt::format(" (shard {})", h.shard), h.to_measure);
   block += fmt::format("  ranks: {} on {} node(s)\n", ranks.size(), host_count(ranks));
   for (const std::string& line : node_lines(ranks)) block += line + "\n";
-  if (std::any_of(ranks.begin(), ranks.end(), [](const RankIdentity& r) { return r.gpu_count > 0 && r.host.cpus_allowed == 1; }))
-    block += "  note: a GPU rank may use one CPU core, which its worker and the worker's threads share (mpirun binds\n"
-             "        each rank to a core when it starts two or fewer); work the host sets the pace of, such as Python\n"
-             "        implementations, is timed on it. mpirun --bind-to none, or --map-by slot:PE=N, gives each rank\n"
-             "        more (docs/measurement.md)\n";
+  if (std::any_of(ranks.begin(), ranks.end(),
+                  [](const RankIdentity& r) { return r.gpu_count > 0 && r.host.cpus_allowed == 1; }))
+    block +=
+        "  note: a GPU rank may use one CPU core, which its worker and the worker's threads share (mpirun binds\n"
+        "        each rank to a core when it starts two or fewer); work the host sets the pace of, such as Python\n"
+        "        implementations, is timed on it. mpirun --bind-to none, or --map-by slot:PE=N, gives each rank\n"
+        "        more (docs/measurement.md)\n";
   for (const std::string& line : slow_rank_lines(ranks, h.exclude_slow)) block += line + "\n";
   block += fmt::format("  output: {}, documents in {} ({})\n", h.results_file, h.documents_folder, h.documents_format);
   return block;

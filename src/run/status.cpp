@@ -8,11 +8,11 @@
 
 #include "calibration/fleet_health.h"
 #include "common/printable.h"
-#include "view/rank_calibrations.h"
-#include "view/view.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
 #include "store/summary.h"
+#include "view/rank_calibrations.h"
+#include "view/view.h"
 
 namespace ks {
 namespace {
@@ -45,9 +45,13 @@ std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::vecto
 nlohmann::json not_passed_json(const std::vector<ViewRow>& rows) {
   nlohmann::json list = nlohmann::json::array();
   for (const ViewRow& row : rows)
-    list.push_back({{"point_id", row.run.point_id}, {"kernel", row.run.kernel},
-                    {"implementation", row.run.implementation}, {"mode", row.run.mode}, {"params", row.params},
-                    {"status", row.run.status}, {"message", first_line_cut(row.run.message, kMessageWidth)}});
+    list.push_back({{"point_id", row.run.point_id},
+                    {"kernel", row.run.kernel},
+                    {"implementation", row.run.implementation},
+                    {"mode", row.run.mode},
+                    {"params", row.params},
+                    {"status", row.run.status},
+                    {"message", first_line_cut(row.run.message, kMessageWidth)}});
   return list;
 }
 
@@ -102,14 +106,21 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   if (json) {
     nlohmann::json slow_json = nlohmann::json::array();
     for (const SlowRank& rank : slow) slow_json.push_back(to_json(rank));
-    nlohmann::json out = {{"file", results_file}, {"sweep", info.sweep_name}, {"plan_size", info.plan_size},
+    nlohmann::json out = {{"file", results_file},
+                          {"sweep", info.sweep_name},
+                          {"plan_size", info.plan_size},
                           {"shard", stored.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(stored.shard)},
                           {"where", info.where.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.where)},
-                          {"started_at", info.started_at}, {"ended_at", info.ended_at}, {"rows", s.rows},
-                          {"samples", s.samples}, {"sessions", s.sessions}, {"points_by_status", s.points_by_status},
+                          {"started_at", info.started_at},
+                          {"ended_at", info.ended_at},
+                          {"rows", s.rows},
+                          {"samples", s.samples},
+                          {"sessions", s.sessions},
+                          {"points_by_status", s.points_by_status},
                           {"missing", plan_known ? nlohmann::json(s.missing_point_ids) : nlohmann::json(nullptr)},
                           {"unplanned", plan_known ? nlohmann::json(s.unplanned_point_ids) : nlohmann::json(nullptr)},
-                          {"not_passed", not_passed_json(not_passed)}, {"slow_ranks", slow_json}};
+                          {"not_passed", not_passed_json(not_passed)},
+                          {"slow_ranks", slow_json}};
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
@@ -129,11 +140,13 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
     if (!stored.shard.empty()) resume += " --shard " + stored.shard;
     if (!info.where.empty()) resume += fmt::format(" --where '{}'", info.where);
     std::cout << (s.missing_point_ids.empty() ? "\n" : fmt::format(" ({} completes them)\n", resume));
-    for (std::size_t i = 0; i < s.missing_point_ids.size() && i < 10; ++i) std::cout << "  " << s.missing_point_ids[i] << "\n";
+    for (std::size_t i = 0; i < s.missing_point_ids.size() && i < 10; ++i)
+      std::cout << "  " << s.missing_point_ids[i] << "\n";
     if (!s.unplanned_point_ids.empty()) {
-      std::cout << fmt::format("not in the plan: {} points have rows but are not points of the stored sweep file (a "
-                               "damaged file, or rows of another sweep)\n",
-                               s.unplanned_point_ids.size());
+      std::cout << fmt::format(
+          "not in the plan: {} points have rows but are not points of the stored sweep file (a "
+          "damaged file, or rows of another sweep)\n",
+          s.unplanned_point_ids.size());
       for (std::size_t i = 0; i < s.unplanned_point_ids.size() && i < 10; ++i)
         std::cout << "  " << s.unplanned_point_ids[i] << "\n";
     }

@@ -12,10 +12,10 @@
 #include "cluster/worker_process.h"
 #include "common/child_process.h"
 #include "common/printable.h"
+#include "config/sweep_spec.h"
 #include "plugins/plugins.h"
 #include "run/run.h"
 #include "run/sweep_loading.h"
-#include "config/sweep_spec.h"
 
 extern char** environ;
 
@@ -71,7 +71,8 @@ struct ResultsPaths {
 };
 
 ResultsPaths results_paths(const SweepSpec& spec, const fs::path& output, int shards) {
-  const fs::path file = spec.output.results_file.empty() ? fs::path(spec.name + ".h5") : fs::path(spec.output.results_file);
+  const fs::path file =
+      spec.output.results_file.empty() ? fs::path(spec.name + ".h5") : fs::path(spec.output.results_file);
   const fs::path base = file.is_absolute() ? file : output / file;
   const std::string stem = base.stem().string(), extension = base.extension().string();
   return {shell_quoted(base.parent_path().string() + "/" + stem + ".shard-") + "*" +
@@ -102,22 +103,29 @@ Jobs sbatch_commands(const SubmitRequest& request, const std::string& executable
                      const fs::path& output, const std::string& stem, const ResultsPaths& results) {
   const std::string shards = std::to_string(request.array);
   Jobs jobs;
-  jobs.array = {"sbatch", "--parsable", fmt::format("--array=0-{}", request.array - 1),
-                fmt::format("--job-name=ks-{}", stem), "--output=" + (output / "slurm-%A_%a.out").string(),
-                fmt::format("--export=ALL,KERNELSWEEP={},KERNELSWEEP_SHARDS={},KERNELSWEEP_OUTPUT={}", executable, shards,
-                            output.string())};
+  jobs.array = {"sbatch",
+                "--parsable",
+                fmt::format("--array=0-{}", request.array - 1),
+                fmt::format("--job-name=ks-{}", stem),
+                "--output=" + (output / "slurm-%A_%a.out").string(),
+                fmt::format("--export=ALL,KERNELSWEEP={},KERNELSWEEP_SHARDS={},KERNELSWEEP_OUTPUT={}", executable,
+                            shards, output.string())};
   jobs.array.insert(jobs.array.end(), request.sbatch_options.begin(), request.sbatch_options.end());
   jobs.array.push_back(script.string());
   jobs.array.push_back(request.plan.sweep_file);
   jobs.array.insert(jobs.array.end(), request.run_options.begin(), request.run_options.end());
 
-  const std::string then =
-      fmt::format("{0} merge {1} -o {2} --overwrite && {0} status {2} && {{ {0} report {2} -o {3} || "
-                  "echo 'kernelsweep submit: the report could not be written; the merged file is complete' >&2; }}",
-                  shell_quoted(executable), results.shard_pattern, shell_quoted(results.merged.string()),
-                  shell_quoted((output / "report").string()));
-  jobs.merge = {"sbatch", "--parsable", "--dependency=afterany:ARRAY_ID", "--kill-on-invalid-dep=yes",
-                fmt::format("--job-name=ks-{}-merge", stem), "--output=" + (output / "slurm-%j-merge.out").string()};
+  const std::string then = fmt::format(
+      "{0} merge {1} -o {2} --overwrite && {0} status {2} && {{ {0} report {2} -o {3} || "
+      "echo 'kernelsweep submit: the report could not be written; the merged file is complete' >&2; }}",
+      shell_quoted(executable), results.shard_pattern, shell_quoted(results.merged.string()),
+      shell_quoted((output / "report").string()));
+  jobs.merge = {"sbatch",
+                "--parsable",
+                "--dependency=afterany:ARRAY_ID",
+                "--kill-on-invalid-dep=yes",
+                fmt::format("--job-name=ks-{}-merge", stem),
+                "--output=" + (output / "slurm-%j-merge.out").string()};
   const std::vector<std::string> merge_options = merge_job_options(request.sbatch_options);
   jobs.merge.insert(jobs.merge.end(), merge_options.begin(), merge_options.end());
   for (const char* one : {"--nodes=1", "--ntasks=1"}) jobs.merge.push_back(one);
@@ -137,12 +145,13 @@ int submit_sweep(const SubmitRequest& request, Registry& registry) {
   }
   const fs::path script = request.batch_script.empty() ? slurm_batch_script() : fs::path(request.batch_script);
   if (!fs::exists(script)) {
-    std::cerr << printable(fmt::format("kernelsweep submit: no batch script {}: pass --batch-script\n", script.string()));
+    std::cerr << printable(
+        fmt::format("kernelsweep submit: no batch script {}: pass --batch-script\n", script.string()));
     return kExitBadInput;
   }
   const std::string stem = fs::path(request.plan.sweep_file).stem().string();
-  const fs::path output = fs::absolute(request.output_directory.empty() ? fs::path("results") / stem
-                                                                        : fs::path(request.output_directory));
+  const fs::path output =
+      fs::absolute(request.output_directory.empty() ? fs::path("results") / stem : fs::path(request.output_directory));
   const ResultsPaths results = results_paths(sweep->spec, output, request.array);
   Jobs jobs = sbatch_commands(request, current_executable(), fs::absolute(script), output, stem, results);
   if (request.dry_run) {
@@ -153,10 +162,10 @@ int submit_sweep(const SubmitRequest& request, Registry& registry) {
   const std::string array_id = submitted_job(jobs.array);
   for (std::string& word : jobs.merge) word = std::regex_replace(word, std::regex("ARRAY_ID"), array_id);
   const std::string merge_id = submitted_job(jobs.merge);
-  std::cout << fmt::format("submitted array job {} ({} tasks, shard i/{} in task i, {} points in all) and merge "
-                           "job {} (once every task has ended): {}\n",
-                           array_id, request.array, request.array, *points, merge_id,
-                           results.merged.string());
+  std::cout << fmt::format(
+      "submitted array job {} ({} tasks, shard i/{} in task i, {} points in all) and merge "
+      "job {} (once every task has ended): {}\n",
+      array_id, request.array, request.array, *points, merge_id, results.merged.string());
   return kExitOk;
 }
 

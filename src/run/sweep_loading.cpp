@@ -60,7 +60,8 @@ PythonSetup load_sweep_python(const std::string& text, const std::string& path, 
   } catch (const PluginError& e) {
     const std::string message = e.what();
     for (const PluginReference& module : references.modules)
-      if (message.starts_with("Python module " + module.name + ":")) throw SweepFileError(module.where, module.key, message);
+      if (message.starts_with("Python module " + module.name + ":"))
+        throw SweepFileError(module.where, module.key, message);
     throw SweepFileError(references.where, "python.modules", message);
   }
   return setup;
@@ -81,8 +82,10 @@ RowFilter plan_filter(const std::string& expression) {
   RowFilter filter = RowFilter::parse(expression);
   for (const std::string& key : filter.keys())
     if (key == "status" || key == "file")
-      throw FilterError(fmt::format("--where: {} is what a measured point has; plan and run select points by kernel, "
-                                    "implementation, mode, point and parameters", key));
+      throw FilterError(
+          fmt::format("--where: {} is what a measured point has; plan and run select points by kernel, "
+                      "implementation, mode, point and parameters",
+                      key));
   return filter;
 }
 
@@ -141,7 +144,8 @@ bool or_say_why(const LoadedSweep& sweep, Step&& step) {
 PythonSetup command_line_python(const PlanRequest& request) {
   PythonSetup setup;
   setup.modules = request.python_modules;
-  for (const std::string& folder : request.python_path) setup.path.push_back(fs::absolute(folder).lexically_normal().string());
+  for (const std::string& folder : request.python_path)
+    setup.path.push_back(fs::absolute(folder).lexically_normal().string());
   return setup;
 }
 
@@ -156,7 +160,7 @@ bool load_python_or_say_why(const PythonSetup& setup, Registry& registry) {
 }
 
 std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vector<std::string>& named,
-                                                               Registry& registry) {
+                                                                Registry& registry) {
   try {
     return load_requested_plugins(named, registry);
   } catch (const PluginError& e) {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cluster/work_plan.h"
-#include "config/sweep_spec.h"
 #include "common/point_id_set.h"
+#include "config/sweep_spec.h"
 #include "plan/plan.h"
 #include "plan/point_enumerator.h"
 #include "plugins/python_modules.h"
@@ -64,6 +64,6 @@ bool load_python_or_say_why(const PythonSetup& setup, Registry& registry);
 // Loads the plugins of KERNELSWEEP_PLUGIN_PATH and `named`; prints the problem and returns nothing when
 // one fails.
 std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vector<std::string>& named,
-                                                               Registry& registry);
+                                                                Registry& registry);
 
 }  // namespace ks

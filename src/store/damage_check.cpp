@@ -38,8 +38,10 @@ namespace {
 // size, sign or offset) would read every row as other numbers. Empty when all are as written.
 std::string first_retyped_table(const ResultsFile::Impl& impl) {
   const auto retyped = [](std::string_view table) {
-    return fmt::format("the column types of {} are not those kernelsweep writes (the dataset's description of them "
-                       "is damaged)", table);
+    return fmt::format(
+        "the column types of {} are not those kernelsweep writes (the dataset's description of them "
+        "is damaged)",
+        table);
   };
   if (!impl.runs->stored_as(impl.runs_layout)) return retyped("/runs");
   if (!impl.samples->stored_as(H5T_IEEE_F64LE)) return retyped("/samples");
@@ -105,8 +107,10 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
         problem = fmt::format("row {} of /runs points at sample clocks {} to {}, and /sample_clocks holds {}", row,
                               run.sample_clocks_offset, run.sample_clocks_offset + run.sample_clocks_count, clocks);
       } else if (row < keys_end && key_at(row) != run_key_of(run)) {
-        problem = fmt::format("row {} of /run_keys does not say what row {} of /runs says (its point, status or "
-                              "repetition differ)", row, row);
+        problem = fmt::format(
+            "row {} of /run_keys does not say what row {} of /runs says (its point, status or "
+            "repetition differ)",
+            row, row);
       }
     });
     if (!problem.empty()) return problem;
@@ -253,7 +257,7 @@ std::string mark_of(const struct stat& status) {
 
 // What the mark holds for the file as it is now; empty when it cannot be read.
 std::string checked_mark(const std::filesystem::path& path) {
-  struct stat status{};
+  struct stat status {};
   if (::stat(path.c_str(), &status) != 0) return "";
   return mark_of(status);
 }
@@ -274,7 +278,7 @@ bool marked_checked(const std::filesystem::path& path, bool as_writer) {
 // attributes, or a file not ours to mark, keeps no mark.
 void mark_checked(const std::filesystem::path& path, bool as_writer, const std::string& read) {
   constexpr auto kSettled = std::chrono::seconds(3);  // past any filesystem's time granularity
-  struct stat status{};
+  struct stat status {};
   if (read.empty() || ::stat(path.c_str(), &status) != 0 || mark_of(status) != read) return;
   const auto modified = std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(status.st_mtim.tv_sec)));
@@ -285,7 +289,7 @@ void mark_checked(const std::filesystem::path& path, bool as_writer, const std::
 }  // namespace
 
 void mark_written(const std::filesystem::path& path) {
-  struct stat closed{};
+  struct stat closed {};
   if (::stat(path.c_str(), &closed) != 0) return;
   const bool whole_seconds = closed.st_mtim.tv_nsec == 0;
   std::this_thread::sleep_for(whole_seconds ? std::chrono::milliseconds(1050) : std::chrono::milliseconds(20));

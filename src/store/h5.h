@@ -25,8 +25,7 @@ class Handle {
   using Closer = herr_t (*)(hid_t);
   Handle() = default;
   Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
-  Handle(Handle&& other) noexcept
-      : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
   Handle& operator=(Handle&& other) noexcept {
     if (this != &other) {
       reset();

@@ -8,9 +8,9 @@ Handle access_properties(std::size_t chunk_cache_bytes, const std::string& name)
   Handle dapl = own_property_list(H5Pcreate(H5P_DATASET_ACCESS), "making access properties for " + name);
   // A cache that holds the chunk being filled means a flush writes it once instead of evicting it
   // to disk part-filled between appends.
-  check_status(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, chunk_cache_bytes,
-                                  H5D_CHUNK_CACHE_W0_DEFAULT),
-               "setting the chunk cache of " + name);
+  check_status(
+      H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, chunk_cache_bytes, H5D_CHUNK_CACHE_W0_DEFAULT),
+      "setting the chunk cache of " + name);
   return dapl;
 }
 
@@ -38,9 +38,9 @@ Extendable1D::Extendable1D(Handle dataset, std::string name, std::uint64_t size,
   conversion_buffer_.resize(conversion_buffer_bytes);
   background_buffer_.resize(conversion_buffer_bytes);
   transfer_ = own_property_list(H5Pcreate(H5P_DATASET_XFER), "making transfer properties for " + name_);
-  check_status(H5Pset_buffer(transfer_.get(), conversion_buffer_bytes, conversion_buffer_.data(),
-                             background_buffer_.data()),
-               "setting the conversion buffers of " + name_);
+  check_status(
+      H5Pset_buffer(transfer_.get(), conversion_buffer_bytes, conversion_buffer_.data(), background_buffer_.data()),
+      "setting the conversion buffers of " + name_);
 }
 
 Extendable1D Extendable1D::create(hid_t file, const std::string& name, hid_t file_type, hsize_t chunk_elements,
@@ -55,8 +55,8 @@ Extendable1D Extendable1D::create(hid_t file, const std::string& name, hid_t fil
   check_status(H5Pset_chunk(dcpl.get(), 1, &chunk_elements), what);
   check_status(H5Pset_fletcher32(dcpl.get()), what);
   Handle dapl = access_properties(options.chunk_cache_bytes, name);
-  Handle dataset = own_dataset(
-      H5Dcreate2(file, name.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()), what);
+  Handle dataset =
+      own_dataset(H5Dcreate2(file, name.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()), what);
   return Extendable1D(std::move(dataset), name, 0, options.conversion_buffer_bytes);
 }
 
@@ -81,15 +81,16 @@ void Extendable1D::append(hid_t memory_type, std::uint64_t count, const void* bu
   check_status(H5Dset_extent(dataset_.get(), &new_size), what);
   Handle file_space = selection(dataset_.get(), size_, count, what);
   Handle memory_space = own_dataspace(H5Screate_simple(1, &n, nullptr), what);
-  check_status(H5Dwrite(dataset_.get(), memory_type, memory_space.get(), file_space.get(), transfer_properties(), buffer),
-               what);
+  check_status(
+      H5Dwrite(dataset_.get(), memory_type, memory_space.get(), file_space.get(), transfer_properties(), buffer), what);
   size_ = new_size;
 }
 
 void Extendable1D::shrink_to(std::uint64_t size) {
   if (size >= size_) return;
   const hsize_t new_size = size;
-  check_status(H5Dset_extent(dataset_.get(), &new_size), "shrinking " + name_ + " to " + std::to_string(size) + " elements");
+  check_status(H5Dset_extent(dataset_.get(), &new_size),
+               "shrinking " + name_ + " to " + std::to_string(size) + " elements");
   size_ = size;
 }
 
@@ -160,22 +161,32 @@ void Extendable1D::clear_past_end(std::uint64_t margin_chunks) {
 
 hid_t native_type_of(std::size_t variant_index, hid_t string_type) {
   switch (variant_index) {
-    case 0: return string_type;
-    case 1: return H5T_NATIVE_INT32;
-    case 2: return H5T_NATIVE_INT64;
-    case 3: return H5T_NATIVE_UINT64;
-    default: return H5T_NATIVE_DOUBLE;
+    case 0:
+      return string_type;
+    case 1:
+      return H5T_NATIVE_INT32;
+    case 2:
+      return H5T_NATIVE_INT64;
+    case 3:
+      return H5T_NATIVE_UINT64;
+    default:
+      return H5T_NATIVE_DOUBLE;
   }
 }
 
 // Explicit little-endian types, so the file reads the same on any machine.
 hid_t file_type_of(std::size_t variant_index, hid_t string_type) {
   switch (variant_index) {
-    case 0: return string_type;
-    case 1: return H5T_STD_I32LE;
-    case 2: return H5T_STD_I64LE;
-    case 3: return H5T_STD_U64LE;
-    default: return H5T_IEEE_F64LE;
+    case 0:
+      return string_type;
+    case 1:
+      return H5T_STD_I32LE;
+    case 2:
+      return H5T_STD_I64LE;
+    case 3:
+      return H5T_STD_U64LE;
+    default:
+      return H5T_IEEE_F64LE;
   }
 }
 

@@ -11,7 +11,7 @@ namespace ks {
 std::string describe_sweep_text_change(std::string_view stored, std::string_view given);
 // Empty when the texts are equal; otherwise their first differing line, each text named by its
 // label, such as "line 7: a.h5 has `  n: [1, 2]`, b.h5 has `  n: [1, 2, 4]`" (merge's refusal).
-std::string describe_first_differing_line(std::string_view first, std::string_view second,
-                                          std::string_view first_label, std::string_view second_label);
+std::string describe_first_differing_line(std::string_view first, std::string_view second, std::string_view first_label,
+                                          std::string_view second_label);
 
 }  // namespace ks

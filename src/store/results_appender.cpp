@@ -25,8 +25,7 @@ std::uint64_t batch_bytes(const std::vector<StoredRun>& batch) {
 }
 
 SessionInfo first_session(const RunInfo& info) {
-  return {info.started_at, info.world_size, info.host, info.command_line, info.kernelsweep_version,
-          info.git_commit};
+  return {info.started_at, info.world_size, info.host, info.command_line, info.kernelsweep_version, info.git_commit};
 }
 
 // guarded() for what writes: a write that fails leaves the file for the next open to check.

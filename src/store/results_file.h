@@ -120,7 +120,7 @@ class ResultsFile {
   std::uint64_t run_count() const;
   std::uint64_t sample_count() const;
 
- // The open file's tables; public so that the store's own helpers (results_tables.h) reach them.
+  // The open file's tables; public so that the store's own helpers (results_tables.h) reach them.
   struct Impl;
 
  private:

@@ -49,8 +49,9 @@ h5::Handle run_key_type(bool in_file) {
 // The attribute where, written only when not empty, is checked only then (files without it keep
 // the checksum they had).
 std::uint64_t root_strings_check(const RunInfo& info) {
-  std::vector<std::string_view> strings{info.sweep_name, info.sweep_path, info.sweep_text, info.kernelsweep_version,
-                                        info.git_commit, info.started_at, info.ended_at, info.host, info.command_line};
+  std::vector<std::string_view> strings{info.sweep_name,  info.sweep_path, info.sweep_text, info.kernelsweep_version,
+                                        info.git_commit,  info.started_at, info.ended_at,   info.host,
+                                        info.command_line};
   if (!info.where.empty()) strings.push_back(info.where);
   return strings_check(strings);
 }
@@ -129,9 +130,12 @@ h5::CompoundLayout<DigestedDocument> document_layout(std::int64_t layout_version
 
 h5::CompoundLayout<RankInfo> rank_layout(std::int64_t layout_version) {
   using K = RankInfo;
-  std::vector<Field<K>> columns{KS_FIELD(K, "rank", rank), KS_FIELD(K, "host", host),
-                                KS_FIELD(K, "gpu_index", gpu_index), KS_FIELD(K, "gpu_uuid", gpu_uuid),
-                                KS_FIELD(K, "pci_bus_id", pci_bus_id), KS_FIELD(K, "gpu_name", gpu_name)};
+  std::vector<Field<K>> columns{KS_FIELD(K, "rank", rank),
+                                KS_FIELD(K, "host", host),
+                                KS_FIELD(K, "gpu_index", gpu_index),
+                                KS_FIELD(K, "gpu_uuid", gpu_uuid),
+                                KS_FIELD(K, "pci_bus_id", pci_bus_id),
+                                KS_FIELD(K, "gpu_name", gpu_name)};
   if (layout_version >= 7) columns.push_back(KS_FIELD(K, "calibration", calibration));
   return with_check<K>(std::move(columns), layout_version);
 }
@@ -150,13 +154,17 @@ namespace {
 // integers as int64.
 const std::vector<Field<RunInfo>>& root_attribute_fields() {
   using I = RunInfo;
-  static const std::vector<Field<RunInfo>> fields{
-      KS_FIELD(I, "sweep_name", sweep_name), KS_FIELD(I, "sweep_path", sweep_path),
-      KS_FIELD(I, "sweep_text", sweep_text), KS_FIELD(I, "plan_size", plan_size),
-      KS_FIELD(I, "kernelsweep_version", kernelsweep_version), KS_FIELD(I, "git_commit", git_commit),
-      KS_FIELD(I, "started_at", started_at), KS_FIELD(I, "ended_at", ended_at),
-      KS_FIELD(I, "world_size", world_size), KS_FIELD(I, "host", host),
-      KS_FIELD(I, "command_line", command_line)};
+  static const std::vector<Field<RunInfo>> fields{KS_FIELD(I, "sweep_name", sweep_name),
+                                                  KS_FIELD(I, "sweep_path", sweep_path),
+                                                  KS_FIELD(I, "sweep_text", sweep_text),
+                                                  KS_FIELD(I, "plan_size", plan_size),
+                                                  KS_FIELD(I, "kernelsweep_version", kernelsweep_version),
+                                                  KS_FIELD(I, "git_commit", git_commit),
+                                                  KS_FIELD(I, "started_at", started_at),
+                                                  KS_FIELD(I, "ended_at", ended_at),
+                                                  KS_FIELD(I, "world_size", world_size),
+                                                  KS_FIELD(I, "host", host),
+                                                  KS_FIELD(I, "command_line", command_line)};
   return fields;
 }
 
@@ -168,8 +176,7 @@ void write_root_attributes(hid_t file, const RunInfo& info) {
   for_each_field(info, root_attribute_fields(), [&](const Field<RunInfo>& field, const auto& value) {
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
       h5::write_string_attribute(file, field.name.c_str(), value);
-    else
-      h5::write_int64_attribute(file, field.name.c_str(), static_cast<std::int64_t>(value));
+    else h5::write_int64_attribute(file, field.name.c_str(), static_cast<std::int64_t>(value));
   });
   h5::write_int64_attribute(file, "shard_index", info.shard_index);
   h5::write_int64_attribute(file, "shard_count", info.shard_count);
@@ -190,8 +197,7 @@ RunInfo read_root_attributes(hid_t file) {
           using Value = std::remove_reference_t<decltype(target)>;
           if constexpr (std::is_same_v<Value, std::string>)
             target = h5::read_string_attribute(file, field.name.c_str());
-          else
-            target = static_cast<Value>(h5::read_int64_attribute(file, field.name.c_str()));
+          else target = static_cast<Value>(h5::read_int64_attribute(file, field.name.c_str()));
         },
         field.access);
   }

@@ -175,9 +175,8 @@ std::vector<PointStatus> ResultsFile::point_statuses() const {
   scan_point_keys([&](std::uint64_t row, const PointKey& key, std::size_t status) {
     rows.push_back({key, row, static_cast<std::uint8_t>(status)});
   });
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return a.key != b.key ? PointKeyLess()(a.key, b.key) : a.row < b.row;
-  });
+  std::sort(rows.begin(), rows.end(),
+            [](const Row& a, const Row& b) { return a.key != b.key ? PointKeyLess()(a.key, b.key) : a.row < b.row; });
   std::vector<PointStatus> points;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (i == 0 || rows[i].key != rows[i - 1].key) points.push_back({rows[i].key, "", rows[i].row, 0, false});

@@ -20,9 +20,14 @@ void postpone_metadata_writes(hid_t file) { set_metadata_evictions(file, false);
 }  // namespace
 
 ResultsFile::Impl::Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode, std::int64_t version)
-    : path(std::move(file_path)), writable(mode != Mode::ReadOnly), file(std::move(file_handle)),
-      layout_version(version), runs_layout(run_layout(version)), documents_layout(document_layout(version)),
-      ranks_layout(rank_layout(version)), sessions_layout(session_layout(version)) {
+    : path(std::move(file_path)),
+      writable(mode != Mode::ReadOnly),
+      file(std::move(file_handle)),
+      layout_version(version),
+      runs_layout(run_layout(version)),
+      documents_layout(document_layout(version)),
+      ranks_layout(rank_layout(version)),
+      sessions_layout(session_layout(version)) {
   if (writable) {  // before the tables are made or cleared: those are writes too
     reserve = SpaceReserve(path);
     reserve.ensure(kReserveBytes);

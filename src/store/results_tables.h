@@ -75,7 +75,7 @@ struct ResultsFile::Impl {
   std::optional<h5::Extendable1D> run_keys;  // layout 6 on
   std::optional<h5::Extendable1D> samples;
   std::optional<h5::Extendable1D> sample_clocks;  // layout 4 on
-  std::optional<h5::Table<Quantile>> quantiles;  // layout 3 on
+  std::optional<h5::Table<Quantile>> quantiles;   // layout 3 on
   std::optional<h5::Table<DigestedDocument>> environments, protocols;
   std::optional<h5::Table<RankInfo>> ranks;
   std::optional<h5::Table<SessionInfo>> sessions;

@@ -22,15 +22,16 @@ void check_free_space(int fd, std::uint64_t bytes) {
   if (::fstatvfs(fd, &fs) != 0) return;  // nothing known: the write itself will tell
   const std::uint64_t available = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
   if (available < bytes)
-    throw StorageFullError(fmt::format("{} free on its filesystem, {} needed before the next write", mebibytes(available),
-                                       mebibytes(bytes)));
+    throw StorageFullError(fmt::format("{} free on its filesystem, {} needed before the next write",
+                                       mebibytes(available), mebibytes(bytes)));
 }
 
 }  // namespace
 
 SpaceReserve::SpaceReserve(const std::filesystem::path& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd_ < 0) throw ResultsFileError(fmt::format("{}: cannot open it to reserve space: {}", path.string(), std::strerror(errno)));
+  if (fd_ < 0)
+    throw ResultsFileError(fmt::format("{}: cannot open it to reserve space: {}", path.string(), std::strerror(errno)));
 }
 
 SpaceReserve::SpaceReserve(SpaceReserve&& other) noexcept
@@ -73,8 +74,8 @@ void SpaceReserve::ensure(std::uint64_t bytes) {
   if (result == 0) return;
   const int error = errno;
   if (error == EOPNOTSUPP || error == ENOSYS) return check_free_space(fd_, bytes);
-  throw StorageFullError(
-      fmt::format("cannot reserve {} past the file's end for the next write: {}", mebibytes(bytes), std::strerror(error)));
+  throw StorageFullError(fmt::format("cannot reserve {} past the file's end for the next write: {}", mebibytes(bytes),
+                                     std::strerror(error)));
 }
 
 }  // namespace ks

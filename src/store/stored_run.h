@@ -18,7 +18,7 @@ struct StoredRun : RunRecord {
   StoredRun() = default;
   StoredRun(RunRecord record, Citations citations) : RunRecord(std::move(record)), cited(std::move(citations)) {}
   Citations cited;
-  std::uint64_t samples_offset = 0, samples_count = 0;  // set by ResultsFile::append
+  std::uint64_t samples_offset = 0, samples_count = 0;      // set by ResultsFile::append
   std::uint64_t quantiles_offset = 0, quantiles_count = 0;  // the same for /quantiles (layout 3 on)
   // The same for /sample_clocks (layout 4 on): each sample's SM clock, where the worker read them
   // (count 0 where none was read, else samples_count).

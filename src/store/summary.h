@@ -11,13 +11,13 @@
 namespace ks {
 
 struct ResultsSummary {
-  RunInfo info;                     // ended_at empty: still running, or interrupted
-  std::uint64_t rows = 0;           // /runs rows (a point rerun after --resume has several)
-  std::uint64_t samples = 0;        // /samples values
-  std::uint64_t sessions = 0;       // 1 + the number of resumes
+  RunInfo info;                                           // ended_at empty: still running, or interrupted
+  std::uint64_t rows = 0;                                 // /runs rows (a point rerun after --resume has several)
+  std::uint64_t samples = 0;                              // /samples values
+  std::uint64_t sessions = 0;                             // 1 + the number of resumes
   std::map<std::string, std::uint64_t> points_by_status;  // each point once, by its latest row
-  std::vector<std::string> missing_point_ids;    // planned, without any row (in plan order)
-  std::vector<std::string> unplanned_point_ids;  // with rows, but not in the plan given (sorted)
+  std::vector<std::string> missing_point_ids;             // planned, without any row (in plan order)
+  std::vector<std::string> unplanned_point_ids;           // with rows, but not in the plan given (sorted)
 };
 
 // `points` are the file's (ResultsFile::point_statuses, sorted by key), `plan` the keys of the plan

@@ -100,7 +100,8 @@ bool remove_stale(const std::filesystem::path& path, const std::string& judged_c
   return true;
 }
 
-std::string busy_message(const std::filesystem::path& results_file, const std::filesystem::path& lock, const Holder& holder) {
+std::string busy_message(const std::filesystem::path& results_file, const std::filesystem::path& lock,
+                         const Holder& holder) {
   return fmt::format(
       "results file {} is being written by another kernelsweep run (host {}, pid {}, since {}, heartbeat {:.0f} s ago: "
       "{}); wait for it to end, or write elsewhere with --output-dir; if that run is gone, remove {}",
@@ -145,7 +146,9 @@ WriterLock::WriterLock(std::filesystem::path path, std::string content)
     : path_(std::move(path)), content_(std::move(content)), last_beat_(std::chrono::steady_clock::now()) {}
 
 WriterLock::WriterLock(WriterLock&& other) noexcept
-    : path_(std::exchange(other.path_, {})), content_(std::exchange(other.content_, {})), last_beat_(other.last_beat_) {}
+    : path_(std::exchange(other.path_, {})),
+      content_(std::exchange(other.content_, {})),
+      last_beat_(other.last_beat_) {}
 
 WriterLock& WriterLock::operator=(WriterLock&& other) noexcept {
   if (this != &other) {

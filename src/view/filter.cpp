@@ -67,7 +67,12 @@ RowFilter RowFilter::parse(const std::string& expression) {
     Term term;
     term.key = match[1];
     const std::string op = match[2];
-    term.op = op == "=" ? Op::eq : op == "!=" ? Op::ne : op == "<" ? Op::lt : op == "<=" ? Op::le : op == ">" ? Op::gt : Op::ge;
+    term.op = op == "="    ? Op::eq
+              : op == "!=" ? Op::ne
+              : op == "<"  ? Op::lt
+              : op == "<=" ? Op::le
+              : op == ">"  ? Op::gt
+                           : Op::ge;
     std::string values = match[3];
     for (std::size_t start = 0;;) {
       const std::size_t bar = values.find('|', start);
@@ -92,14 +97,22 @@ bool RowFilter::holds(const Term& term, const std::optional<std::string>& value)
   const auto compare = [&](const std::string& wanted) {
     const std::optional<double> wanted_number = number_of(wanted);
     const bool numeric = number && wanted_number;
-    const bool equal = term.key == "point" ? value->starts_with(wanted) : numeric ? *number == *wanted_number : *value == wanted;
+    const bool equal = term.key == "point" ? value->starts_with(wanted)
+                       : numeric           ? *number == *wanted_number
+                                           : *value == wanted;
     switch (term.op) {
-      case Op::eq: return equal;
-      case Op::ne: return !equal;
-      case Op::lt: return numeric && *number < *wanted_number;
-      case Op::le: return numeric && *number <= *wanted_number;
-      case Op::gt: return numeric && *number > *wanted_number;
-      case Op::ge: return numeric && *number >= *wanted_number;
+      case Op::eq:
+        return equal;
+      case Op::ne:
+        return !equal;
+      case Op::lt:
+        return numeric && *number < *wanted_number;
+      case Op::le:
+        return numeric && *number <= *wanted_number;
+      case Op::gt:
+        return numeric && *number > *wanted_number;
+      case Op::ge:
+        return numeric && *number >= *wanted_number;
     }
     return false;
   };

@@ -63,7 +63,8 @@ std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& fi
     } else {
       ++view[at->second].rows_of_point;
     }
-    if (repeated && runs[i].status == "passed") medians[at->second].emplace_back(runs[i].repetition, runs[i].stats.median_ns);
+    if (repeated && runs[i].status == "passed")
+      medians[at->second].emplace_back(runs[i].repetition, runs[i].stats.median_ns);
     ViewRow& row = view[at->second];
     row.run = std::move(runs[i]);
     row.row = i;
@@ -120,7 +121,8 @@ int compare_parameter_values(const nlohmann::json* a, const nlohmann::json* b) {
     return x < y ? -1 : y < x ? 1 : 0;
   }
   if (a->is_number() != b->is_number()) return a->is_number() ? -1 : 1;
-  if (a->is_string() && b->is_string()) return a->get_ref<const std::string&>().compare(b->get_ref<const std::string&>());
+  if (a->is_string() && b->is_string())
+    return a->get_ref<const std::string&>().compare(b->get_ref<const std::string&>());
   return a->dump().compare(b->dump());
 }
 

@@ -15,10 +15,10 @@
 namespace ks {
 
 struct ViewRow {
-  StoredRun run;               // the point's latest row
-  nlohmann::json params;       // run.params_json, parsed
-  std::string file;            // the results file it comes from, as given
-  std::uint64_t row = 0;       // its index in /runs
+  StoredRun run;                    // the point's latest row
+  nlohmann::json params;            // run.params_json, parsed
+  std::string file;                 // the results file it comes from, as given
+  std::uint64_t row = 0;            // its index in /runs
   std::uint64_t rows_of_point = 1;  // the point's rows in that file (more than 1 after a rerun)
   // Under a protocol's `repetitions`: the point's repetitions that passed (the latest row of each),
   // the median of their medians and its spread (the largest median over the smallest); 1, the

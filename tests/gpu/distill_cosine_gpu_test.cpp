@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "support/kernels.h"
 #include "kernels/distill_cosine/cuda_distill.h"
+#include "support/kernels.h"
 
 namespace {
 

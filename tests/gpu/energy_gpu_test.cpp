@@ -40,8 +40,9 @@ TEST(GpuEnergy, ABf16ProductUnderEnergyTrueGetsJoulesPerCallAtAPowerAGpuDraws) {
 
   const fs::path dir = fresh_directory("energy_gpu");
   write_file(dir / "gpu_energy.yaml", kGpuEnergySweep);
-  const auto run = run_shell(mpirun_test_cli(
-      1, fmt::format("run {} --output-dir {} --calibrate off", (dir / "gpu_energy.yaml").string(), (dir / "out").string())));
+  const auto run =
+      run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {} --calibrate off",
+                                               (dir / "gpu_energy.yaml").string(), (dir / "out").string())));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const fs::path results = dir / "out" / "gpu_energy.h5";
 

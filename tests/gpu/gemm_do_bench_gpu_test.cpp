@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <chrono>
 
-#include "support/kernels.h"
 #include "env/environment.h"
 #include "kernels/kernel.h"
 #include "measure/do_bench.h"
 #include "measure/protocol.h"
 #include "measure/timer.h"
+#include "support/kernels.h"
 
 namespace ks {
 namespace {
@@ -80,7 +80,8 @@ TEST(GpuCold, ReadsTheClockOfEverySampleAndSaysWhetherTheNoiseGoalWasMet) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_GE(timing.noise.goal_met, 0) << "a cold point always says whether it met its goal";
   EXPECT_EQ(timing.noise.goal_met == 1, timing.noise.noise <= spec.cold.max_noise) << "noise " << timing.noise.noise;
-  if (timing.noise.goal_met == 0) EXPECT_GE(seconds, protocol.cold.timeout_s) << "only the timeout ends it short of the goal";
+  if (timing.noise.goal_met == 0)
+    EXPECT_GE(seconds, protocol.cold.timeout_s) << "only the timeout ends it short of the goal";
   ASSERT_EQ(timing.sample_sm_clock_mhz.size(), timing.samples_ns.size());
   const double peak = timer->default_sm_clock_mhz();
   for (const double mhz : timing.sample_sm_clock_mhz) {
@@ -89,13 +90,14 @@ TEST(GpuCold, ReadsTheClockOfEverySampleAndSaysWhetherTheNoiseGoalWasMet) {
   }
   const Statistics stats = summarize(timing.samples_ns);
   EXPECT_GT(stats.median_ns, 1e3);
-  std::printf("cold cublaslt bf16 2048^3: median %.1f us over %zu samples, noise %.4f, %lld dropped, SM clock %.0f-%.0f MHz "
-              "(peak %.0f), flush %lld bytes\n",
-              stats.median_ns / 1e3, timing.samples_ns.size(), timing.noise.noise,
-              static_cast<long long>(timing.noise.samples_dropped),
-              *std::min_element(timing.sample_sm_clock_mhz.begin(), timing.sample_sm_clock_mhz.end()),
-              *std::max_element(timing.sample_sm_clock_mhz.begin(), timing.sample_sm_clock_mhz.end()), peak,
-              static_cast<long long>(protocol.flush_bytes));
+  std::printf(
+      "cold cublaslt bf16 2048^3: median %.1f us over %zu samples, noise %.4f, %lld dropped, SM clock %.0f-%.0f MHz "
+      "(peak %.0f), flush %lld bytes\n",
+      stats.median_ns / 1e3, timing.samples_ns.size(), timing.noise.noise,
+      static_cast<long long>(timing.noise.samples_dropped),
+      *std::min_element(timing.sample_sm_clock_mhz.begin(), timing.sample_sm_clock_mhz.end()),
+      *std::max_element(timing.sample_sm_clock_mhz.begin(), timing.sample_sm_clock_mhz.end()), peak,
+      static_cast<long long>(protocol.flush_bytes));
 }
 
 // The graph protocol on a GPU: the calls captured on the implementation's stream and replayed; its
@@ -117,8 +119,9 @@ TEST(GpuGraph, ReplaysACapturedProductAtDoBenchsSpeed) {
   EXPECT_NEAR(graph_ns / plain_ns, 1.0, 0.25);
   EXPECT_NEAR(flushed_ns / plain_ns, 1.0, 0.25);
   EXPECT_TRUE(forward.check().passed) << "the product after its replays";
-  std::printf("cublaslt bf16 4096^3 medians: graph %.1f us (%lld calls a replay), graph with flush %.1f us, do_bench %.1f us\n",
-              graph_ns / 1e3, static_cast<long long>(graph.n_repeat), flushed_ns / 1e3, plain_ns / 1e3);
+  std::printf(
+      "cublaslt bf16 4096^3 medians: graph %.1f us (%lld calls a replay), graph with flush %.1f us, do_bench %.1f us\n",
+      graph_ns / 1e3, static_cast<long long>(graph.n_repeat), flushed_ns / 1e3, plain_ns / 1e3);
 }
 
 TEST(GpuEnvironment, ReadsTheDevice) {

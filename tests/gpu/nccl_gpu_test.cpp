@@ -44,7 +44,8 @@ TEST(NcclGpu, EveryCollectivePassesItsCheckInAGangOfOneAndKeepsItsCommunicator) 
     for (const std::string implementation : {"nccl", "nccl_graph"})
       for (const bool in_place : {false, true}) {
         // The first point makes the communicator from the id; every later one uses the one kept.
-        const MeasureResult r = member.measure(gang_request(kernel, implementation, {{"bytes", 1 << 20}, {"in_place", in_place}}, id));
+        const MeasureResult r =
+            member.measure(gang_request(kernel, implementation, {{"bytes", 1 << 20}, {"in_place", in_place}}, id));
         id.clear();
         const std::string what = fmt::format("{} {} in_place {}", kernel, implementation, in_place);
         EXPECT_EQ(r.record.status, "passed") << what << ": " << r.record.message;
@@ -55,8 +56,9 @@ TEST(NcclGpu, EveryCollectivePassesItsCheckInAGangOfOneAndKeepsItsCommunicator) 
         EXPECT_GT(r.record.stats.median_ns, 0) << what;
         EXPECT_EQ(r.protocol.at("flush_bytes"), 0) << what;
         EXPECT_EQ(r.protocol.at("timer"), "cuda_events") << what;
-        std::printf("[%s] median %.2f us, %.1f GB/s algorithm bandwidth: %s\n", what.c_str(), r.record.stats.median_ns / 1e3,
-                    r.record.bytes / r.record.stats.median_ns, r.record.message.c_str());
+        std::printf("[%s] median %.2f us, %.1f GB/s algorithm bandwidth: %s\n", what.c_str(),
+                    r.record.stats.median_ns / 1e3, r.record.bytes / r.record.stats.median_ns,
+                    r.record.message.c_str());
       }
 }
 
@@ -67,8 +69,8 @@ TEST(NcclGpu, EveryDataTypeAndReductionIsExact) {
   for (const std::string dtype : {"fp32", "fp64", "fp16", "bf16", "int32", "int64", "int8", "uint8"})
     for (const std::string op : {"sum", "prod", "max", "min", "avg"})
       for (const std::string kernel : {"all_reduce", "reduce_scatter"}) {
-        const MeasureResult r = member.measure(
-            gang_request(kernel, "nccl", {{"bytes", 64 << 10}, {"dtype", dtype}, {"op", op}}, id));
+        const MeasureResult r =
+            member.measure(gang_request(kernel, "nccl", {{"bytes", 64 << 10}, {"dtype", dtype}, {"op", op}}, id));
         id.clear();
         EXPECT_EQ(r.record.status, "passed") << kernel << " " << dtype << " " << op << ": " << r.record.message;
         EXPECT_EQ(r.record.wrong_elements, 0) << kernel << " " << dtype << " " << op;
@@ -125,7 +127,8 @@ kernels:
 )",
                                 gpus, gpus - 1, gpus > 1 ? fmt::format("1, {}", gpus) : "1"));
   const auto ids = planned_ids(sweep);
-  const auto run = run_shell("timeout 300 " + mpirun_test_cli(gpus, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
+  const auto run = run_shell(
+      "timeout 300 " + mpirun_test_cli(gpus, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const ResultsFile file = ResultsFile::open_read_only(dir / "nccl.h5");
   const auto rows = file.read_runs();
@@ -136,8 +139,8 @@ kernels:
     EXPECT_NE(r.message.find("every member received the elements expected"), std::string::npos) << r.message;
     EXPECT_FALSE(std::isnan(r.bus_gbps)) << r.params_json;
     EXPECT_EQ(file.read_samples(r.samples_offset, r.samples_count).size(), static_cast<std::size_t>(r.n_repeat));
-    std::printf("[%s %s %s] %.2f us, %.1f GB/s bus\n", r.kernel.c_str(), r.implementation.c_str(), r.params_json.c_str(),
-                r.stats.median_ns / 1e3, r.bus_gbps);
+    std::printf("[%s %s %s] %.2f us, %.1f GB/s bus\n", r.kernel.c_str(), r.implementation.c_str(),
+                r.params_json.c_str(), r.stats.median_ns / 1e3, r.bus_gbps);
   }
 }
 

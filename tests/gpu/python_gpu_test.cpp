@@ -59,13 +59,19 @@ class PythonGpu : public ::testing::Test {
 TEST_F(PythonGpu, TorchImplementationsPassTheirChecksOnTheGpu) {
   EXPECT_GE(worker_->ensure_started().at("gpu_count").get<int>(), 1);
   for (const std::string dtype : {"fp32", "bf16"}) {
-    const MeasureResult gemm = worker_->measure(request("gemm", "torch", "forward", {{"M", 257}, {"N", 65}, {"K", 129}, {"dtype", dtype}}));
+    const MeasureResult gemm =
+        worker_->measure(request("gemm", "torch", "forward", {{"M", 257}, {"N", 65}, {"K", 129}, {"dtype", dtype}}));
     EXPECT_EQ(gemm.record.status, "passed") << gemm.record.message;
     EXPECT_EQ(gemm.protocol.at("timer"), "cuda_events");
     std::printf("[gemm torch %s] %s\n", dtype.c_str(), gemm.record.message.c_str());
     for (const std::string mode : {"forward", "backward", "full", "no-grad-forward"}) {
       const MeasureResult distill = worker_->measure(request("distill_cosine_loss", "torch", mode,
-          {{"tokens", 50}, {"hidden", 96}, {"vocab", 4099}, {"dtype", dtype}, {"bias", true}, {"ignored_fraction", 0.2}}));
+                                                             {{"tokens", 50},
+                                                              {"hidden", 96},
+                                                              {"vocab", 4099},
+                                                              {"dtype", dtype},
+                                                              {"bias", true},
+                                                              {"ignored_fraction", 0.2}}));
       EXPECT_EQ(distill.record.status, "passed") << mode << " " << dtype << ": " << distill.record.message;
       std::printf("[distill torch %s %s] %s\n", mode.c_str(), dtype.c_str(), distill.record.message.c_str());
     }
@@ -75,8 +81,9 @@ TEST_F(PythonGpu, TorchImplementationsPassTheirChecksOnTheGpu) {
 TEST_F(PythonGpu, LigerPassesItsCheckWhereLigerKernelIsImportable) {
   if (!fs::exists(liger_source() + "/src/liger_kernel")) GTEST_SKIP() << "no Liger-Kernel source in " << liger_source();
   for (const std::string mode : {"forward", "full"}) {
-    const MeasureResult r = worker_->measure(request("distill_cosine_loss", "liger", mode,
-        {{"tokens", 64}, {"hidden", 128}, {"vocab", 4096}, {"dtype", "fp32"}, {"chunk_size", 32}}));
+    const MeasureResult r = worker_->measure(
+        request("distill_cosine_loss", "liger", mode,
+                {{"tokens", 64}, {"hidden", 128}, {"vocab", 4096}, {"dtype", "fp32"}, {"chunk_size", 32}}));
     EXPECT_EQ(r.record.status, "passed") << mode << ": " << r.record.message;
     EXPECT_EQ(r.implementation.at("labels").value("liger_version", ""), "0.5.10") << r.implementation.dump();
     std::printf("[distill liger %s] %s: %s\n", mode.c_str(), r.record.status.c_str(), r.record.message.c_str());

@@ -8,10 +8,10 @@
 #include <string>
 #include <tuple>
 
-#include "support/kernels.h"
 #include "env/environment.h"
 #include "kernels/kernel.h"
 #include "measure/do_bench.h"
+#include "support/kernels.h"
 
 namespace ks {
 namespace {
@@ -20,8 +20,9 @@ const KernelSpec& rms_norm() { return ks::testing::builtin_kernel("rms_norm"); }
 
 Json params(std::int64_t tokens, std::int64_t hidden, const std::string& dtype, const std::string& casting_mode,
             double offset = 0.0) {
-  return {{"tokens", tokens}, {"hidden", hidden}, {"dtype", dtype}, {"eps", 1e-6},
-          {"offset", offset}, {"casting_mode", casting_mode}, {"seed", 11}};
+  return {{"tokens", tokens}, {"hidden", hidden}, {"dtype", dtype},
+          {"eps", 1e-6},      {"offset", offset}, {"casting_mode", casting_mode},
+          {"seed", 11}};
 }
 
 // Every mode of one instance, each run and then checked; `what` names the point in messages.
@@ -44,7 +45,7 @@ TEST(GpuRmsNorm, MatchesTheCpuAtAwkwardShapes) {
   // than the registers hold (their tail read twice); hidden 40000, whose dw partials need more than
   // 48 KiB of shared memory, and 65536, Liger's largest, whose partials do not fit in a block's
   // shared memory and go to global memory; one token, and more row groups than blocks.
-  const std::tuple<int, int> shapes[] = {{1, 1},    {37, 1},    {1, 7},     {3, 13},     {70, 100},  {5, 1001},
+  const std::tuple<int, int> shapes[] = {{1, 1},    {37, 1},    {1, 7},     {3, 13},    {70, 100},  {5, 1001},
                                          {2, 4104}, {300, 264}, {3, 20000}, {4, 40000}, {3, 65536}, {1000, 24}};
   for (const auto& [tokens, hidden] : shapes)
     for (const std::string dtype : {"bf16", "fp32"})
@@ -74,8 +75,8 @@ TEST(GpuRmsNorm, Bandwidth) {
   for (const auto& [tokens, hidden] : {std::tuple{4096, 4096}, std::tuple{4096, 8192}, std::tuple{2048, 32768}}) {
     const Json p = params(tokens, hidden, "bf16", "llama");
     auto instance = rms_norm().instantiate("cuda", p);
-    std::string line = "rms_norm cuda bf16 llama " + std::to_string(tokens) + "x" + std::to_string(hidden) + " on " +
-                       gpu.name + ":";
+    std::string line =
+        "rms_norm cuda bf16 llama " + std::to_string(tokens) + "x" + std::to_string(hidden) + " on " + gpu.name + ":";
     for (const std::string mode : {"forward", "backward", "full"}) {
       const BoundMode bound = rms_norm().bind(*instance, mode);
       const Timing timing = do_bench(bound, instance->stream(), protocol);

@@ -76,7 +76,7 @@ TEST_P(GangsOnFourRanks, EveryPointOnceEachCollectiveCheckedWithItsBandwidths) {
   ASSERT_EQ(ids.size(), 30u + 3 * 3 * 4 * 3 + 8 * 2 + 4 + 4 + 4 + 4 + 2);  // test_sleep: two modes
 
   const auto run = run_shell("timeout 300 " + mpirun_test_cli(4, fmt::format("run {} --output-dir {} --schedule {}",
-                                                                               sweep.string(), dir.string(), schedule)));
+                                                                             sweep.string(), dir.string(), schedule)));
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
   const ResultsFile file = ResultsFile::open_read_only(dir / "gangs.h5");
@@ -136,8 +136,8 @@ kernels:
 // A timeout that reached one member only (tests/mpi/gang_communicators_ranks.cpp): the member that
 // lost the gang's communicator does not use it again, and both make the next generation together.
 TEST(Gangs, AfterOneMemberLostTheCommunicatorBothMakeTheNextGenerationTogether) {
-  const auto result = run_shell(fmt::format("{} -np 2 --oversubscribe {}/tests/gang_communicators_ranks 2>&1", KS_MPIEXEC,
-                                            KS_BINARY_DIR));
+  const auto result = run_shell(
+      fmt::format("{} -np 2 --oversubscribe {}/tests/gang_communicators_ranks 2>&1", KS_MPIEXEC, KS_BINARY_DIR));
   EXPECT_EQ(result.exit_code, 0) << result.output;
 }
 

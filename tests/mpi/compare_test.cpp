@@ -63,7 +63,8 @@ std::string sleepers(int from, int to, double ms) {
 fs::path run_sweep(const fs::path& dir, const std::string& name, const std::string& text) {
   const fs::path file = dir / (name + ".yaml");
   write_file(file, fmt::format("name: {}\n{}", name, text));
-  const auto run = run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", file.string(), (dir / name).string())));
+  const auto run =
+      run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", file.string(), (dir / name).string())));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   return dir / name / (name + ".h5");
 }

@@ -59,8 +59,9 @@ TEST(EnergyRun, ACpuRunThatAsksForEnergyRecordsAndShowsNone) {
   EXPECT_EQ(table.out.find("gflops_per_joule"), std::string::npos) << table.out;
 
   // Asked for by name, the columns are there and empty.
-  const auto asked = run_command(fmt::format("{} show {} --format json --columns K,joules_per_call,gflops_per_joule,energy_window_s",
-                                             KS_CLI, results.string()));
+  const auto asked =
+      run_command(fmt::format("{} show {} --format json --columns K,joules_per_call,gflops_per_joule,energy_window_s",
+                              KS_CLI, results.string()));
   ASSERT_EQ(asked.exit_code, 0) << asked.err;
   const Json rows = Json::parse(asked.out);
   ASSERT_EQ(rows.size(), 2u);

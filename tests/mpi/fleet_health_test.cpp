@@ -84,7 +84,8 @@ class FleetHealthRun : public ::testing::Test {
     if (cpus.size() < 2) GTEST_SKIP() << "needs two processors to pin two ranks apart";
     quiet_ = cpus[0];
     shared_ = cpus[1];
-    dir_ = fresh_directory(std::string("fleet_health_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        fresh_directory(std::string("fleet_health_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
 
   // `kernelsweep run` as two ranks, rank 0 pinned to the quiet processor and rank 1 to the shared one,
@@ -92,16 +93,16 @@ class FleetHealthRun : public ::testing::Test {
   CommandOutput run(const std::string& name, int points, const std::string& options) {
     write_file(dir_ / (name + ".yaml"), sleeps(name, points));
     const std::string rank_command = fmt::format(
-        R"([ "$OMPI_COMM_WORLD_RANK" = 0 ] && cpu={} || cpu={}; exec taskset -c $cpu {} run {} --output-dir {} {})", quiet_,
-        shared_, KS_TEST_CLI, (dir_ / (name + ".yaml")).string(), (dir_ / name).string(), options);
+        R"([ "$OMPI_COMM_WORLD_RANK" = 0 ] && cpu={} || cpu={}; exec taskset -c $cpu {} run {} --output-dir {} {})",
+        quiet_, shared_, KS_TEST_CLI, (dir_ / (name + ".yaml")).string(), (dir_ / name).string(), options);
     return run_command(fmt::format("KERNELSWEEP_CALIBRATION_DIR={} {} -np 2 --oversubscribe --bind-to none sh -c '{}'",
                                    (dir_ / "calibration").string(), KS_MPIEXEC, rank_command));
   }
 
   // The rank and flags of every row.
   std::vector<Json> rows(const std::string& name) {
-    const auto out = run_command(fmt::format("{} show {} --format json --columns rank,flags", KS_CLI,
-                                             (dir_ / name / (name + ".h5")).string()));
+    const auto out = run_command(
+        fmt::format("{} show {} --format json --columns rank,flags", KS_CLI, (dir_ / name / (name + ".h5")).string()));
     EXPECT_EQ(out.exit_code, 0) << out.err;
     return Json::parse(out.out).get<std::vector<Json>>();
   }

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fields.h"
-#include "view/view.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"
+#include "view/view.h"
 
 namespace ks::testing {
 namespace {
@@ -70,13 +70,13 @@ class MergeShards : public ::testing::Test {
     sweep = dir / "sweep.yaml";
     write_file(sweep, kShardedSweep);
     runs_ok = true;
-    const auto whole = run_shell(
-        mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "whole").string())));
+    const auto whole =
+        run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "whole").string())));
     runs_output = whole.output;
     runs_ok = whole.exit_code == 0;
     for (int shard = 0; shard < kShards && runs_ok; ++shard) {
-      const auto part = run_shell(mpirun_test_cli(
-          2, fmt::format("run {} --shard {}/{} --output-dir {}", sweep.string(), shard, kShards, (dir / "shards").string())));
+      const auto part = run_shell(mpirun_test_cli(2, fmt::format("run {} --shard {}/{} --output-dir {}", sweep.string(),
+                                                                 shard, kShards, (dir / "shards").string())));
       runs_output = part.output;
       runs_ok = part.exit_code == 0;
     }
@@ -168,7 +168,8 @@ TEST_F(MergeShards, StatusJudgesAShardAgainstItsShardAndTheMergedFileAgainstTheP
     EXPECT_EQ(info.shard_count, kShards);
     EXPECT_TRUE(fs::is_directory(dir / fmt::format("shards/kernelindex/shard-{}-of-3", index)));
     const auto shard = test_cli(fmt::format("status {}", (dir / shard_file(index)).string()));
-    EXPECT_NE(shard.output.find(fmt::format("{} points planned in shard {}/3", info.plan_size, index)), std::string::npos)
+    EXPECT_NE(shard.output.find(fmt::format("{} points planned in shard {}/3", info.plan_size, index)),
+              std::string::npos)
         << shard.output;
     EXPECT_NE(shard.output.find("missing: 0 points"), std::string::npos) << shard.output;
   }
@@ -184,7 +185,8 @@ TEST_F(MergeShards, AShardsFileIsNotResumedAsAnotherShard) {
   const auto other = run_shell(mpirun_test_cli(
       1, fmt::format("run {} --shard 2/3 --resume --results-file {}", sweep.string(), (dir / shard_file(1)).string())));
   EXPECT_EQ(other.exit_code, 2) << other.output;
-  EXPECT_NE(other.output.find("cannot resume: the file holds shard 1/3 and this run measures shard 2/3"), std::string::npos)
+  EXPECT_NE(other.output.find("cannot resume: the file holds shard 1/3 and this run measures shard 2/3"),
+            std::string::npos)
       << other.output;
 }
 
@@ -215,12 +217,15 @@ TEST_F(MergeShards, ALaterFilesRerunWins) {
 TEST_F(MergeShards, ASweepFileThatChangedIsAnotherSweep) {
   const fs::path changed = dir / "changed";
   fs::create_directories(changed);
-  write_file(changed / "sweep.yaml", std::string(kShardedSweep).replace(std::string(kShardedSweep).find("to: 6"), 5, "to: 7"));
-  const auto run = run_shell(mpirun_test_cli(
-      1, fmt::format("run {} --shard 1/{} --output-dir {}", (changed / "sweep.yaml").string(), kShards, changed.string())));
+  write_file(changed / "sweep.yaml",
+             std::string(kShardedSweep).replace(std::string(kShardedSweep).find("to: 6"), 5, "to: 7"));
+  const auto run =
+      run_shell(mpirun_test_cli(1, fmt::format("run {} --shard 1/{} --output-dir {}", (changed / "sweep.yaml").string(),
+                                               kShards, changed.string())));
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  const auto refused = test_cli(fmt::format("merge {} {} -o {}", (dir / shard_file(0)).string(),
-                                            (changed / "sharded.shard-1-of-3.h5").string(), (dir / "refused.h5").string()));
+  const auto refused =
+      test_cli(fmt::format("merge {} {} -o {}", (dir / shard_file(0)).string(),
+                           (changed / "sharded.shard-1-of-3.h5").string(), (dir / "refused.h5").string()));
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("results of different sweeps"), std::string::npos) << refused.output;
   EXPECT_NE(refused.output.find("`      id: {from: 1, to: 7, step: 1}`"), std::string::npos) << refused.output;

@@ -35,8 +35,6 @@ class PythonSweep : public ::testing::Test {
   }
 };
 
-
-
 std::vector<Json> documents_in(const fs::path& folder) {
   std::vector<Json> out;
   for (const auto& entry : fs::directory_iterator(folder))
@@ -116,7 +114,8 @@ TEST_F(PythonSweep, PythonAndCppImplementationsShareOneFileOnFourRanks) {
     const std::string module = spec["python"]["module"];
     EXPECT_TRUE(module == "softmax" || module.starts_with("kernelsweep.implementations.")) << module;
     if (module == "softmax") {
-      EXPECT_EQ(spec["python"]["sha256"], sha256_hex(read_text(fs::path(KS_SOURCE_DIR) / "examples/python/softmax.py")));
+      EXPECT_EQ(spec["python"]["sha256"],
+                sha256_hex(read_text(fs::path(KS_SOURCE_DIR) / "examples/python/softmax.py")));
     }
     EXPECT_EQ(spec.at("backend"), spec.at("implementation") == "triton" ? "cuda" : "cpu");
     EXPECT_FALSE(d.at("environment").at("spec").at("software").at("python").at("torch").get<std::string>().empty());
@@ -166,7 +165,8 @@ TEST_F(PythonSweep, LigerCountsTheKernelsWorkAndAForwardsUnderNoGrad) {
   const auto out = run_command(fmt::format(
       "PYTHONPATH={}/python {} -c 'from kernelsweep.implementations import distill_cosine as d; "
       "p = dict(tokens=6, hidden=8, vocab=20, dtype=\"fp32\", bias=False, weight_hard_loss=0.5, weight_soft_loss=0.5, "
-      "beta=0.5, temperature=1.0, ignore_index=-100, chunk_size=4, normalize=\"tokens\", ignored_fraction=0.0, seed=0); "
+      "beta=0.5, temperature=1.0, ignore_index=-100, chunk_size=4, normalize=\"tokens\", ignored_fraction=0.0, "
+      "seed=0); "
       "[print(m, d.liger_work(p, m).flops, d.liger_work(p, m).bytes) for m in (\"forward\", \"backward\", \"full\", "
       "\"no-grad-forward\")]'",
       KS_SOURCE_DIR, kPython));
@@ -181,9 +181,10 @@ TEST_F(PythonSweep, LigerCountsTheKernelsWorkAndAForwardsUnderNoGrad) {
 // A sweep file of tests/python/fragile_kernels.py's kernel (and any other), short points; `kernels`
 // is the list under `kernels:`.
 std::string fragile_sweep(const std::string& name, const std::string& kernels) {
-  return fmt::format("name: {}\npython: {{modules: [fragile_kernels], path: [{}/tests/python]}}\n"
-                     "protocol: {{warmup_ms: 1, rep_ms: 3, max_repeat: 20, flush_bytes: 0}}\nkernels:\n{}",
-                     name, KS_SOURCE_DIR, kernels);
+  return fmt::format(
+      "name: {}\npython: {{modules: [fragile_kernels], path: [{}/tests/python]}}\n"
+      "protocol: {{warmup_ms: 1, rep_ms: 3, max_repeat: 20, flush_bytes: 0}}\nkernels:\n{}",
+      name, KS_SOURCE_DIR, kernels);
 }
 
 TEST_F(PythonSweep, EachMisbehavingImplementationCostsOnlyItsPoints) {
@@ -261,8 +262,9 @@ kernels:
                                 KS_SOURCE_DIR));
   const auto validate = run_command(fmt::format("{} validate {}", KS_CLI, sweep.string()));
   EXPECT_EQ(validate.exit_code, 2);
-  EXPECT_EQ(validate.err, sweep.string() + ":6:7: python.modules[1]: Python module broken_kernels: RuntimeError: "
-                                           "broken_kernels cannot be set up on this machine\n");
+  EXPECT_EQ(validate.err, sweep.string() +
+                              ":6:7: python.modules[1]: Python module broken_kernels: RuntimeError: "
+                              "broken_kernels cannot be set up on this machine\n");
 }
 
 TEST_F(PythonSweep, KernelsDeclaredInPythonAreListedValidatedAndPlanned) {

@@ -8,17 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <thread>
 #include <map>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -101,7 +101,8 @@ TEST(DiskFull, StopsWithEveryStoredRowReadableThenResumeCompletesEachPointOnce) 
   // A document for every row and a row for every document: documents follow their rows.
   const auto documented = documented_points(documents);
   EXPECT_EQ(documented.size(), stored.size());
-  for (const auto& [point, count] : documented) EXPECT_TRUE(stored.contains(point)) << point << " has a document but no row";
+  for (const auto& [point, count] : documented)
+    EXPECT_TRUE(stored.contains(point)) << point << " has a document but no row";
 
   disk->empty();
   const auto resumed = run_command(command + " --resume");
@@ -149,8 +150,9 @@ TEST(TwoWriters, TheSecondRunIsRefusedWithHdf5FileLockingOff) {
   write_file(sweep, sleepers_sweep("shared", 48, 1000));
   const fs::path results = dir / "out" / "shared.h5";
   // HDF5's own lock off for both, as users set it on filesystems without flock.
-  const std::string command = "HDF5_USE_FILE_LOCKING=FALSE OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
-                              mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "out").string()));
+  const std::string command =
+      "HDF5_USE_FILE_LOCKING=FALSE OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+      mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "out").string()));
   const pid_t first = start_in_background(command + " >" + (dir / "first.log").string() + " 2>&1");
   for (int i = 0; i < 300 && !fs::exists(WriterLock::lock_path(results)); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -159,10 +161,13 @@ TEST(TwoWriters, TheSecondRunIsRefusedWithHdf5FileLockingOff) {
   for (const char* option : {"", " --resume", " --overwrite"}) {
     const auto second = run_command(command + option);
     EXPECT_EQ(second.exit_code, 2) << option << "\n" << second.err;
-    EXPECT_NE(second.err.find("is being written by another kernelsweep run"), std::string::npos) << option << "\n" << second.err;
-    EXPECT_NE(second.err.find("(host " + this_host() + ", pid "), std::string::npos) << "the message names the writer: " << second.err;
+    EXPECT_NE(second.err.find("is being written by another kernelsweep run"), std::string::npos) << option << "\n"
+                                                                                                 << second.err;
+    EXPECT_NE(second.err.find("(host " + this_host() + ", pid "), std::string::npos)
+        << "the message names the writer: " << second.err;
   }
-  ASSERT_EQ(::waitpid(first, nullptr, WNOHANG), 0) << "the first run ended before the second ones were tried: make it longer";
+  ASSERT_EQ(::waitpid(first, nullptr, WNOHANG), 0)
+      << "the first run ended before the second ones were tried: make it longer";
   const int first_exit = exit_code_of(first);
   ASSERT_EQ(first_exit, 0) << read_text(dir / "first.log");
   const auto rows = rows_by_point(results);
@@ -179,14 +184,15 @@ TEST(TwoWriters, ALockLeftByAKilledRunIsTakenOver) {
   fs::create_directories(results.parent_path());
   // The lock file of a run on this host whose process is gone (a pid past any live one).
   write_file(WriterLock::lock_path(results),
-             R"({"host":")" + read_text("/proc/sys/kernel/hostname").substr(0, read_text("/proc/sys/kernel/hostname").find('\n')) +
+             R"({"host":")" +
+                 read_text("/proc/sys/kernel/hostname").substr(0, read_text("/proc/sys/kernel/hostname").find('\n')) +
                  R"(","pid":2147483646,"started_at":"2026-01-01T00:00:00.000Z","command_line":"killed"})");
-  const auto run = run_command(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "out").string())));
+  const auto run =
+      run_command(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "out").string())));
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(rows_by_point(results).size(), 8u);
   EXPECT_FALSE(fs::exists(WriterLock::lock_path(results)));
 }
-
 
 // The sweep's workers, started by `environment` (KS_TEST_WORKER_START..., see
 // tests/support/main_with_test_kernels.cpp): the result of the run.
@@ -194,8 +200,9 @@ CommandOutput run_with_worker_starts(const fs::path& dir, const std::string& nam
                                      const std::string& environment) {
   const fs::path sweep = dir / (name + ".yaml");
   write_file(sweep, sleepers_sweep(name, points));
-  return run_command(fmt::format("{} KS_TEST_WORKER_START_COUNT={} {}", environment, (dir / "starts").string(),
-                                 mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()))));
+  return run_command(
+      fmt::format("{} KS_TEST_WORKER_START_COUNT={} {}", environment, (dir / "starts").string(),
+                  mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()))));
 }
 
 TEST(WorkerStart, AWorkerThatDiesBeforeItsHelloIsStartedAgainAndCostsNothing) {
@@ -210,7 +217,8 @@ TEST(WorkerStart, AWorkerThatDiesBeforeItsHelloIsStartedAgainAndCostsNothing) {
 
 TEST(WorkerStart, AWorkerThatNeverStartsCostsOnlyItsPointsWithTheReason) {
   const fs::path dir = fresh_directory("worker_never_starts");
-  const auto run = run_with_worker_starts(dir, "never", 6, "KS_TEST_WORKER_START=die KS_TEST_WORKER_START_TIMES=100000");
+  const auto run =
+      run_with_worker_starts(dir, "never", 6, "KS_TEST_WORKER_START=die KS_TEST_WORKER_START_TIMES=100000");
   EXPECT_EQ(run.exit_code, 1) << "points that did not pass, a job that ended: " << run.err;
   const ResultsFile file = ResultsFile::open_read_only(dir / "never.h5");
   const auto runs = file.read_runs();
@@ -405,7 +413,8 @@ TEST(StopFile, ItsAppearanceStopsEveryRankInOrderWithItsReason) {
   write_file(file, sleepers_sweep("stop_file", 30, 500));
   const fs::path results = dir / "stop_file.h5";
   const std::string command = " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
-      mpirun_test_cli(3, fmt::format("run {} --output-dir {} --stop-file {}", file.string(), dir.string(), stop.string()));
+                              mpirun_test_cli(3, fmt::format("run {} --output-dir {} --stop-file {}", file.string(),
+                                                             dir.string(), stop.string()));
   const pid_t job = start_in_background(command + " >" + (dir / "job.log").string() + " 2>&1");
   ASSERT_GE(wait_for_rows(results, 3), 3u) << read_text(dir / "job.log");
   write_file(stop, "the time limit is near\n");
@@ -508,7 +517,9 @@ TEST(Chaos, EveryPointEndsPassedOnceWhateverDiesStopsOrFills) {
 
   const pid_t job = start_in_background(command);
   const auto started = std::chrono::steady_clock::now();
-  const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  const auto since_start = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   const double stop_rank_at = std::uniform_real_distribution<double>(0.3, 2.0)(random);
   const double fill_disk_at = std::uniform_real_distribution<double>(0.3, 3.0)(random);
   bool rank_stopped = false, disk_filled = false;
@@ -542,10 +553,12 @@ TEST(Chaos, EveryPointEndsPassedOnceWhateverDiesStopsOrFills) {
   }
   for (pid_t pid : seen) ::kill(pid, SIGKILL);  // a stopped rank the job left behind
   if (hung) ::waitpid(job, nullptr, 0);
-  ASSERT_FALSE(hung) << fmt::format("the job under chaos did not end within 120 s (seed {}: a rank {}stopped, the disk {}filled, "
-                                     "{} workers killed); its processes then:\n{}", seed, rank_stopped ? "" : "not ",
-                                     disk_filled ? "" : "not ", workers_killed, hung_processes)
-                     << read_text(dir / "job.log");
+  ASSERT_FALSE(hung)
+      << fmt::format(
+             "the job under chaos did not end within 120 s (seed {}: a rank {}stopped, the disk {}filled, "
+             "{} workers killed); its processes then:\n{}",
+             seed, rank_stopped ? "" : "not ", disk_filled ? "" : "not ", workers_killed, hung_processes)
+      << read_text(dir / "job.log");
   std::cout << fmt::format("chaos seed {}: {} workers killed, a rank {}stopped, the disk {}filled, exit {}\n", seed,
                            workers_killed, rank_stopped ? "" : "not ", disk_filled ? "" : "not ",
                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

@@ -45,10 +45,11 @@ const fs::path& example_results() {
   static const fs::path results = [] {
     const fs::path dir = fresh_directory("report_speed_of_light");
     const auto blocks = documented_blocks(kExample);
-    if (blocks.empty()) throw std::runtime_error("docs/report.md has no example sweep covered by " + std::string(kExample));
+    if (blocks.empty())
+      throw std::runtime_error("docs/report.md has no example sweep covered by " + std::string(kExample));
     write_file(dir / "roofline.yaml", blocks.front());
-    const auto run = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {}", (dir / "roofline.yaml").string(),
-                                                              (dir / "out").string())));
+    const auto run = run_shell(mpirun_test_cli(
+        1, fmt::format("run {} --output-dir {}", (dir / "roofline.yaml").string(), (dir / "out").string())));
     if (run.exit_code != 0) throw std::runtime_error("the example sweep failed:\n" + run.output);
     return dir / "out" / "roofline.h5";
   }();
@@ -91,7 +92,8 @@ TEST(ReportSpeedOfLight, FlaggedPointsComeFirstAndTheRooflineHasTheCalibratedRoo
   EXPECT_LT(flagged, first_kernel);
   EXPECT_LT(html.find("<section id=\"flagged\">"), html.find("<section id=\"kernel-gemm\">"));
   const std::string section = markdown.substr(flagged, first_kernel - flagged);
-  const auto implausible = section.find("| test_claim | cpu | forward | claimed_gb=1000 id=0 run_ms=2 setup_ms=0 | 0 |");
+  const auto implausible =
+      section.find("| test_claim | cpu | forward | claimed_gb=1000 id=0 run_ms=2 setup_ms=0 | 0 |");
   const auto no_work = section.find("| test_claim | cpu | forward | claimed_gb=0 id=0 run_ms=2 setup_ms=0 | 0 |");
   ASSERT_NE(implausible, std::string::npos) << section;
   ASSERT_NE(no_work, std::string::npos) << section;
@@ -188,8 +190,10 @@ TEST(ReportSpeedOfLight, NamesTheSlowRanksWithTheirFiguresAndWhetherTheyMeasured
   ASSERT_NE(heading, std::string::npos) << markdown;
   EXPECT_LT(heading, markdown.find("## gemm"));
   const std::string section = markdown.substr(heading, markdown.find("\n## ", heading + 1) - heading);
-  const std::regex rank_1(R"re(- rank 1 on node1 \(.+\): memory_gbps [0-9.e+]+ is 20\.0% below the median of 5 \([0-9.e+]+\); it measured 2 points\.)re");
-  const std::regex rank_4(R"re(- rank 4 on node4 \(.+\): memory_gbps [0-9.e+]+ is 20\.0% below the median of 5 \([0-9.e+]+\); it measured no points\.)re");
+  const std::regex rank_1(
+      R"re(- rank 1 on node1 \(.+\): memory_gbps [0-9.e+]+ is 20\.0% below the median of 5 \([0-9.e+]+\); it measured 2 points\.)re");
+  const std::regex rank_4(
+      R"re(- rank 4 on node4 \(.+\): memory_gbps [0-9.e+]+ is 20\.0% below the median of 5 \([0-9.e+]+\); it measured no points\.)re");
   EXPECT_TRUE(std::regex_search(section, rank_1)) << section;
   EXPECT_TRUE(std::regex_search(section, rank_4)) << section;
   for (const char* peer : {"rank 0 ", "rank 2 ", "rank 3 "}) EXPECT_EQ(section.find(peer), std::string::npos) << peer;

@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "view/view.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"
+#include "view/view.h"
 
 namespace ks::testing {
 namespace {
@@ -42,14 +42,17 @@ const std::string kMeasuredSweep = quick_sweep("measured", R"(  - kernel: test_s
       N: [32]
       K: [32]
       dtype: [fp32]
-)", /*max_repeat=*/20);
+)",
+                                               /*max_repeat=*/20);
 
 // Runs the sweep in a folder of the test's own (ctest runs each test as its own process).
 fs::path measured_file(const std::string& name) {
   const fs::path dir = fresh_directory("report_" + name);
   write_file(dir / "measured.yaml", kMeasuredSweep);
-  const auto run = run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", (dir / "measured.yaml").string(), dir.string())));
-  if (run.exit_code != 1) throw std::runtime_error("the sweep should end with points that did not pass:\n" + run.output);
+  const auto run = run_shell(
+      mpirun_test_cli(2, fmt::format("run {} --output-dir {}", (dir / "measured.yaml").string(), dir.string())));
+  if (run.exit_code != 1)
+    throw std::runtime_error("the sweep should end with points that did not pass:\n" + run.output);
   return dir / "measured.h5";
 }
 
@@ -184,7 +187,8 @@ std::string describe(const Row& row) {
 // Parses the file with python3's own XML parser: "ok" or the parser's complaint.
 std::string xml_check(const fs::path& file) {
   const auto r = run_shell(fmt::format(
-      "/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1]); print(\"ok\")' {}", file.string()));
+      "/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1]); print(\"ok\")' {}",
+      file.string()));
   return r.exit_code == 0 ? "ok" : r.output;
 }
 
@@ -247,9 +251,10 @@ fs::path twice_as_fast_elsewhere(const fs::path& measured) {
   info.sweep_name = "imported";
   ResultsFile file = ResultsFile::create(path, info);
   const std::string environment = "sha256:" + std::string(64, 'e');
-  file.put_environment(environment, R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"ExecutionEnvironment",)"
-                                    R"("metadata":{"title":"imported · NVIDIA H200"},"spec":{"hardware":{"architecture":"sm_90",)"
-                                    R"("formFactor":"SXM5-141GB","product":"NVIDIA H200","vendor":"nvidia"}}})");
+  file.put_environment(environment,
+                       R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"ExecutionEnvironment",)"
+                       R"("metadata":{"title":"imported · NVIDIA H200"},"spec":{"hardware":{"architecture":"sm_90",)"
+                       R"("formFactor":"SXM5-141GB","product":"NVIDIA H200","vendor":"nvidia"}}})");
   for (const auto& protocol : source.read_protocols()) file.put_protocol(protocol.digest, protocol.json);
   std::vector<StoredRun> batch;
   for (StoredRun run : source.read_runs()) {
@@ -325,7 +330,8 @@ TEST(Report, PlotsAreWellFormedSvgWithALinePerImplementation) {
   // kernel-mode -> the implementations with measured points: the lines its plot must have.
   std::map<std::string, std::set<std::string>> expected;
   for (const ViewRow& point : current_view({results.string()}))
-    if (point.run.status == "passed") expected[point.run.kernel + "-" + point.run.mode].insert(point.run.implementation);
+    if (point.run.status == "passed")
+      expected[point.run.kernel + "-" + point.run.mode].insert(point.run.implementation);
   ASSERT_TRUE(expected.count("test_sleep-forward"));
   ASSERT_TRUE(expected.count("gemm-forward"));
 
@@ -342,7 +348,8 @@ TEST(Report, PlotsAreWellFormedSvgWithALinePerImplementation) {
     ASSERT_TRUE(fs::exists(svg)) << svg;
     const std::string text = read_text(svg);
     for (const auto& implementation : implementations)
-      EXPECT_NE(text.find(">" + implementation + "</text>"), std::string::npos) << plot << ": no line titled " << implementation;
+      EXPECT_NE(text.find(">" + implementation + "</text>"), std::string::npos)
+          << plot << ": no line titled " << implementation;
   }
   // Every plot sits inline in the page.
   std::size_t inline_svgs = 0;
@@ -359,14 +366,15 @@ TEST(Report, AHeadlessBrowserRendersThePage) {
   const fs::path png = out / "screenshot.png";
   const fs::path profile = results.parent_path() / "chromium-profile";
   fs::create_directories(profile);
-  const auto shot = run_shell(fmt::format(
-      "timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking --disable-component-update --disable-sync --user-data-dir={} "
-      "--screenshot={} --window-size=1280,2000 file://{}",
-      profile.string(), png.string(), fs::absolute(out / "index.html").string()));
+  const auto shot = run_shell(
+      fmt::format("timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                  "--disable-background-networking --disable-component-update --disable-sync --user-data-dir={} "
+                  "--screenshot={} --window-size=1280,2000 file://{}",
+                  profile.string(), png.string(), fs::absolute(out / "index.html").string()));
   ASSERT_TRUE(fs::exists(png)) << shot.output;
   write_file(out / "colours.py", kColours);
-  const auto colours = run_shell(fmt::format("/usr/bin/python3 {} {} 2000", (out / "colours.py").string(), png.string()));
+  const auto colours =
+      run_shell(fmt::format("/usr/bin/python3 {} {} 2000", (out / "colours.py").string(), png.string()));
   ASSERT_EQ(colours.exit_code, 0) << colours.output;
   // Text, tables and plots: many colours (a blank page has one).
   EXPECT_GT(std::stoi(colours.output), 16) << "the screenshot looks blank";
@@ -376,8 +384,8 @@ TEST(Report, SeveralFilesStateTheirHardwareSpeedUpsAndFractions) {
   const fs::path measured = measured_file("several");
   const fs::path imported = twice_as_fast_elsewhere(measured);
   const fs::path out = measured.parent_path() / "report";
-  const auto r = report(fmt::format("{} {} -o {} --baseline 'cpu (measured)' --reference 'cpu (imported)'", measured.string(),
-                                    imported.string(), out.string()));
+  const auto r = report(fmt::format("{} {} -o {} --baseline 'cpu (measured)' --reference 'cpu (imported)'",
+                                    measured.string(), imported.string(), out.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string html = read_text(out / "index.html"), markdown = read_text(out / "report.md");
   // At the top: the files differ in hardware, and what each ran on.
@@ -416,8 +424,9 @@ TEST(Report, SeveralFilesStateTheirHardwareSpeedUpsAndFractions) {
   EXPECT_NE(lines.find(">cpu (measured) · "), std::string::npos) << lines;
 
   // show prints the GPU's state at the end of each point, and what slowed it.
-  const auto shown = run_shell(fmt::format("{} show {} --columns mode,slowed_by,sm_clock_mhz,power_w,temperature_c --format csv",
-                                           KS_CLI, imported.string()));
+  const auto shown =
+      run_shell(fmt::format("{} show {} --columns mode,slowed_by,sm_clock_mhz,power_w,temperature_c --format csv",
+                            KS_CLI, imported.string()));
   ASSERT_EQ(shown.exit_code, 0) << shown.output;
   std::istringstream csv(shown.output);
   std::string line;
@@ -428,7 +437,8 @@ TEST(Report, SeveralFilesStateTheirHardwareSpeedUpsAndFractions) {
     if (line.empty() || line == "\r") continue;
     const bool capped = line.substr(0, line.find(',')) == "backward";
     const std::string rest = line.substr(line.find(',') + 1);
-    EXPECT_EQ(rest.substr(0, rest.find_last_not_of("\r") + 1), capped ? "sw_power_cap,1590,699,55" : ",1980,520,55") << line;
+    EXPECT_EQ(rest.substr(0, rest.find_last_not_of("\r") + 1), capped ? "sw_power_cap,1590,699,55" : ",1980,520,55")
+        << line;
     ++shown_rows;
   }
   EXPECT_EQ(shown_rows, 4u * 2);

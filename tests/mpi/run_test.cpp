@@ -44,7 +44,8 @@ TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
   const auto ids = planned_ids(sweep);
   ASSERT_EQ(ids.size(), 6u * 2 * 2 + 4u);
 
-  const auto run = run_shell(mpirun_test_cli(ranks, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
+  const auto run =
+      run_shell(mpirun_test_cli(ranks, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
   const ResultsFile file = ResultsFile::open_read_only(dir / "mixed.h5");
@@ -162,14 +163,16 @@ kernels:
     grid: {{M: [16, 32], N: [8], K: [24], dtype: [fp32, bf16]}}
 )",
                                   name, protocol));
-    const auto run = run_shell(mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), (dir / name).string())));
+    const auto run =
+        run_shell(mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), (dir / name).string())));
     EXPECT_EQ(run.exit_code, 0) << run.output;
     return ResultsFile::open_read_only(dir / name / (name + ".h5"));
   };
 
   // Points of a few microseconds on oversubscribed cores are noisy: each either meets the goal with
   // at least min_samples samples or runs until the timeout (a second).
-  const ResultsFile cold = sweep_of("cold", "{name: cold, min_samples: 30, max_noise: 0.3, min_time_s: 0, timeout_s: 1}");
+  const ResultsFile cold =
+      sweep_of("cold", "{name: cold, min_samples: 30, max_noise: 0.3, min_time_s: 0, timeout_s: 1}");
   for (const StoredRun& r : cold.read_runs()) {
     ASSERT_EQ(r.status, "passed") << r.message;
     ASSERT_GE(r.noise.goal_met, 0) << r.point_id;
@@ -204,7 +207,8 @@ kernels:
     const std::string name = measurement.at("name");
     protocols.insert(name);
     std::set<std::string> metrics;
-    for (const Json& m : object.at("run").at("spec").at("measurements")) metrics.insert(m.at("metric").get<std::string>());
+    for (const Json& m : object.at("run").at("spec").at("measurements"))
+      metrics.insert(m.at("metric").get<std::string>());
     const Json& native = object.at("run").at("spec").at("sourceNative").at("metrics");
     if (name == "cold") {
       EXPECT_EQ(measurement.at("min_samples"), 30);
@@ -236,22 +240,26 @@ kernels:
   - kernel: test_crash
     grid: {action: [none, throw]}
 )");
-  const auto one_rank = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "one").string())));
+  const auto one_rank =
+      run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "one").string())));
   ASSERT_EQ(one_rank.exit_code, 1) << one_rank.output;  // the thrown points are errors
   const auto ordered = ResultsFile::open_read_only(dir / "one" / "repeated.h5").read_runs();
   ASSERT_EQ(ordered.size(), 4u * 3);
-  for (std::size_t i = 0; i < ordered.size(); ++i) EXPECT_EQ(ordered[i].repetition, static_cast<std::int32_t>(i / 4)) << i;
+  for (std::size_t i = 0; i < ordered.size(); ++i)
+    EXPECT_EQ(ordered[i].repetition, static_cast<std::int32_t>(i / 4)) << i;
   // A shape is checked in its first repetition only (`--check first`, the default).
   for (const StoredRun& r : ordered) {
     if (r.kernel != "gemm") continue;
-    EXPECT_EQ(r.message.find("worst error") != std::string::npos, r.repetition == 0) << r.repetition << ": " << r.message;
+    EXPECT_EQ(r.message.find("worst error") != std::string::npos, r.repetition == 0)
+        << r.repetition << ": " << r.message;
   }
   // A document per measurement, however fast the repetitions came (the run names carry the repetition).
   std::set<std::int64_t> documented;
   std::size_t documents = 0;
   for (const auto& entry : fs::directory_iterator(dir / "one" / "kernelindex")) {
     ++documents;
-    documented.insert(read_json(entry.path()).at("run").at("spec").at("sourceNative").at("repetition").get<std::int64_t>());
+    documented.insert(
+        read_json(entry.path()).at("run").at("spec").at("sourceNative").at("repetition").get<std::int64_t>());
   }
   EXPECT_EQ(documents, ordered.size());
   EXPECT_EQ(documented, (std::set<std::int64_t>{0, 1, 2}));
@@ -280,15 +288,17 @@ kernels:
   EXPECT_NE(status.output.find("12 points planned"), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("missing: 0 points"), std::string::npos) << status.output;
 
-  const auto show = run_shell(fmt::format("{} show {} --where kernel=gemm --columns M,repetitions,median_of_medians_ms,repetition_spread --format json",
-                                          KS_TEST_CLI, results.string()));
+  const auto show = run_shell(fmt::format(
+      "{} show {} --where kernel=gemm --columns M,repetitions,median_of_medians_ms,repetition_spread --format json",
+      KS_TEST_CLI, results.string()));
   ASSERT_EQ(show.exit_code, 0) << show.output;
   const Json rows = Json::parse(show.output);
   ASSERT_EQ(rows.size(), 2u);
   for (const Json& row : rows) {
     std::vector<double> medians;
     for (const StoredRun& r : ResultsFile::open_read_only(results).read_runs())
-      if (r.kernel == "gemm" && Json::parse(r.params_json).at("M") == row.at("M")) medians.push_back(r.stats.median_ns / 1e6);
+      if (r.kernel == "gemm" && Json::parse(r.params_json).at("M") == row.at("M"))
+        medians.push_back(r.stats.median_ns / 1e6);
     std::sort(medians.begin(), medians.end());
     ASSERT_EQ(medians.size(), 3u);
     EXPECT_EQ(row.at("repetitions"), 3);
@@ -296,7 +306,8 @@ kernels:
     EXPECT_DOUBLE_EQ(row.at("repetition_spread").get<double>(), medians[2] / medians[0]);
   }
 
-  const auto report = run_shell(fmt::format("{} report {} -o {}", KS_TEST_CLI, results.string(), (dir / "report").string()));
+  const auto report =
+      run_shell(fmt::format("{} report {} -o {}", KS_TEST_CLI, results.string(), (dir / "report").string()));
   ASSERT_EQ(report.exit_code, 0) << report.output;
   std::ifstream markdown(dir / "report" / "report.md");
   const std::string text((std::istreambuf_iterator<char>(markdown)), std::istreambuf_iterator<char>());
@@ -323,8 +334,10 @@ TEST(ResumeSkipped, ASkippedPointGetsNoNewRowWhileItsReasonHoldsUnlessAskedFor) 
   for (int again = 0; again < 2; ++again) {
     const auto resumed = run_shell(run + " --resume");
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-    EXPECT_NE(resumed.output.find(fmt::format("resuming: {} points recorded skipped before are still skipped", kGpuOnly)),
-              std::string::npos) << resumed.output;
+    EXPECT_NE(
+        resumed.output.find(fmt::format("resuming: {} points recorded skipped before are still skipped", kGpuOnly)),
+        std::string::npos)
+        << resumed.output;
     EXPECT_EQ(rows(), points) << resumed.output;
     EXPECT_EQ(files_in(dir / "kernelindex"), points);
   }
@@ -339,7 +352,8 @@ TEST(ResumeSkipped, ASkippedPointGetsNoNewRowWhileItsReasonHoldsUnlessAskedFor) 
   EXPECT_EQ(skipped_rows.size(), kGpuOnly);
   for (const auto& [point, count] : skipped_rows) EXPECT_EQ(count, 2) << point;
 
-  const auto refused = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {} --retry-skipped", sweep.string(), dir.string())));
+  const auto refused = run_shell(
+      mpirun_test_cli(1, fmt::format("run {} --output-dir {} --retry-skipped", sweep.string(), dir.string())));
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("--resume"), std::string::npos) << refused.output;
 }
@@ -355,7 +369,8 @@ TEST(ArgumentErrors, AreWrittenOnceForTheWholeJob) {
     const auto run = run_shell(mpirun_test_cli(3, fmt::format("run {} --no-such-option", sweep.string())));
     EXPECT_EQ(run.exit_code, 2) << run.output;
     std::size_t mentions = 0;
-    for (auto at = run.output.find("--no-such-option"); at != std::string::npos; at = run.output.find("--no-such-option", at + 1))
+    for (auto at = run.output.find("--no-such-option"); at != std::string::npos;
+         at = run.output.find("--no-such-option", at + 1))
       ++mentions;
     EXPECT_EQ(mentions, 1u) << "job " << job << ": " << run.output;
   }
@@ -378,7 +393,8 @@ TEST(Where, PlanAndRunKeepOnlyTheSelectedPointsAndTheFileRemembersThem) {
   }
   EXPECT_EQ(selected.size(), 2u);  // fp32 and bf16
 
-  const std::string run = mpirun_test_cli(2, fmt::format("run {} --output-dir {} --where '{}'", sweep.string(), dir.string(), where));
+  const std::string run =
+      mpirun_test_cli(2, fmt::format("run {} --output-dir {} --where '{}'", sweep.string(), dir.string(), where));
   const auto measured = run_shell(run);
   ASSERT_EQ(measured.exit_code, 0) << measured.output;
   std::set<std::string> stored;
@@ -388,14 +404,16 @@ TEST(Where, PlanAndRunKeepOnlyTheSelectedPointsAndTheFileRemembersThem) {
   EXPECT_NE(status.output.find(fmt::format("2 points planned where '{}'", where)), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("missing: 0 points"), std::string::npos) << status.output;
 
-  const auto other = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {} --resume --where kernel=test_sleep",
-                                                               sweep.string(), dir.string())));
+  const auto other = run_shell(mpirun_test_cli(
+      1, fmt::format("run {} --output-dir {} --resume --where kernel=test_sleep", sweep.string(), dir.string())));
   EXPECT_EQ(other.exit_code, 2) << other.output;
-  EXPECT_NE(other.output.find(fmt::format("holds the points of --where '{}'", where)), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find(fmt::format("holds the points of --where '{}'", where)), std::string::npos)
+      << other.output;
 
   const auto by_status = run_shell(fmt::format("{} plan {} --where status=failed", KS_TEST_CLI, sweep.string()));
   EXPECT_EQ(by_status.exit_code, 2) << by_status.output;
-  EXPECT_NE(by_status.output.find("--where: status is what a measured point has"), std::string::npos) << by_status.output;
+  EXPECT_NE(by_status.output.find("--where: status is what a measured point has"), std::string::npos)
+      << by_status.output;
   const auto unreadable = run_shell(fmt::format("{} plan {} --where 'M'", KS_TEST_CLI, sweep.string()));
   EXPECT_EQ(unreadable.exit_code, 2) << unreadable.output;
   EXPECT_NE(unreadable.output.find("'M' is not KEY OP VALUE"), std::string::npos) << unreadable.output;
@@ -424,15 +442,17 @@ TEST(RunFailures, CrashHangErrorAndFailedCheckCostOnlyTheirPoint) {
     else if (r.status == "passed") ++sleepers_passed;
     // The log names each point that did not pass as it happens, with its status and message.
     if (r.status != "passed") {
-      EXPECT_NE(run.output.find(fmt::format("{}: test_crash/{}/{} action={} id=0 on rank {} (", r.status, r.implementation, r.mode,
-                                             params.at("action").get<std::string>(), r.rank)),
-                std::string::npos) << run.output;
+      EXPECT_NE(run.output.find(fmt::format("{}: test_crash/{}/{} action={} id=0 on rank {} (", r.status,
+                                            r.implementation, r.mode, params.at("action").get<std::string>(), r.rank)),
+                std::string::npos)
+          << run.output;
     }
   }
   // The start block says what runs where.
   EXPECT_NE(run.output.find("  plan: 14 points, 14 to measure\n"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("  ranks: 2 on 1 node(s)\n"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find(fmt::format("  output: {}", (dir / "failures.h5").string())), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(fmt::format("  output: {}", (dir / "failures.h5").string())), std::string::npos)
+      << run.output;
   EXPECT_EQ(sleepers_passed, 4u * 2);
   EXPECT_EQ(status_by_action["none"].rfind("passed", 0), 0u) << status_by_action["none"];
   EXPECT_EQ(status_by_action["sigkill"].rfind("crashed", 0), 0u) << status_by_action["sigkill"];
@@ -560,7 +580,8 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
   ASSERT_EQ(rows.size(), 6u);
   ASSERT_EQ(text_of_point.size(), 6u);
 
-  std::string held = R"({"count":6,"rows_before":0})" "\n";
+  std::string held = R"({"count":6,"rows_before":0})"
+                     "\n";
   for (const std::string& point : rows) held += Json::parse(text_of_point[point]).dump() + "\n";
   write_file(journal, held);
   if (format == "json") {
@@ -579,7 +600,8 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
     }
     const std::vector<std::string> index = lines_of(read_text(documents / kDocumentIndexFileName));
     ASSERT_EQ(index.size(), 7u) << "a comment and six entries";
-    write_file(documents / kDocumentIndexFileName, index[0] + "\n" + index[1] + "\n" + index[2] + "\n" + index[3].substr(0, 20));
+    write_file(documents / kDocumentIndexFileName,
+               index[0] + "\n" + index[1] + "\n" + index[2] + "\n" + index[3].substr(0, 20));
   }
 
   const auto resumed = run_shell(run + " --resume");
@@ -597,7 +619,8 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
   } else {
     std::string expected;
     for (const std::string& point : rows) expected += text_of_point[point] + "\n";
-    EXPECT_EQ(read_text(documents / "kernelindex-0000.jsonl"), expected) << "the shard holds each document once, in order";
+    EXPECT_EQ(read_text(documents / "kernelindex-0000.jsonl"), expected)
+        << "the shard holds each document once, in order";
     std::string indexed;
     for_each_document(documents, {}, [&](std::string_view line) { indexed += std::string(line) + "\n"; });
     EXPECT_EQ(indexed, expected);
@@ -605,16 +628,14 @@ TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
 
   // A journal whose rows never reached the file (the stop came before they were stored) writes
   // nothing: those points have no row, and a resume measures them again.
-  write_file(journal, std::string(R"({"count":1,"rows_before":6})") + "\n" +
-                          Json::parse(text_of_point[rows[0]]).dump() + "\n");
+  write_file(journal,
+             std::string(R"({"count":1,"rows_before":6})") + "\n" + Json::parse(text_of_point[rows[0]]).dump() + "\n");
   const auto again = run_shell(run + " --resume");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(again.output.find("wrote the"), std::string::npos) << again.output;
   EXPECT_FALSE(fs::exists(journal));
-  if (format == "json")
-    EXPECT_EQ(std::distance(fs::directory_iterator(documents), fs::directory_iterator()), 6);
-  else
-    EXPECT_EQ(lines_of(read_text(documents / kDocumentIndexFileName)).size(), 7u);
+  if (format == "json") EXPECT_EQ(std::distance(fs::directory_iterator(documents), fs::directory_iterator()), 6);
+  else EXPECT_EQ(lines_of(read_text(documents / kDocumentIndexFileName)).size(), 7u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, RunResumeDocuments, ::testing::Values("json", "jsonl"));

@@ -39,7 +39,8 @@ kernels:
                      name, mib);
 }
 
-fs::path run(const fs::path& dir, const std::string& name, const std::string& options = "", std::string* output = nullptr) {
+fs::path run(const fs::path& dir, const std::string& name, const std::string& options = "",
+             std::string* output = nullptr) {
   write_file(dir / (name + ".yaml"), sweep(name));
   const auto result = run_shell(mpirun_test_cli(
       1, fmt::format("run {} --output-dir {} {}", (dir / (name + ".yaml")).string(), (dir / name).string(), options)));
@@ -50,12 +51,14 @@ fs::path run(const fs::path& dir, const std::string& name, const std::string& op
 
 // The rows of `show --format json` with the speed-of-light columns, keyed by kernel and claim.
 std::map<std::string, Json> shown(const fs::path& results) {
-  const auto out = run_command(fmt::format("{} show {} --format json --columns kernel,claimed_gb,gbps,bandwidth_pct,sol_pct,flags",
-                                           KS_CLI, results.string()));
+  const auto out =
+      run_command(fmt::format("{} show {} --format json --columns kernel,claimed_gb,gbps,bandwidth_pct,sol_pct,flags",
+                              KS_CLI, results.string()));
   EXPECT_EQ(out.exit_code, 0) << out.err;
   std::map<std::string, Json> rows;
   for (const Json& row : Json::parse(out.out))
-    rows[row.at("kernel").get<std::string>() + (row.at("claimed_gb").is_null() ? "" : " " + row.at("claimed_gb").dump())] = row;
+    rows[row.at("kernel").get<std::string>() +
+         (row.at("claimed_gb").is_null() ? "" : " " + row.at("claimed_gb").dump())] = row;
   return rows;
 }
 
@@ -96,7 +99,8 @@ TEST(SpeedOfLightRun, TheCalibrationIsStoredWithTheRanksAndTheEnvironmentAndOffL
   for (const auto& entry : fs::directory_iterator(dir / "stored" / "kernelindex"))
     if (entry.path().extension() == ".json") {
       const Json document = read_json(entry.path());
-      EXPECT_EQ(document.at("environment").at("metadata").at("calibration").at("memory_gbps"), calibration.at("memory_gbps"));
+      EXPECT_EQ(document.at("environment").at("metadata").at("calibration").at("memory_gbps"),
+                calibration.at("memory_gbps"));
       documented = true;
     }
   EXPECT_TRUE(documented);

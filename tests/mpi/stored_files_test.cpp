@@ -58,7 +58,8 @@ TEST(DamagedFiles, EveryReaderRefusesEveryFileOfTheCorpus) {
     for (const auto& [name, command] : commands) {
       const auto r = run_shell(command);
       EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 2) << name << " exit code " << r.exit_code << ":\n" << r.output;
-      EXPECT_NE(r.output.find(file.string()), std::string::npos) << name << ": the message names the file\n" << r.output;
+      EXPECT_NE(r.output.find(file.string()), std::string::npos) << name << ": the message names the file\n"
+                                                                 << r.output;
       EXPECT_EQ(read_text(file), before) << name << " changed a damaged file";
     }
     fs::remove(file);
@@ -81,9 +82,9 @@ TEST(OlderLayouts, AFileOfLayout1IsReadAndResumed) {
   EXPECT_EQ(status.exit_code, 0) << status.output;
   EXPECT_NE(status.output.find("missing: 4 points"), std::string::npos) << status.output;
 
-  const auto resumed = run_shell(mpirun_test_cli(
-      1, fmt::format("run {} --output-dir {} --results-file {} --resume", (kData / "layout1" / "sweep.yaml").string(),
-                     dir.string(), file.string())));
+  const auto resumed = run_shell(
+      mpirun_test_cli(1, fmt::format("run {} --output-dir {} --results-file {} --resume",
+                                     (kData / "layout1" / "sweep.yaml").string(), dir.string(), file.string())));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   const ResultsFile file_now = ResultsFile::open_read_only(file);
   EXPECT_EQ(file_now.read_info().layout_version, 1);
@@ -124,8 +125,9 @@ TEST(OlderLayouts, AFileOfLayout7IsReadWithoutEnergyResumedAndMerged) {
   EXPECT_NE(shown.output.find("flags"), std::string::npos) << shown.output;
   EXPECT_EQ(shown.output.find("joules_per_call"), std::string::npos) << shown.output;
 
-  const auto resumed = run_shell(mpirun_test_cli(
-      1, fmt::format("run {} --output-dir {} --results-file {} --shard 0/2 --resume", sweep.string(), dir.string(), file.string())));
+  const auto resumed =
+      run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {} --results-file {} --shard 0/2 --resume",
+                                               sweep.string(), dir.string(), file.string())));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   {
     const ResultsFile file_now = ResultsFile::open_read_only(file);
@@ -135,12 +137,13 @@ TEST(OlderLayouts, AFileOfLayout7IsReadWithoutEnergyResumedAndMerged) {
   }
 
   const fs::path other_shard = dir / "shard1.h5";
-  const auto measured = run_shell(mpirun_test_cli(
-      1, fmt::format("run {} --output-dir {} --results-file {} --shard 1/2", sweep.string(), dir.string(), other_shard.string())));
+  const auto measured = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {} --results-file {} --shard 1/2",
+                                                                 sweep.string(), dir.string(), other_shard.string())));
   ASSERT_EQ(measured.exit_code, 0) << measured.output;
   EXPECT_EQ(ResultsFile::open_read_only(other_shard).read_info().layout_version, kResultsLayoutVersion);
   const fs::path merged = dir / "merged.h5";
-  const auto merging = run_shell(fmt::format("{} merge {} {} -o {}", KS_CLI, file.string(), other_shard.string(), merged.string()));
+  const auto merging =
+      run_shell(fmt::format("{} merge {} {} -o {}", KS_CLI, file.string(), other_shard.string(), merged.string()));
   ASSERT_EQ(merging.exit_code, 0) << merging.output;
   std::map<std::string, int> passed;
   for (const StoredRun& run : ResultsFile::open_read_only(merged).read_runs()) {
@@ -160,10 +163,11 @@ TEST(LargeFiles, StatusAndResumeOfA200000RowFileWrittenThroughTheStore) {
   constexpr int kPoints = 200'000, kMissing = 10, kFailed = 50, kRerun = 20;
   const fs::path dir = fresh_directory("large_file");
   const fs::path sweep = dir / "sweep.yaml";
-  const std::string text = fmt::format("name: large\nprotocol:\n  warmup_ms: 0\n  rep_ms: 0\n  max_repeat: 1\n"
-                                       "  flush_bytes: 0\noutput:\n  kernelindex_format: jsonl\nkernels:\n"
-                                       "  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n",
-                                       kPoints);
+  const std::string text = fmt::format(
+      "name: large\nprotocol:\n  warmup_ms: 0\n  rep_ms: 0\n  max_repeat: 1\n"
+      "  flush_bytes: 0\noutput:\n  kernelindex_format: jsonl\nkernels:\n"
+      "  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n",
+      kPoints);
   write_file(sweep, text);
   const std::vector<std::string> ids = planned_ids(sweep);
   ASSERT_EQ(ids.size(), static_cast<std::size_t>(kPoints));
@@ -207,12 +211,12 @@ TEST(LargeFiles, StatusAndResumeOfA200000RowFileWrittenThroughTheStore) {
   EXPECT_NE(status.output.find(ids[kPoints - 1]), std::string::npos) << "the missing points are listed by id";
   EXPECT_NE(status.output.find(fmt::format("not passed: {} points", kFailed)), std::string::npos) << status.output;
 
-  const auto resumed = run_shell(mpirun_test_cli(
-      2, fmt::format("run {} --output-dir {} --results-file {} --resume --check none", sweep.string(), dir.string(),
-                     path.string())));
+  const auto resumed =
+      run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {} --results-file {} --resume --check none",
+                                               sweep.string(), dir.string(), path.string())));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find(fmt::format("resuming: {} of {} points already passed", kPoints - kMissing - kFailed,
-                                            kPoints)),
+  EXPECT_NE(resumed.output.find(
+                fmt::format("resuming: {} of {} points already passed", kPoints - kMissing - kFailed, kPoints)),
             std::string::npos)
       << resumed.output;
   const ResultsFile file = ResultsFile::open_read_only(path);

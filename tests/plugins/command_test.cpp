@@ -73,13 +73,15 @@ TEST(PluginCommands, ARefusedPluginIsTheSweepFilesErrorAtItsEntry) {
                         (dir / "sweep.yaml").string(), fs::canonical(KS_TEST_PLUGIN_OTHER_API).string(),
                         ks::kKernelApiVersion + 1, ks::kKernelApiVersion));
 
-  ks::testing::write_file(dir / "builtin.yaml", square_sweep(fmt::format("plugins: [{}]\n", KS_TEST_PLUGIN_BUILTIN_KERNEL)));
+  ks::testing::write_file(dir / "builtin.yaml",
+                          square_sweep(fmt::format("plugins: [{}]\n", KS_TEST_PLUGIN_BUILTIN_KERNEL)));
   const auto refused = run_shell(fmt::format("{} validate {}", KS_CLI, (dir / "builtin.yaml").string()));
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.output.find("builtin.yaml:2:11: plugins[0]: plugin"), std::string::npos) << refused.output;
   EXPECT_NE(refused.output.find("which is already registered (built in)"), std::string::npos) << refused.output;
 
-  const auto missing = run_shell(fmt::format("{} validate {} --plugin no-such-plugin", KS_CLI, (dir / "sweep.yaml").string()));
+  const auto missing =
+      run_shell(fmt::format("{} validate {} --plugin no-such-plugin", KS_CLI, (dir / "sweep.yaml").string()));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("plugin no-such-plugin not found"), std::string::npos) << missing.output;
 }
@@ -88,8 +90,9 @@ TEST(PluginCommands, ARefusedPluginIsTheSweepFilesErrorAtItsEntry) {
 TEST(PluginCommands, WorkersLoadThePluginsOfTheirRank) {
   const fs::path dir = ks::testing::fresh_directory("plugin-commands-run");
   ks::testing::write_file(dir / "sweep.yaml", square_sweep(""));
-  const auto swept = run_shell(fmt::format("cd {} && {} -np 2 --oversubscribe {} run sweep.yaml --plugin {} --output-dir out",
-                                           dir.string(), KS_MPIEXEC, KS_CLI, KS_TEST_PLUGIN_GOOD));
+  const auto swept =
+      run_shell(fmt::format("cd {} && {} -np 2 --oversubscribe {} run sweep.yaml --plugin {} --output-dir out",
+                            dir.string(), KS_MPIEXEC, KS_CLI, KS_TEST_PLUGIN_GOOD));
   ASSERT_EQ(swept.exit_code, 0) << swept.output;
   const auto rows = ks::ResultsFile::open_read_only(dir / "out" / "squares.h5").read_runs();
   ASSERT_EQ(rows.size(), 7u);
@@ -104,8 +107,7 @@ TEST(PluginCommands, WorkersLoadThePluginsOfTheirRank) {
     const auto& implementation = object.at("implementation").at("spec");
     if (implementation.at("implementation") == "cpu" && implementation.at("kernel") == "noop")
       EXPECT_FALSE(implementation.contains("plugin"));
-    else
-      EXPECT_EQ(implementation.at("plugin").at("name"), "ks_test_plugin_good");
+    else EXPECT_EQ(implementation.at("plugin").at("name"), "ks_test_plugin_good");
   }
 }
 
@@ -113,18 +115,19 @@ TEST(PluginCommands, WorkersLoadThePluginsOfTheirRank) {
 // recorded as crashed, a fresh worker takes the next one.
 TEST(PluginCommands, APluginThatCrashesCostsOnlyItsPoint) {
   const fs::path dir = ks::testing::fresh_directory("plugin-commands-crash");
-  ks::testing::write_file(dir / "sweep.yaml",
-                          fmt::format("name: misbehaving\nplugins: [{}]\nkernels:\n  - kernel: test_plugin_misbehaving\n"
-                                      "    grid:\n      action: [none, abort, throw, none]\n",
-                                      KS_TEST_PLUGIN_MISBEHAVING));
+  ks::testing::write_file(
+      dir / "sweep.yaml",
+      fmt::format("name: misbehaving\nplugins: [{}]\nkernels:\n  - kernel: test_plugin_misbehaving\n"
+                  "    grid:\n      action: [none, abort, throw, none]\n",
+                  KS_TEST_PLUGIN_MISBEHAVING));
   const auto swept = run_shell(fmt::format("cd {} && {} -np 2 --oversubscribe {} run sweep.yaml --output-dir out",
                                            dir.string(), KS_MPIEXEC, KS_CLI));
   EXPECT_EQ(swept.exit_code, 1) << swept.output;  // some points did not pass
   std::map<std::string, std::string> status_by_action;
   for (const auto& row : ks::ResultsFile::open_read_only(dir / "out" / "misbehaving.h5").read_runs())
     status_by_action[nlohmann::json::parse(row.params_json).at("action")] = row.status;
-  EXPECT_EQ(status_by_action, (std::map<std::string, std::string>{{"none", "passed"}, {"abort", "crashed"},
-                                                                   {"throw", "error"}}));
+  EXPECT_EQ(status_by_action,
+            (std::map<std::string, std::string>{{"none", "passed"}, {"abort", "crashed"}, {"throw", "error"}}));
 }
 
 }  // namespace

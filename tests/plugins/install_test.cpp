@@ -103,12 +103,12 @@ TEST(InstalledPackage, BuildsLoadsAndSweepsTheExamplePlugin) {
   const auto installed =
       ks::testing::run_shell(fmt::format("{} --install {} --prefix {}", KS_CMAKE, KS_BINARY_DIR, prefix.string()));
   ASSERT_EQ(installed.exit_code, 0) << installed.output;
-  for (const char* file : {"bin/kernelsweep", "include/kernelsweep/kernels/kernel.h",
-                           "include/kernelsweep/kernels/plugin.h", "include/kernelsweep/kernels/common/cuda.h",
-                           "include/kernelsweep/kernels/common/inputs.h", "lib/cmake/kernelsweep/kernelsweepConfig.cmake",
-                           "lib/cmake/kernelsweep/kernelsweepConfigVersion.cmake",
-                           "lib/cmake/kernelsweep/kernelsweep_plugin.cmake", "lib/cmake/kernelsweep/cuda_stubs.cmake",
-                           "lib/cmake/kernelsweep/plugin_entry.cpp.in"})
+  for (const char* file :
+       {"bin/kernelsweep", "include/kernelsweep/kernels/kernel.h", "include/kernelsweep/kernels/plugin.h",
+        "include/kernelsweep/kernels/common/cuda.h", "include/kernelsweep/kernels/common/inputs.h",
+        "lib/cmake/kernelsweep/kernelsweepConfig.cmake", "lib/cmake/kernelsweep/kernelsweepConfigVersion.cmake",
+        "lib/cmake/kernelsweep/kernelsweep_plugin.cmake", "lib/cmake/kernelsweep/cuda_stubs.cmake",
+        "lib/cmake/kernelsweep/plugin_entry.cpp.in"})
     EXPECT_TRUE(fs::exists(prefix / file)) << file;
   EXPECT_TRUE(fs::is_directory(prefix / "lib/kernelsweep/plugins"));
   EXPECT_NE(read_text(prefix / "lib/cmake/kernelsweep/kernelsweepConfig.cmake")
@@ -188,6 +188,5 @@ TEST(InstalledPackage, BuildsTheExamplePluginWithoutCuda) {
               "axpy cuda: the plugin axpy was built without CUDA: rebuild it where a CUDA compiler is found");
   }
 }
-
 
 }  // namespace

@@ -33,7 +33,8 @@ std::vector<std::string> contents(const ks::Registry& registry) {
   for (const ks::KernelSpec& kernel : registry.all()) {
     lines.push_back(kernel.name + " (" + ks::Registry::describe(kernel.origin) + ")");
     for (const ks::ImplementationSpec& implementation : kernel.implementations)
-      lines.push_back(kernel.name + "/" + implementation.name + " (" + ks::Registry::describe(implementation.origin) + ")");
+      lines.push_back(kernel.name + "/" + implementation.name + " (" + ks::Registry::describe(implementation.origin) +
+                      ")");
   }
   return lines;
 }
@@ -67,10 +68,8 @@ class PluginPath {
   PluginPath(const PluginPath&) = delete;
   PluginPath& operator=(const PluginPath&) = delete;
   ~PluginPath() {
-    if (old_)
-      ::setenv("KERNELSWEEP_PLUGIN_PATH", old_->c_str(), 1);
-    else
-      ::unsetenv("KERNELSWEEP_PLUGIN_PATH");
+    if (old_) ::setenv("KERNELSWEEP_PLUGIN_PATH", old_->c_str(), 1);
+    else ::unsetenv("KERNELSWEEP_PLUGIN_PATH");
   }
 
  private:
@@ -212,8 +211,7 @@ TEST(LoadPlugin, RefusesAMissingFile) {
 TEST(FindPlugin, FindsANameThroughThePluginPath) {
   const fs::path plugins = fs::path(KS_TEST_PLUGIN_GOOD).parent_path();
   const PluginPath path("/nonexistent::" + plugins.string());
-  EXPECT_EQ(ks::find_plugin("ks_test_plugin_good", "/elsewhere"),
-            fs::absolute(KS_TEST_PLUGIN_GOOD).lexically_normal());
+  EXPECT_EQ(ks::find_plugin("ks_test_plugin_good", "/elsewhere"), fs::absolute(KS_TEST_PLUGIN_GOOD).lexically_normal());
 
   // The library found by name loads like any other.
   ks::Registry registry = builtin_registry();

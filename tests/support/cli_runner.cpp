@@ -6,11 +6,10 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <fstream>
-#include <stdexcept>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
@@ -23,9 +22,10 @@
 namespace ks::testing {
 
 std::string quick_sweep(const std::string& name, const std::string& kernels, int max_repeat) {
-  return fmt::format("name: {}\nprotocol:\n  warmup_ms: 1\n  rep_ms: 4\n  max_repeat: {}\n  flush_bytes: 0\n"
-                     "kernels:\n{}",
-                     name, max_repeat, kernels);
+  return fmt::format(
+      "name: {}\nprotocol:\n  warmup_ms: 1\n  rep_ms: 4\n  max_repeat: {}\n  flush_bytes: 0\n"
+      "kernels:\n{}",
+      name, max_repeat, kernels);
 }
 
 const char* const kSleepAndCpuGemmKernels = R"(  - kernel: test_sleep

@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   const int failed = RUN_ALL_TESTS();
   const ::testing::UnitTest& run = *::testing::UnitTest::GetInstance();
-  const bool all_skipped = failed == 0 && run.test_to_run_count() > 0 && run.skipped_test_count() == run.test_to_run_count();
+  const bool all_skipped =
+      failed == 0 && run.test_to_run_count() > 0 && run.skipped_test_count() == run.test_to_run_count();
   return all_skipped ? KS_GTEST_ALL_SKIPPED : failed;
 }

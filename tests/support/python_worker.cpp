@@ -5,7 +5,8 @@
 
 namespace ks::testing {
 
-std::unique_ptr<WorkerProcess> start_python_worker(const std::string& interpreter, const std::vector<std::string>& path) {
+std::unique_ptr<WorkerProcess> start_python_worker(const std::string& interpreter,
+                                                   const std::vector<std::string>& path) {
   PythonSetup setup;
   setup.interpreter = interpreter;
   setup.path = path;

@@ -26,7 +26,8 @@ SmallDisk::~SmallDisk() { ::umount2(path_.c_str(), MNT_DETACH); }
 
 std::uint64_t SmallDisk::free_bytes() const {
   struct statvfs fs {};
-  if (::statvfs(path_.c_str(), &fs) != 0) throw std::runtime_error("statvfs " + path_.string() + ": " + std::strerror(errno));
+  if (::statvfs(path_.c_str(), &fs) != 0)
+    throw std::runtime_error("statvfs " + path_.string() + ": " + std::strerror(errno));
   return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
 }
 

@@ -17,7 +17,10 @@ class SyntheticTimer final : public BenchTimer {
  public:
   SyntheticTimer(std::vector<std::int64_t> durations, std::int64_t flush_ns, std::vector<double> sm_clocks_mhz = {},
                  double peak_sm_clock_mhz = std::numeric_limits<double>::quiet_NaN())
-      : durations_(std::move(durations)), flush_ns_(flush_ns), clocks_(std::move(sm_clocks_mhz)), peak_(peak_sm_clock_mhz) {}
+      : durations_(std::move(durations)),
+        flush_ns_(flush_ns),
+        clocks_(std::move(sm_clocks_mhz)),
+        peak_(peak_sm_clock_mhz) {}
 
   void run() { now_ += durations_[calls_++ % durations_.size()]; }
   void reserve_marks(std::size_t count) override {
@@ -26,7 +29,9 @@ class SyntheticTimer final : public BenchTimer {
   void record(std::size_t mark) override { marks_[mark] = now_; }
   void flush() override { now_ += flush_ns_; }
   void synchronize() override {}
-  double elapsed_ns(std::size_t from, std::size_t to) const override { return static_cast<double>(marks_[to] - marks_[from]); }
+  double elapsed_ns(std::size_t from, std::size_t to) const override {
+    return static_cast<double>(marks_[to] - marks_[from]);
+  }
 
   void hold() override { ++holds_; }
   void release() override { ++releases_; }
@@ -35,7 +40,8 @@ class SyntheticTimer final : public BenchTimer {
   }
   // Each clock stopped reads the next injected value.
   void stop_clock(std::size_t clock) override {
-    slots_.at(clock) = clocks_.empty() ? std::numeric_limits<double>::quiet_NaN() : clocks_[clock_reads_ % clocks_.size()];
+    slots_.at(clock) =
+        clocks_.empty() ? std::numeric_limits<double>::quiet_NaN() : clocks_[clock_reads_ % clocks_.size()];
     ++clock_reads_;
   }
   std::vector<double> sm_clocks_mhz(std::size_t count) const override {

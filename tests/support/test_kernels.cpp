@@ -29,7 +29,8 @@ class CrashInstance final : public Instance {
  public:
   explicit CrashInstance(const Parameters& params) : action_(params.get<std::string>("action")) {}
   BoundMode bind(const std::string&) override {
-    return {[this] { misbehave(); }, [this] {
+    return {[this] { misbehave(); },
+            [this] {
               if (action_ == "fail_check") return CheckResult{false, "test_crash: check fails on purpose"};
               return CheckResult{true, "ok"};
             }};

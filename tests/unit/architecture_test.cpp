@@ -157,7 +157,8 @@ TEST(Architecture, NoSourceFileIsOver600LinesWithItsHeader) {
     if (ext == ".h" || ext == ".cuh") {
       // A header with an implementation file is counted with it; one without is counted alone.
       bool has_implementation = false;
-      for (const char* source : {".cpp", ".cu"}) has_implementation |= fs::exists(fs::path(full).replace_extension(source));
+      for (const char* source : {".cpp", ".cu"})
+        has_implementation |= fs::exists(fs::path(full).replace_extension(source));
       if (has_implementation) continue;
     } else if (fs::exists(header)) {
       lines += lines_in(header);
@@ -166,6 +167,27 @@ TEST(Architecture, NoSourceFileIsOver600LinesWithItsHeader) {
   }
   EXPECT_TRUE(long_files.empty()) << fmt::format("over {} lines with their headers:\n{}", kMaxLinesWithHeader,
                                                  fmt::join(long_files, "\n"));
+}
+
+// A build without CUDA registers a .cu file's implementations from its KS_IMPLEMENTATION lines
+// (cmake/cuda_stubs.cmake), which it reads one line at a time: each must be whole on its line.
+TEST(Architecture, EveryCudaImplementationIsRegisteredOnOneLine) {
+  static const std::regex registration(R"re(^KS_IMPLEMENTATION\()re");
+  static const std::regex whole(R"re(^KS_IMPLEMENTATION\(.*\)[ {]*$)re");
+  std::vector<std::string> split;
+  for (const char* tree : {"kernels", "examples", "tests"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(kRoot / tree)) {
+      if (entry.path().extension() != ".cu") continue;
+      std::istringstream lines(read_text(entry.path()));
+      int number = 0;
+      for (std::string line; std::getline(lines, line);) {
+        ++number;
+        if (std::regex_search(line, registration) && !std::regex_match(line, whole))
+          split.push_back(fmt::format("{}:{}: {}", fs::relative(entry.path(), kRoot).string(), number, line));
+      }
+    }
+  }
+  EXPECT_TRUE(split.empty()) << fmt::format("registrations split over lines:\n{}", fmt::join(split, "\n"));
 }
 
 }  // namespace

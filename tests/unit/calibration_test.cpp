@@ -2,9 +2,9 @@
 // in the output folder) and a point's speed of light against it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <algorithm>
 #include <map>
 
 #include "calibration/calibration.h"
@@ -204,17 +204,22 @@ TEST(Calibration, ReadsBackWhatItWritesForACpuRankAndAGpuRank) {
 TEST(CalibrationProbes, ACpuMeasuresStreamAndFmaChainsAndAGpuStreamAndEveryDtypesProduct) {
   const Registry& registry = builtin_registry();
   // Four times the last-level cache, 64 to 512 MiB.
-  const std::int64_t cpu_stream_mib = std::clamp<std::int64_t>(4 * ((cpu_last_level_cache_bytes() + (1 << 20) - 1) >> 20), 64, 512);
+  const std::int64_t cpu_stream_mib =
+      std::clamp<std::int64_t>(4 * ((cpu_last_level_cache_bytes() + (1 << 20) - 1) >> 20), 64, 512);
   std::vector<std::string> cpu, gpu;
   for (const Probe& p : probe_points(Backend::cpu, registry))
-    cpu.push_back(p.figure + " " + p.point.kernel + "/" + p.point.implementation + " mib=" + p.point.params.value("mib", Json(0)).dump());
+    cpu.push_back(p.figure + " " + p.point.kernel + "/" + p.point.implementation +
+                  " mib=" + p.point.params.value("mib", Json(0)).dump());
   for (const Probe& p : probe_points(Backend::cuda, registry))
-    gpu.push_back(p.figure + " " + p.point.kernel + "/" + p.point.implementation + " mib=" + p.point.params.value("mib", Json(0)).dump());
-  EXPECT_EQ(cpu, (std::vector<std::string>{"copy stream/cpu mib=" + std::to_string(cpu_stream_mib), "triad stream/cpu mib=" + std::to_string(cpu_stream_mib),
+    gpu.push_back(p.figure + " " + p.point.kernel + "/" + p.point.implementation +
+                  " mib=" + p.point.params.value("mib", Json(0)).dump());
+  EXPECT_EQ(cpu, (std::vector<std::string>{"copy stream/cpu mib=" + std::to_string(cpu_stream_mib),
+                                           "triad stream/cpu mib=" + std::to_string(cpu_stream_mib),
                                            "fp32 fma_chains/cpu mib=0", "fp64 fma_chains/cpu mib=0"}));
   EXPECT_EQ(gpu, (std::vector<std::string>{"copy stream/cuda mib=1024", "triad stream/cuda mib=1024",
-                                           "fp64 peak_flops/cuda mib=0", "fp32 peak_flops/cuda mib=0", "tf32 peak_flops/cuda mib=0",
-                                           "bf16 peak_flops/cuda mib=0", "fp16 peak_flops/cuda mib=0", "fp8 peak_flops/cuda mib=0"}));
+                                           "fp64 peak_flops/cuda mib=0", "fp32 peak_flops/cuda mib=0",
+                                           "tf32 peak_flops/cuda mib=0", "bf16 peak_flops/cuda mib=0",
+                                           "fp16 peak_flops/cuda mib=0", "fp8 peak_flops/cuda mib=0"}));
   for (const Probe& p : probe_points(Backend::cuda, registry))
     if (p.point.kernel == "peak_flops") {
       EXPECT_EQ(p.point.params.at("dtype"), p.figure);
@@ -229,7 +234,8 @@ TEST(CalibrationProbes, RatesComeFromEachProbesWorkAndMedian) {
   const Registry& registry = builtin_registry();
   const ProbeRunner run = [&](const Point& point) {
     const std::string op = point.params.value("op", "");
-    if (point.kernel == "fma_chains" && point.params.at("dtype") == "fp64") return ProbeResult{"error", "no fp64 units", std::nan("")};
+    if (point.kernel == "fma_chains" && point.params.at("dtype") == "fp64")
+      return ProbeResult{"error", "no fp64 units", std::nan("")};
     const Work work = registry.find(point.kernel)->work_of(point.params, point.mode);
     // copy at 10 GB/s, triad at 12, fp32 at 0.2 TFLOP/s.
     if (op == "copy") return ProbeResult{"passed", "", work.bytes / 10};

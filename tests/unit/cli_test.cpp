@@ -15,7 +15,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string config(const std::string& name) { return (std::filesystem::path(KS_SOURCE_DIR) / "configs" / name).string(); }
+std::string config(const std::string& name) {
+  return (std::filesystem::path(KS_SOURCE_DIR) / "configs" / name).string();
+}
 
 TEST(Cli, VersionNamesTheCommit) {
   const auto r = run_shell(fmt::format("{} --version", KS_CLI));
@@ -51,8 +53,9 @@ TEST(Cli, MissingFileAndUnknownCommandExitWith2) {
 TEST(Cli, ControlCharactersInArgumentsAreEscapedInMessages) {
   const auto dir = fresh_directory("cli_control_characters");
   const std::string odd_name = (dir / "odd\x1b[31mname\n.h5").string();
-  for (const std::string& arguments : {fmt::format("status '{}'", odd_name), fmt::format("show '{}'", odd_name),
-                                       fmt::format("validate '{}'", odd_name), std::string("run '--bo\x1bgus' x.yaml")}) {
+  for (const std::string& arguments :
+       {fmt::format("status '{}'", odd_name), fmt::format("show '{}'", odd_name),
+        fmt::format("validate '{}'", odd_name), std::string("run '--bo\x1bgus' x.yaml")}) {
     const auto r = run_shell(fmt::format("{} {}", KS_CLI, arguments));
     EXPECT_NE(r.exit_code, 0) << arguments << ": " << r.output;
     EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << arguments << ": " << r.output;
@@ -101,7 +104,8 @@ TEST(Cli, ShardsPartitionThePlan) {
     for (const auto& p : Json::parse(r.output)) union_of_shards.insert(p.at("id").get<std::string>());
   }
   std::multiset<std::string> all;
-  for (const auto& p : Json::parse(run_shell(fmt::format("{} plan {} --json", KS_CLI, config("quickstart.yaml"))).output))
+  for (const auto& p :
+       Json::parse(run_shell(fmt::format("{} plan {} --json", KS_CLI, config("quickstart.yaml"))).output))
     all.insert(p.at("id").get<std::string>());
   EXPECT_EQ(union_of_shards, all);
   EXPECT_EQ(run_shell(fmt::format("{} plan {} --shard 3/3", KS_CLI, config("quickstart.yaml"))).exit_code, 2);
@@ -111,9 +115,10 @@ TEST(Cli, ShardsPartitionThePlan) {
 // then the merge job after all of them, both with the user's sbatch options.
 TEST(Submit, DryRunPrintsTheArrayAndTheMergeJobsSbatchCommands) {
   const auto dir = fresh_directory("submit_dry_run");
-  const auto r = run_shell(fmt::format("cd {} && {} submit {} --array 3 --dry-run --run-option=--check=all -- "
-                                       "--partition=gpu --signal=B:TERM@120 --time=30 --signal B:USR1@60",
-                                       dir.string(), KS_CLI, config("quickstart.yaml")));
+  const auto r =
+      run_shell(fmt::format("cd {} && {} submit {} --array 3 --dry-run --run-option=--check=all -- "
+                            "--partition=gpu --signal=B:TERM@120 --time=30 --signal B:USR1@60",
+                            dir.string(), KS_CLI, config("quickstart.yaml")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::istringstream lines(r.output);
   std::string array, merge, extra;
@@ -128,7 +133,8 @@ TEST(Submit, DryRunPrintsTheArrayAndTheMergeJobsSbatchCommands) {
             "/slurm/sweep.sbatch " + config("quickstart.yaml") + " --check=all"})
     EXPECT_NE(array.find(part), std::string::npos) << part << "\nnot in\n" << array;
   for (const std::string& part :
-       {std::string("sbatch --parsable --dependency=afterany:ARRAY_ID "), std::string(" --partition=gpu --time=30 --nodes=1 --ntasks=1 "),
+       {std::string("sbatch --parsable --dependency=afterany:ARRAY_ID "),
+        std::string(" --partition=gpu --time=30 --nodes=1 --ntasks=1 "),
         fmt::format("{} merge {}/quickstart.shard-*-of-3.h5 -o {}/quickstart.h5 --overwrite", KS_CLI, output, output),
         fmt::format("{} status {}/quickstart.h5", KS_CLI, output)})
     EXPECT_NE(merge.find(part), std::string::npos) << part << "\nnot in\n" << merge;

@@ -97,7 +97,8 @@ TEST(Collectives, ACorruptedElementIsCounted) {
     const CollectiveSpec& all_reduce = spec("all_reduce");
     const Counts counts = all_reduce.counts(64, size_of(type), 4);
     std::vector<unsigned char> received(counts.recv * size_of(type));
-    for (std::size_t i = 0; i < counts.recv; ++i) write_element(received.data(), i, type, all_reduce.expected(i, counts, s));
+    for (std::size_t i = 0; i < counts.recv; ++i)
+      write_element(received.data(), i, type, all_reduce.expected(i, counts, s));
     std::string first;
     EXPECT_EQ(count_wrong_elements(all_reduce, counts, s, received.data(), first), 0);
     write_element(received.data(), 17, type, all_reduce.expected(17, counts, s) + 1);
@@ -114,9 +115,9 @@ TEST(Fp16, BitsAreIeeeBinary16RoundedToNearestEven) {
   EXPECT_EQ(float_to_fp16_bits(65519.0f), 0x7BFF);  // rounds down to the largest
   EXPECT_EQ(float_to_fp16_bits(65520.0f), 0x7C00);  // rounds up to infinity
   EXPECT_EQ(float_to_fp16_bits(1.0f / 3), 0x3555);
-  EXPECT_EQ(float_to_fp16_bits(std::ldexp(1.0f, -24)), 0x0001);  // the smallest subnormal
-  EXPECT_EQ(float_to_fp16_bits(std::ldexp(1.0f, -25)), 0x0000);  // a tie to even: zero
-  EXPECT_EQ(float_to_fp16_bits(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // a tie to even: 1
+  EXPECT_EQ(float_to_fp16_bits(std::ldexp(1.0f, -24)), 0x0001);             // the smallest subnormal
+  EXPECT_EQ(float_to_fp16_bits(std::ldexp(1.0f, -25)), 0x0000);             // a tie to even: zero
+  EXPECT_EQ(float_to_fp16_bits(1.0f + std::ldexp(1.0f, -11)), 0x3C00);      // a tie to even: 1
   EXPECT_EQ(float_to_fp16_bits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);  // a tie to even: up
   EXPECT_EQ(float_to_fp16_bits(INFINITY), 0x7C00);
   EXPECT_TRUE(std::isnan(fp16_bits_to_float(float_to_fp16_bits(NAN))));
@@ -142,17 +143,25 @@ TEST(Collectives, AverageAllowsForRoundingAndNothingMore) {
 TEST(Collectives, InputsRepeatEveryInputPeriod) {
   for (const ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::max}) {
     for (const bool reduction : {false, true}) {
-      const Setting s{.members = 5, .me = 0, .root = 0, .op = op, .type = DataType::fp32, .in_place = false, .reduction = reduction};
+      const Setting s{.members = 5,
+                      .me = 0,
+                      .root = 0,
+                      .op = op,
+                      .type = DataType::fp32,
+                      .in_place = false,
+                      .reduction = reduction};
       const std::size_t period = input_period(s);
       for (int member = 0; member < 5; ++member)
         for (std::size_t i = 0; i < 200; ++i)
-          ASSERT_EQ(input_value(i, member, s), input_value(i + period, member, s)) << i << " " << member << " " << period;
+          ASSERT_EQ(input_value(i, member, s), input_value(i + period, member, s))
+              << i << " " << member << " " << period;
     }
   }
   // The period is the shortest: a period shorter by one breaks somewhere.
   const Setting gathered{.members = 3, .reduction = false};
   bool differs = false;
-  for (std::size_t i = 0; i < 200; ++i) differs = differs || input_value(i, 1, gathered) != input_value(i + 60, 1, gathered);
+  for (std::size_t i = 0; i < 200; ++i)
+    differs = differs || input_value(i, 1, gathered) != input_value(i + 60, 1, gathered);
   EXPECT_TRUE(differs);
 }
 

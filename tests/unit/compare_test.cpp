@@ -56,11 +56,11 @@ std::vector<double> resampled_ratios(const std::vector<double>& base, const std:
 TEST(CompareRule, LabelsFollowTheIntervalAgainstTheThreshold) {
   const double t = 0.05;
   EXPECT_EQ(change_of({1.06, 1.40}, t), Change::slower);
-  EXPECT_EQ(change_of({0.70, 0.94}, t), Change::faster);   // below 1/1.05 = 0.952
+  EXPECT_EQ(change_of({0.70, 0.94}, t), Change::faster);  // below 1/1.05 = 0.952
   EXPECT_EQ(change_of({0.96, 1.04}, t), Change::same);
-  EXPECT_EQ(change_of({1.01, 1.07}, t), Change::unclear);  // straddles 1.05
-  EXPECT_EQ(change_of({0.90, 1.20}, t), Change::unclear);  // wider than the band
-  EXPECT_EQ(change_of({0.94, 0.96}, t), Change::unclear);  // straddles 0.952
+  EXPECT_EQ(change_of({1.01, 1.07}, t), Change::unclear);     // straddles 1.05
+  EXPECT_EQ(change_of({0.90, 1.20}, t), Change::unclear);     // wider than the band
+  EXPECT_EQ(change_of({0.94, 0.96}, t), Change::unclear);     // straddles 0.952
   EXPECT_EQ(change_of({1.0 / 1.05, 1.05}, t), Change::same);  // the bounds belong to "same"
 }
 
@@ -76,7 +76,8 @@ TEST(CompareRule, ExactBootstrapAgreesWithDrawnResamples) {
     for (double q : {0.005, 0.05, 0.5, 0.95, 0.995}) {
       const double from_draws = drawn[static_cast<std::size_t>(q * static_cast<double>(drawn.size()))];
       EXPECT_LE(ratio_quantile(b, x, std::max(q - 0.0015, 1e-6)), from_draws * (1 + 1e-6)) << "n " << n << " q " << q;
-      EXPECT_GE(ratio_quantile(b, x, std::min(q + 0.0015, 1 - 1e-6)), from_draws * (1 - 1e-6)) << "n " << n << " q " << q;
+      EXPECT_GE(ratio_quantile(b, x, std::min(q + 0.0015, 1 - 1e-6)), from_draws * (1 - 1e-6))
+          << "n " << n << " q " << q;
     }
   }
 }
@@ -106,7 +107,9 @@ TEST(CompareRule, BootstrapProbabilitiesSumToOneAndCoverTheMiddle) {
 TEST(CompareRule, SwappingBaseAndNewSwapsFasterAndSlower) {
   std::mt19937_64 random(11);
   ChangeJudge judge;
-  const auto mirrored = [](Change c) { return c == Change::faster ? Change::slower : c == Change::slower ? Change::faster : c; };
+  const auto mirrored = [](Change c) {
+    return c == Change::faster ? Change::slower : c == Change::slower ? Change::faster : c;
+  };
   for (double factor : {0.6, 0.9, 0.97, 1.0, 1.03, 1.1, 1.3, 2.0}) {
     const auto base = timings(random, 40, 1e6), next = timings(random, 35, 1e6 * factor);
     const Verdict forward = judge.judge(base, next), backward = judge.judge(next, base);
@@ -156,9 +159,7 @@ TEST(CompareRule, TooFewSamplesAreUnclear) {
   EXPECT_NE(verdict.why.find("too few samples (3 and 5"), std::string::npos) << verdict.why;
 }
 
-TEST(CompareRule, AThresholdOfZeroIsRefused) {
-  EXPECT_THROW(ChangeJudge(ChangeRule{0.0}), std::invalid_argument);
-}
+TEST(CompareRule, AThresholdOfZeroIsRefused) { EXPECT_THROW(ChangeJudge(ChangeRule{0.0}), std::invalid_argument); }
 
 // --- the command on files made here ---------------------------------------------------------------
 
@@ -189,7 +190,8 @@ void write_results(const fs::path& path, const std::vector<PointSpec>& points) {
   for (const PointSpec& point : points) {
     file.put_protocol(point.protocol, fmt::format(R"({{"spec":{{"name":"do_bench","rep_ms":{}}}}})",
                                                   point.protocol == "sha256:protocol-a" ? 100 : 20));
-    file.put_environment(point.environment, R"({"spec":{"hardware":{"product":")" + point.environment.substr(7) + R"("}}})");
+    file.put_environment(point.environment,
+                         R"({"spec":{"hardware":{"product":")" + point.environment.substr(7) + R"("}}})");
     RunRecord r;
     r.kernel = point.kernel;
     r.implementation = "cpu";
@@ -212,9 +214,7 @@ void write_results(const fs::path& path, const std::vector<PointSpec>& points) {
 
 using Compared = CommandOutput;
 
-Compared compare(const std::string& args) {
-  return run_command(fmt::format("{} compare {}", KS_CLI, args));
-}
+Compared compare(const std::string& args) { return run_command(fmt::format("{} compare {}", KS_CLI, args)); }
 
 // BASE and NEW of six points: 1 the same, 2 made 30% slower, 3 made 30% faster, 4 not timed in
 // NEW (crashed), 5 only in BASE, 6 only in NEW.
@@ -260,8 +260,14 @@ TEST_F(CompareCommand, LabelsEachPointAndCountsThem) {
   EXPECT_EQ(by_id[4].at("new_status"), "crashed");
   EXPECT_EQ(by_id[5].at("label"), "removed");
   EXPECT_EQ(by_id[6].at("label"), "added");
-  EXPECT_EQ(out.at("summary"),
-            (Json{{"slower", 1}, {"faster", 1}, {"same", 1}, {"unclear", 0}, {"untimed", 1}, {"implausible", 0}, {"added", 1}, {"removed", 1}}));
+  EXPECT_EQ(out.at("summary"), (Json{{"slower", 1},
+                                     {"faster", 1},
+                                     {"same", 1},
+                                     {"unclear", 0},
+                                     {"untimed", 1},
+                                     {"implausible", 0},
+                                     {"added", 1},
+                                     {"removed", 1}}));
   EXPECT_TRUE(out.at("warnings").empty());
   EXPECT_DOUBLE_EQ(out.at("rule").at("threshold_percent").get<double>(), 5.0);
   // Slowest first, then the points without a ratio.
@@ -294,9 +300,10 @@ TEST_F(CompareCommand, TableAndMarkdownCarryTheSameContent) {
 
   const Compared md = compare(files() + " --format md");
   ASSERT_EQ(md.exit_code, 0) << md.err;
-  EXPECT_NE(md.out.find("| kernel | implementation | mode | params | base ms | new ms | ratio | change | 99% interval | "
-                        "label | note |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.out.find("| kernel | implementation | mode | params | base ms | new ms | ratio | change | 99% interval | "
+                  "label | note |"),
+      std::string::npos)
       << md.out;
   EXPECT_NE(md.out.find("| slower |"), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("new crashed"), std::string::npos) << md.out;

@@ -11,10 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include "support/kernels.h"
 #include "config/parse.h"
 #include "kernels/kernel.h"
 #include "support/cli_runner.h"
+#include "support/kernels.h"
 
 namespace ks {
 namespace {
@@ -126,7 +126,8 @@ TEST(ConfigParse, ATextOnWhichYamlCppFindsDocumentsWithoutEndIsRefused) {
     parse("    grid:\n  ,   dtype: {from: 1, to: 2, step: 1}\n");
     FAIL() << "parsed";
   } catch (const SweepFileError& error) {
-    EXPECT_NE(std::string(error.what()).find("a sweep file holds one YAML document"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("a sweep file holds one YAML document"), std::string::npos)
+        << error.what();
   }
 }
 
@@ -260,7 +261,8 @@ TEST(ConfigParse, AKeyOfAnotherProtocolIsRefusedNamingTheProtocolsThatTakeIt) {
 TEST(ConfigParse, ColdAndGraphKeysAreRead) {
   const SweepSpec cold = parse(
       "name: x\nprotocol: {name: cold, max_noise: 0.01, min_samples: 20, min_time_s: 1, timeout_s: 30,\n"
-      "  throttle_threshold: 0.8, throttle_pause_s: 0.1, flush_bytes: 1024}\nkernels: [{kernel: gemm, implementations: [cpu], grid: {M: [8], N: [8], K: [8]}}]\n");
+      "  throttle_threshold: 0.8, throttle_pause_s: 0.1, flush_bytes: 1024}\nkernels: [{kernel: gemm, implementations: "
+      "[cpu], grid: {M: [8], N: [8], K: [8]}}]\n");
   EXPECT_EQ(cold.protocol.name, "cold");
   EXPECT_EQ(cold.protocol.cold.max_noise, 0.01);
   EXPECT_EQ(cold.protocol.cold.min_samples, 20);
@@ -268,14 +270,18 @@ TEST(ConfigParse, ColdAndGraphKeysAreRead) {
   EXPECT_EQ(cold.protocol.cold.timeout_s, 30);
   EXPECT_EQ(cold.protocol.cold.throttle_threshold, 0.8);
   EXPECT_EQ(cold.protocol.cold.throttle_pause_s, 0.1);
-  const SweepSpec graph = parse("name: x\nprotocol: {name: graph, rep_ms: 20, replays: 25}\nkernels: [{kernel: gemm, implementations: [cpu], grid: {M: [8], N: [8], K: [8]}}]\n");
+  const SweepSpec graph = parse(
+      "name: x\nprotocol: {name: graph, rep_ms: 20, replays: 25}\nkernels: [{kernel: gemm, implementations: [cpu], "
+      "grid: {M: [8], N: [8], K: [8]}}]\n");
   EXPECT_EQ(graph.protocol.replays, 25);
   EXPECT_EQ(graph.protocol.repetitions, 1);
-  EXPECT_EQ(parse("name: x\nprotocol: {name: cold, repetitions: 20}\nkernels: [{kernel: gemm, implementations: [cpu], grid: {M: [8], N: [8], K: [8]}}]\n")
+  EXPECT_EQ(parse("name: x\nprotocol: {name: cold, repetitions: 20}\nkernels: [{kernel: gemm, implementations: [cpu], "
+                  "grid: {M: [8], N: [8], K: [8]}}]\n")
                 .protocol.repetitions,
             20);
   EXPECT_EQ(parse_error("name: x\nprotocol: {repetitions: 0}\nkernels: []\n").problem(), "must be >= 1, got 0");
-  EXPECT_EQ(parse_error("name: x\nprotocol: {name: cold, min_samples: 1}\nkernels: []\n").problem(), "must be >= 2, got 1");
+  EXPECT_EQ(parse_error("name: x\nprotocol: {name: cold, min_samples: 1}\nkernels: []\n").problem(),
+            "must be >= 2, got 1");
 }
 
 TEST(ConfigParse, AnEmptyListOfQuantilesIsRefused) {
@@ -286,7 +292,8 @@ TEST(ConfigParse, AnEmptyListOfQuantilesIsRefused) {
 
 // rep_ms 0 asks for the fewest timed calls min_repeat allows (tests use it to keep measurements short).
 TEST(ConfigParse, ZeroRepetitionTimeIsAccepted) {
-  const SweepSpec spec = parse("name: x\nprotocol: {warmup_ms: 0, rep_ms: 0}\nkernels:\n  - kernel: gemm\n    grid: {M: [8]}\n");
+  const SweepSpec spec =
+      parse("name: x\nprotocol: {warmup_ms: 0, rep_ms: 0}\nkernels:\n  - kernel: gemm\n    grid: {M: [8]}\n");
   EXPECT_EQ(spec.protocol.warmup_ms, 0);
   EXPECT_EQ(spec.protocol.rep_ms, 0);
 }
@@ -319,7 +326,8 @@ Expectation expectation_of(const std::string& path) {
   std::getline(file, first_line);
   static const std::regex form("# expect: ([0-9]+):([0-9]+): (\\S+): (.+)");
   std::smatch match;
-  if (!std::regex_match(first_line, match, form)) throw std::runtime_error(path + ": first line is not '# expect: ...'");
+  if (!std::regex_match(first_line, match, form))
+    throw std::runtime_error(path + ": first line is not '# expect: ...'");
   return {std::stoi(match[1]), std::stoi(match[2]), match[3], match[4]};
 }
 

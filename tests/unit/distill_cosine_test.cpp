@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "support/kernels.h"
 #include "kernels/common/bf16.h"
 #include "kernels/distill_cosine/distill_cosine.h"
+#include "support/kernels.h"
 
 namespace {
 
@@ -99,7 +99,8 @@ TEST(DistillReference, LossAtATinyShapeMatchesAPlainComputation) {
     std::vector<double> s(3), t(3);
     for (int v = 0; v < 3; ++v) {
       s[v] = static_cast<double>(in.xs[i]) * in.ws[v] + in.bs[v];
-      t[v] = static_cast<double>(in.xt[2 * i]) * in.wt[2 * v] + static_cast<double>(in.xt[2 * i + 1]) * in.wt[2 * v + 1] + in.bt[v];
+      t[v] = static_cast<double>(in.xt[2 * i]) * in.wt[2 * v] +
+             static_cast<double>(in.xt[2 * i + 1]) * in.wt[2 * v + 1] + in.bt[v];
     }
     const double log_sum_exp = std::log(std::exp(s[0]) + std::exp(s[1]) + std::exp(s[2]));
     if (in.targets[i] != p.ignore_index) hard += log_sum_exp - s[in.targets[i]];
@@ -114,7 +115,8 @@ TEST(DistillReference, NormalizeDividesByTokensOrByLabelledTokens) {
   Problem p = small(40, 4, 9);
   p.ignored_fraction = 0.5;
   const ks::distill::Inputs in = ks::distill::make_inputs(p);
-  const double labelled = std::count_if(in.targets.begin(), in.targets.end(), [&](std::int64_t y) { return y != p.ignore_index; });
+  const double labelled =
+      std::count_if(in.targets.begin(), in.targets.end(), [&](std::int64_t y) { return y != p.ignore_index; });
   ASSERT_GT(labelled, 0);
   ASSERT_LT(labelled, 40);
   const double by_tokens = ks::distill::reference(p, in).loss;
@@ -224,7 +226,8 @@ TEST(DistillSchema, ListsModesAndImplementations) {
   for (const char* name : {"fused", "naive"}) EXPECT_EQ(spec.implementation(name)->backend, ks::Backend::cuda);
   EXPECT_EQ(spec.implementation("cpu")->backend, ks::Backend::cpu);
   EXPECT_EQ(spec.parameter("chunk_size")->special, std::vector<ks::Json>{"auto"});
-  EXPECT_THROW(spec.instantiate("triton", params_json({{"tokens", 4}, {"vocab", 8}, {"hidden", 4}})), std::invalid_argument);
+  EXPECT_THROW(spec.instantiate("triton", params_json({{"tokens", 4}, {"vocab", 8}, {"hidden", 4}})),
+               std::invalid_argument);
 }
 
 TEST(DistillSchema, CppImplementationsRefuseTorchRandInputsWhichStillHaveAWorkCount) {
@@ -286,25 +289,25 @@ TEST_P(DistillCpu, MatchesTheReferenceInEveryMode) {
 
 INSTANTIATE_TEST_SUITE_P(
     SmallShapes, DistillCpu,
-    ::testing::Values(
-        CpuCase{"defaults_bf16", {}},
-        CpuCase{"fp32", {{"dtype", "fp32"}}},
-        CpuCase{"vocab131_bias", {{"vocab", 131}, {"bias", true}}},
-        CpuCase{"temperature", {{"temperature", 2.5}, {"beta", 0.9}}},
-        CpuCase{"ignored_tokens", {{"ignored_fraction", 0.35}, {"ignore_index", -1}}},
-        CpuCase{"valid_tokens", {{"ignored_fraction", 0.35}, {"normalize", "valid_tokens"}, {"bias", true}}},
-        CpuCase{"chunk_1", {{"chunk_size", 1}, {"tokens", 7}}},
-        CpuCase{"chunk_auto", {{"chunk_size", "auto"}}},
-        CpuCase{"chunk_larger_than_tokens", {{"chunk_size", 1024}, {"tokens", 5}}},
-        CpuCase{"weights", {{"weight_hard_loss", 0.2}, {"weight_soft_loss", 1.5}, {"temperature", 0.7}}},
-        CpuCase{"hard_only", {{"weight_soft_loss", 0.0}}},
-        CpuCase{"soft_only", {{"weight_hard_loss", 0.0}, {"bias", true}}}),
+    ::testing::Values(CpuCase{"defaults_bf16", {}}, CpuCase{"fp32", {{"dtype", "fp32"}}},
+                      CpuCase{"vocab131_bias", {{"vocab", 131}, {"bias", true}}},
+                      CpuCase{"temperature", {{"temperature", 2.5}, {"beta", 0.9}}},
+                      CpuCase{"ignored_tokens", {{"ignored_fraction", 0.35}, {"ignore_index", -1}}},
+                      CpuCase{"valid_tokens",
+                              {{"ignored_fraction", 0.35}, {"normalize", "valid_tokens"}, {"bias", true}}},
+                      CpuCase{"chunk_1", {{"chunk_size", 1}, {"tokens", 7}}},
+                      CpuCase{"chunk_auto", {{"chunk_size", "auto"}}},
+                      CpuCase{"chunk_larger_than_tokens", {{"chunk_size", 1024}, {"tokens", 5}}},
+                      CpuCase{"weights", {{"weight_hard_loss", 0.2}, {"weight_soft_loss", 1.5}, {"temperature", 0.7}}},
+                      CpuCase{"hard_only", {{"weight_soft_loss", 0.0}}},
+                      CpuCase{"soft_only", {{"weight_hard_loss", 0.0}, {"bias", true}}}),
     [](const ::testing::TestParamInfo<CpuCase>& info) { return info.param.name; });
 
 TEST(DistillCpu, ChecksAtAReducedShapeWhenTheShapeIsLarge) {
   const ks::KernelSpec& spec = distill_kernel();
   // tokens·vocab·hidden = 2^29: above the limit for a full reference, cheap to set up.
-  auto instance = spec.instantiate("cpu", params_json({{"tokens", 512}, {"hidden", 1024}, {"vocab", 1024}, {"seed", 1}}));
+  auto instance =
+      spec.instantiate("cpu", params_json({{"tokens", 512}, {"hidden", 1024}, {"vocab", 1024}, {"seed", 1}}));
   const ks::CheckResult result = instance->bind("no-grad-forward").check();
   EXPECT_TRUE(result.passed) << result.detail;
   EXPECT_NE(result.detail.find("reduced shape"), std::string::npos) << result.detail;

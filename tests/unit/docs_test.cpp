@@ -106,11 +106,23 @@ std::vector<Block> blocks_of_kind(const std::string& kind, const std::string& pa
   return out;
 }
 
-const std::set<std::string> kKinds{"sweep",       "results-sweep", "h5dump-commands", "h5dump-header",
-                                   "h5dump-runs", "h5py",          "h5py-output",     "validate-errors",
-                                   "error-form",  "seed-protocol-canonical", "kernelindex-object",
-                                   "document-index", "document-commands",
-                                   "excerpt",     "sh",            "covered",         "none"};
+const std::set<std::string> kKinds{"sweep",
+                                   "results-sweep",
+                                   "h5dump-commands",
+                                   "h5dump-header",
+                                   "h5dump-runs",
+                                   "h5py",
+                                   "h5py-output",
+                                   "validate-errors",
+                                   "error-form",
+                                   "seed-protocol-canonical",
+                                   "kernelindex-object",
+                                   "document-index",
+                                   "document-commands",
+                                   "excerpt",
+                                   "sh",
+                                   "covered",
+                                   "none"};
 
 // Every TEST(Suite, Name) of the test sources, as "Suite.Name", and every case of the Slurm tests
 // (tests/slurm/slurm_test.sh, a `case` branch "name)" or "a | b)"), as "slurm.name".
@@ -153,8 +165,9 @@ TEST(DocsExamples, EveryFencedBlockSaysHowItIsChecked) {
   for (const auto& block : blocks) {
     SCOPED_TRACE(block.where());
     EXPECT_TRUE(kKinds.count(block.kind))
-        << (block.kind.empty() ? "no <!-- example: KIND --> before this block (tests/unit/docs_test.cpp lists the kinds)"
-                               : "unknown kind '" + block.kind + "'");
+        << (block.kind.empty()
+                ? "no <!-- example: KIND --> before this block (tests/unit/docs_test.cpp lists the kinds)"
+                : "unknown kind '" + block.kind + "'");
     if (block.kind == "covered") {
       const std::string name = std::regex_replace(block.argument, std::regex(R"re(^by\s+)re"), "");
       EXPECT_TRUE(names.count(name)) << "no test " << name << " in tests/";
@@ -162,7 +175,7 @@ TEST(DocsExamples, EveryFencedBlockSaysHowItIsChecked) {
       const fs::path path = fs::path(KS_SOURCE_DIR) / block.argument;
       ASSERT_TRUE(fs::exists(path)) << path;
       EXPECT_NE(read_text(path).find(block.text), std::string::npos) << "not a part of " << block.argument << ":\n"
-                                                                      << block.text;
+                                                                     << block.text;
     } else if (block.kind == "sh") {
       const auto dir = fresh_directory("docs_sh");
       write_file(dir / "block.sh", block.text);
@@ -316,13 +329,15 @@ std::vector<std::vector<std::string>> runs_records(const std::string& listing) {
 
 // How a /runs value is compared: the same text, or the same form.
 bool same_value(const std::string& column, const std::string& shown, const std::string& made) {
-  static const std::set<std::string> same{"point_id", "kernel", "implementation", "mode", "params", "status",
-                                          "gpu_uuid", "flops", "bytes", "device_peak_bytes", "workload_digest"};
+  static const std::set<std::string> same{"point_id",       "kernel",   "implementation", "mode",  "params",
+                                          "status",         "gpu_uuid", "flops",          "bytes", "device_peak_bytes",
+                                          "workload_digest"};
   if (same.count(column)) return shown == made;
   const auto form = [&](const std::string& pattern) {
     return std::regex_match(shown, std::regex(pattern)) && std::regex_match(made, std::regex(pattern));
   };
-  if (column.size() > 7 && column.compare(column.size() - 7, 7, "_digest") == 0) return form(R"re("sha256:[0-9a-f]{64}")re");
+  if (column.size() > 7 && column.compare(column.size() - 7, 7, "_digest") == 0)
+    return form(R"re("sha256:[0-9a-f]{64}")re");
   if (column == "started_at" || column == "ended_at") return form(R"re("\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")re");
   if (column == "message" || column == "host" || column == "flags") return form(R"re(".*")re");
   return form(R"re(-?[0-9.]+(e[+-]\d+)?|nan|inf)re");
@@ -422,7 +437,8 @@ TEST(DocsExamples, DocumentCommandsRunOnTheDocumentsWritten) {
 std::string python_repr(const Json& value) {
   if (value.is_object()) {
     std::string out = "{";
-    for (const auto& [key, item] : value.items()) out += (out.size() > 1 ? ", '" : "'") + key + "': " + python_repr(item);
+    for (const auto& [key, item] : value.items())
+      out += (out.size() > 1 ? ", '" : "'") + key + "': " + python_repr(item);
     return out + "}";
   }
   if (value.is_string()) return "'" + value.get<std::string>() + "'";
@@ -447,11 +463,13 @@ void expect_h5py_output(const std::string& output, const ResultsRun& run) {
   const auto lines = lines_of(output);
   ASSERT_EQ(lines.size(), 2 * rows.size() + 2) << output;  // a run's line, then its quantiles'
   std::smatch m;
-  ASSERT_TRUE(std::regex_match(lines.front(), m, std::regex(R"re((\S+) (\d+) (\d{4}-\d\d-\d\dT[0-9:.]+Z))re"))) << lines.front();
+  ASSERT_TRUE(std::regex_match(lines.front(), m, std::regex(R"re((\S+) (\d+) (\d{4}-\d\d-\d\dT[0-9:.]+Z))re")))
+      << lines.front();
   EXPECT_EQ(m[1], attribute("sweep_name"));
   EXPECT_EQ(m[2], attribute("plan_size"));
   for (std::size_t i = 1; i + 1 < lines.size(); i += 2) {
-    ASSERT_TRUE(std::regex_match(lines[i], m, std::regex(R"re(([0-9a-f]{64}) (\w+) (\{.*\}) ([0-9.e+]+) ([0-9.e+]+))re")))
+    ASSERT_TRUE(
+        std::regex_match(lines[i], m, std::regex(R"re(([0-9a-f]{64}) (\w+) (\{.*\}) ([0-9.e+]+) ([0-9.e+]+))re")))
         << lines[i];
     const auto row = rows.find(m[1]);
     ASSERT_NE(row, rows.end()) << "no point " << m[1] << " in the file";
@@ -459,7 +477,8 @@ void expect_h5py_output(const std::string& output, const ResultsRun& run) {
     EXPECT_EQ(m[3], python_repr(Json::parse(row->second.second)));
     const std::string median = m[4];
     // The protocol's quantiles, in its order: the median first, as /runs holds it.
-    ASSERT_TRUE(std::regex_match(lines[i + 1], m, std::regex(R"re(   \{0\.5: ([0-9.e+]+), 0\.2: [0-9.e+]+, 0\.8: [0-9.e+]+\})re")))
+    ASSERT_TRUE(std::regex_match(lines[i + 1], m,
+                                 std::regex(R"re(   \{0\.5: ([0-9.e+]+), 0\.2: [0-9.e+]+, 0\.8: [0-9.e+]+\})re")))
         << lines[i + 1];
     EXPECT_EQ(m[1], median);
   }
@@ -499,7 +518,8 @@ TEST(DocsExamples, SeedProtocolLineIsItsCanonicalFormAndDigest) {
   const Json& protocol = seed.at("protocol");
   // The seed's protocol holds strings only: nlohmann's dump() (keys sorted, no whitespace, UTF-8 as is)
   // is its canonical JSON.
-  const Json content = {{"apiVersion", protocol.at("apiVersion")}, {"kind", protocol.at("kind")}, {"spec", protocol.at("spec")}};
+  const Json content = {
+      {"apiVersion", protocol.at("apiVersion")}, {"kind", protocol.at("kind")}, {"spec", protocol.at("spec")}};
   EXPECT_EQ(lines[0].text, content.dump() + "\n");
   const auto dir = fresh_directory("docs_seed");
   write_file(dir / "line.txt", content.dump());
@@ -507,7 +527,8 @@ TEST(DocsExamples, SeedProtocolLineIsItsCanonicalFormAndDigest) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string digest = r.output.substr(0, 64);
   EXPECT_EQ("sha256:" + digest, seed.at("run").at("spec").at("protocolDigest").get<std::string>());
-  EXPECT_NE(read_text(fs::path(KS_SOURCE_DIR) / lines[0].page).find("Its SHA-256 is `" + digest + "`"), std::string::npos);
+  EXPECT_NE(read_text(fs::path(KS_SOURCE_DIR) / lines[0].page).find("Its SHA-256 is `" + digest + "`"),
+            std::string::npos);
 }
 
 const char* json_type(const Json& value) {
@@ -519,14 +540,23 @@ const char* json_type(const Json& value) {
 // Paths whose values a page shows as they are: everything else varies with the run, the machine or
 // the point, and is compared by presence and type.
 bool same_value_path(const std::string& path) {
-  static const std::set<std::string> same{
-      "run.spec.status", "run.spec.timing.primaryStatistic", "run.spec.sourceNative.source",
-      "run.spec.sourceNative.status", "run.spec.sourceNative.benchmark", "protocol.spec.harness.name",
-      "protocol.spec.comparability.family", "protocol.spec.comparability.notes", "protocol.spec.measurement.name",
-      "protocol.spec.measurement.primaryStatistic", "protocol.spec.measurement.quantile_method",
-      "protocol.spec.measurement.quantiles", "protocol.spec.measurement.max_repeat",
-      "protocol.spec.measurement.warmup_ms", "protocol.spec.measurement.rep_ms", "workload.spec.kernel",
-      "implementation.spec.kernel"};
+  static const std::set<std::string> same{"run.spec.status",
+                                          "run.spec.timing.primaryStatistic",
+                                          "run.spec.sourceNative.source",
+                                          "run.spec.sourceNative.status",
+                                          "run.spec.sourceNative.benchmark",
+                                          "protocol.spec.harness.name",
+                                          "protocol.spec.comparability.family",
+                                          "protocol.spec.comparability.notes",
+                                          "protocol.spec.measurement.name",
+                                          "protocol.spec.measurement.primaryStatistic",
+                                          "protocol.spec.measurement.quantile_method",
+                                          "protocol.spec.measurement.quantiles",
+                                          "protocol.spec.measurement.max_repeat",
+                                          "protocol.spec.measurement.warmup_ms",
+                                          "protocol.spec.measurement.rep_ms",
+                                          "workload.spec.kernel",
+                                          "implementation.spec.kernel"};
   const auto ends_with = [&](const std::string& tail) {
     return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
   };
@@ -551,14 +581,14 @@ Allowance allowance_for(const Json& made) {
     allow.missing.insert("run.spec.sourceNative.gpuUuid");
     allow.extra.insert("environment.spec.hardware.cores");
     // What NVML reads around a GPU point, and the SM clock of its samples.
-    for (const char* measurement : {"sm_clock/start", "sm_clock/end", "memory_clock/start", "memory_clock/end", "power/start",
-                                    "power/end", "temperature/start", "temperature/end", "sm_clock/min_over_samples",
-                                    "sm_clock/median_over_samples"})
+    for (const char* measurement :
+         {"sm_clock/start", "sm_clock/end", "memory_clock/start", "memory_clock/end", "power/start", "power/end",
+          "temperature/start", "temperature/end", "sm_clock/min_over_samples", "sm_clock/median_over_samples"})
       allow.missing.insert(std::string("run.spec.measurements[") + measurement + "]");
-    for (const char* metric : {"sm_clock_mhz_start", "sm_clock_mhz_end", "memory_clock_mhz_start", "memory_clock_mhz_end",
-                               "power_w_start", "power_w_end", "temperature_c_start", "temperature_c_end",
-                               "throttle_reasons_start", "throttle_reasons_end", "sample_sm_clock_min_mhz",
-                               "sample_sm_clock_median_mhz", "samples_dropped", "noise_goal_met"})
+    for (const char* metric :
+         {"sm_clock_mhz_start", "sm_clock_mhz_end", "memory_clock_mhz_start", "memory_clock_mhz_end", "power_w_start",
+          "power_w_end", "temperature_c_start", "temperature_c_end", "throttle_reasons_start", "throttle_reasons_end",
+          "sample_sm_clock_min_mhz", "sample_sm_clock_median_mhz", "samples_dropped", "noise_goal_met"})
       allow.missing.insert(std::string("run.spec.sourceNative.metrics.") + metric);
     allow.missing.insert("run.spec.sourceNative.throttleReasons");
     // A CPU rank's calibration is its CPU's: no datasheet, fp32 and fp64 alone, no CPU beside it, and
@@ -589,14 +619,16 @@ void compare_shape(const Json& shown, const Json& made, const std::string& path,
                    std::vector<std::string>& problems) {
   if (made.is_null() && allow.null.count(path)) return;
   if (std::string(json_type(shown)) != json_type(made)) {
-    problems.push_back(fmt::format("{}: the page shows a {}, the program writes a {}", path, json_type(shown), json_type(made)));
+    problems.push_back(
+        fmt::format("{}: the page shows a {}, the program writes a {}", path, json_type(shown), json_type(made)));
     return;
   }
   const auto child = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
   if (shown.is_object()) {
     for (const auto& [key, value] : shown.items()) {
       if (made.contains(key)) compare_shape(value, made.at(key), child(key), allow, problems);
-      else if (!allow.missing.count(child(key))) problems.push_back(child(key) + ": on the page, not in the document written");
+      else if (!allow.missing.count(child(key)))
+        problems.push_back(child(key) + ": on the page, not in the document written");
     }
     for (const auto& [key, value] : made.items())
       if (!shown.contains(key) && !allow.extra.count(child(key)))
@@ -612,7 +644,8 @@ void compare_shape(const Json& shown, const Json& made, const std::string& path,
       else if (!allow.missing.count(at)) problems.push_back(at + ": on the page, not in the document written");
       made_by_key.erase(key(m));
     }
-    for (const auto& [k, m] : made_by_key) problems.push_back(path + "[" + k + "]: in the document written, not on the page");
+    for (const auto& [k, m] : made_by_key)
+      problems.push_back(path + "[" + k + "]: in the document written, not on the page");
   } else if (same_value_path(path) && shown != made) {
     problems.push_back(fmt::format("{}: the page shows {}, the program writes {}", path, shown.dump(), made.dump()));
   }
@@ -631,8 +664,8 @@ TEST(DocsExamples, KernelindexExampleHasTheShapeOfAWrittenDocument) {
              "    modes: [full]\n"
              "    fixed: {tokens: 32, hidden: 64, vocab: 512, chunk_size: 16, dtype: bf16}\n"
              "    include: [{}]\n");
-  const auto r = run_shell(fmt::format("cd {} && {} -np 1 {} run sweep.yaml --output-dir out --check none", dir.string(),
-                                       KS_MPIEXEC, KS_CLI));
+  const auto r = run_shell(fmt::format("cd {} && {} -np 1 {} run sweep.yaml --output-dir out --check none",
+                                       dir.string(), KS_MPIEXEC, KS_CLI));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::map<std::string, Json> made;  // implementation -> object, passed runs only
   for (const auto& entry : fs::directory_iterator(dir / "out" / "kernelindex")) {

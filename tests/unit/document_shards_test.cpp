@@ -23,8 +23,11 @@ using Json = nlohmann::json;
 // A kernelindex object small enough to read in a failure message, of point p<i> and run run-<i>;
 // a long message makes blocks and shards fill up after a few documents.
 std::string object_line(int i) {
-  return Json{{"run", {{"metadata", {{"name", fmt::format("run-{}", i)}}},
-                       {"spec", {{"sourceNative", {{"pointId", fmt::format("p{}", i % 7)}}}, {"message", std::string(200 + i, 'x')}}}}}}
+  return Json{
+      {"run",
+       {{"metadata", {{"name", fmt::format("run-{}", i)}}},
+        {"spec",
+         {{"sourceNative", {{"pointId", fmt::format("p{}", i % 7)}}}, {"message", std::string(200 + i, 'x')}}}}}}
       .dump();
 }
 
@@ -37,7 +40,8 @@ std::vector<std::string> read_back(const fs::path& folder, const DocumentFilter&
 std::vector<std::string> shard_names(const fs::path& folder) {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(folder))
-    if (DocumentShardWriter::is_shard_name(entry.path().filename().string())) names.push_back(entry.path().filename().string());
+    if (DocumentShardWriter::is_shard_name(entry.path().filename().string()))
+      names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -73,7 +77,9 @@ TEST_P(DocumentShards, ReadBackInOrderThroughTheIndexAndAsAUserWould) {
   for (const std::string& name : shards) EXPECT_EQ(compression_of_file(name), compression()) << name;
 
   // The shards, concatenated in name order, are the documents as zcat, zstdcat or cat give them.
-  const std::string reader = compression() == Compression::gzip ? "zcat" : compression() == Compression::zstd ? "zstdcat" : "cat";
+  const std::string reader = compression() == Compression::gzip   ? "zcat"
+                             : compression() == Compression::zstd ? "zstdcat"
+                                                                  : "cat";
   std::string command = reader;
   for (const std::string& name : shards) command += " " + (folder / name).string();
   const CommandResult cat = run_shell(command);
@@ -89,7 +95,8 @@ TEST_P(DocumentShards, ReadBackInOrderThroughTheIndexAndAsAUserWould) {
   EXPECT_TRUE(read_back(folder, {{"p9"}, {}}).empty());
 
   // The command prints the same lines.
-  const CommandResult printed = run_shell(fmt::format("{} documents {} --run run-42 --run run-7", KS_CLI, folder.string()));
+  const CommandResult printed =
+      run_shell(fmt::format("{} documents {} --run run-42 --run run-7", KS_CLI, folder.string()));
   ASSERT_EQ(printed.exit_code, 0) << printed.output;
   EXPECT_EQ(lines_of(printed.output), (std::vector<std::string>{object_line(7), object_line(42)}));
 }
@@ -121,14 +128,18 @@ TEST_P(DocumentShards, ABlockWhoseEntriesAStopCutShortIsWrittenAgainWhole) {
   {
     DocumentWriter reopened(folder, "jsonl", {compression(), 1 << 20});
     // What a resume asks before it writes the journal's documents again: none of the second block's.
-    const std::vector<bool> held = reopened.holds({Json::parse(object_line(9))["run"], Json::parse(object_line(12))["run"]});
+    const std::vector<bool> held =
+        reopened.holds({Json::parse(object_line(9))["run"], Json::parse(object_line(12))["run"]});
     EXPECT_EQ(held, (std::vector<bool>{true, false}));
   }
   write_documents(folder, {compression(), 1 << 20}, 10, 20, 10);
   EXPECT_EQ(read_back(folder), expected_lines(0, 20));
   // The shard holds each document once: the cut block is gone, not left unnamed.
-  const std::string reader = compression() == Compression::gzip ? "zcat" : compression() == Compression::zstd ? "zstdcat" : "cat";
-  const CommandResult cat = run_shell(reader + " " + (folder / DocumentShardWriter::shard_name(0, compression())).string());
+  const std::string reader = compression() == Compression::gzip   ? "zcat"
+                             : compression() == Compression::zstd ? "zstdcat"
+                                                                  : "cat";
+  const CommandResult cat =
+      run_shell(reader + " " + (folder / DocumentShardWriter::shard_name(0, compression())).string());
   EXPECT_EQ(lines_of(cat.output), expected_lines(0, 20));
 }
 

@@ -24,7 +24,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(EnergyPerCall, IsTheCountersDifferenceOverTheCallsInJoules) {
   // 1.2 s at about 300 W: 360,000 mJ over 1,200 calls of 1 ms.
-  const EnergyFigure figure = energy_per_call({.start_mj = 5'000'000, .end_mj = 5'360'000, .seconds = 1.2, .calls = 1200});
+  const EnergyFigure figure =
+      energy_per_call({.start_mj = 5'000'000, .end_mj = 5'360'000, .seconds = 1.2, .calls = 1200});
   EXPECT_DOUBLE_EQ(figure.joules_per_call, 0.3);
   EXPECT_DOUBLE_EQ(figure.window_s, 1.2);
   // Exactly a second is enough.

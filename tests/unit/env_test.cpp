@@ -75,8 +75,11 @@ TEST(Environment, GpuInfoOfAVisibleGpuIsComplete) {
   const ks::GpuInfo gpu = ks::read_gpu_info(0);
   EXPECT_EQ(gpu.index, 0);
   EXPECT_FALSE(gpu.name.empty());
-  EXPECT_TRUE(std::regex_match(gpu.uuid, std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"))) << gpu.uuid;
-  EXPECT_TRUE(std::regex_match(gpu.pci_bus_id, std::regex("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-9a-f]"))) << gpu.pci_bus_id;
+  EXPECT_TRUE(
+      std::regex_match(gpu.uuid, std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")))
+      << gpu.uuid;
+  EXPECT_TRUE(std::regex_match(gpu.pci_bus_id, std::regex("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-9a-f]")))
+      << gpu.pci_bus_id;
   EXPECT_TRUE(std::regex_match(gpu.architecture, std::regex("sm_[0-9]{2,3}"))) << gpu.architecture;
   EXPECT_GT(gpu.memory_bytes, 0u);
   EXPECT_GT(gpu.multiprocessors, 0);
@@ -85,8 +88,8 @@ TEST(Environment, GpuInfoOfAVisibleGpuIsComplete) {
 }
 
 TEST(Environment, GpuSpecDescribesHardwareAndSoftware) {
-  const ks::Json spec =
-    ks::environment_spec(some_host("node-a"), h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
+  const ks::Json spec = ks::environment_spec(some_host("node-a"),
+                                             h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
   const ks::Json& hw = spec.at("hardware");
   EXPECT_EQ(hw.at("vendor"), "nvidia");
   EXPECT_EQ(hw.at("product"), "NVIDIA H200");
@@ -106,10 +109,10 @@ TEST(Environment, GpuSpecDescribesHardwareAndSoftware) {
 
 TEST(Environment, IdenticalMachinesShareOneSpec) {
   // Host name, GPU ordinal, UUID and PCI bus id change nothing a figure depends on.
-  const ks::Json a =
-    ks::environment_spec(some_host("node-a"), h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
-  const ks::Json b =
-    ks::environment_spec(some_host("node-b"), h200_gpu(3, "GPU-66666666-7777-8888-9999-000000000000", "0000:9a:00.0"));
+  const ks::Json a = ks::environment_spec(some_host("node-a"),
+                                          h200_gpu(0, "GPU-11111111-2222-3333-4444-555555555555", "0000:18:00.0"));
+  const ks::Json b = ks::environment_spec(some_host("node-b"),
+                                          h200_gpu(3, "GPU-66666666-7777-8888-9999-000000000000", "0000:9a:00.0"));
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.dump().find("node-a"), std::string::npos);
   EXPECT_EQ(a.dump().find("GPU-1111"), std::string::npos);
@@ -160,10 +163,12 @@ TEST(Environment, GpuNamesSplitIntoProductAndFormFactor) {
 }
 
 TEST(Environment, DriverVersionIsReadFromEitherKernelModuleLine) {
-  EXPECT_EQ(ks::nvidia_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12 19:39:15 UTC 2024"),
+  EXPECT_EQ(ks::nvidia_driver_version(
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12 19:39:15 UTC 2024"),
             "535.183.01");
   // The open kernel module's line, as an H200 host of ours prints it.
-  EXPECT_EQ(ks::nvidia_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  "),
+  EXPECT_EQ(ks::nvidia_driver_version(
+                "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  "),
             "580.159.04");
   EXPECT_EQ(ks::nvidia_driver_version("NVRM version: unknown"), "");
 }

@@ -11,7 +11,8 @@
 namespace ks::testing {
 namespace {
 
-RankCalibration gpu_rank(int rank, double memory_gbps, double bf16_tflops, const std::string& device = "NVIDIA H100 80GB HBM3") {
+RankCalibration gpu_rank(int rank, double memory_gbps, double bf16_tflops,
+                         const std::string& device = "NVIDIA H100 80GB HBM3") {
   RankCalibration r;
   r.rank = rank;
   r.host = "node" + std::to_string(rank / 4);
@@ -37,7 +38,8 @@ TEST(FleetHealth, ARankMoreThanFivePercentBelowTheMedianOfItsKindIsNamedWithTheF
   EXPECT_EQ(slow[0].figures[0].figure, "memory_gbps");
   EXPECT_DOUBLE_EQ(slow[0].figures[0].median, 2995);
   EXPECT_NEAR(slow[0].figures[0].below_pct, 100 * (1 - 2700.0 / 2995), 1e-9);
-  EXPECT_EQ(slow[0].describe(), "rank 3 on node0 (NVIDIA H100 80GB HBM3): memory_gbps 2700 is 9.8% below the median of 4 (2995)");
+  EXPECT_EQ(slow[0].describe(),
+            "rank 3 on node0 (NVIDIA H100 80GB HBM3): memory_gbps 2700 is 9.8% below the median of 4 (2995)");
 }
 
 TEST(FleetHealth, ComputeCountsAsMemoryDoesAndFivePercentOrLessIsNotSlow) {
@@ -80,7 +82,8 @@ TEST(FleetHealth, WhereEveryRankOfADeviceIsSlowInSomeFigureTheLeastSlowIsNotSetA
   ASSERT_EQ(slow.size(), 2u);
   EXPECT_EQ(ranks_to_set_aside(slow), std::vector<int>{1});
   // Among four ranks, the two slow ones both go: the others stay.
-  const auto two_of_four = slow_ranks({gpu_rank(0, 3000, 800), gpu_rank(1, 3000, 800), gpu_rank(2, 2000, 800), gpu_rank(3, 3000, 500)});
+  const auto two_of_four =
+      slow_ranks({gpu_rank(0, 3000, 800), gpu_rank(1, 3000, 800), gpu_rank(2, 2000, 800), gpu_rank(3, 3000, 500)});
   EXPECT_EQ(ranks_to_set_aside(two_of_four), (std::vector<int>{2, 3}));
 }
 
@@ -99,9 +102,11 @@ TEST(Sentinel, DriftIsAFigureMoreThanFivePercentBelowTheCalibrationAndItEndsWhen
   EXPECT_FALSE(sentinel.drifting());
   const std::string drift = sentinel.note(measured(2990, 600), "rank 2 on node0");
   EXPECT_TRUE(sentinel.drifting());
-  EXPECT_EQ(drift, "rank 2 on node0: drift: tflops.bf16 600 is 25.0% below 800 (its calibration's figures); its points "
-                   "are flagged drift until it is back");
-  EXPECT_NE(sentinel.note(measured(2990, 640), "rank 2 on node0"), "");  // still drifting: said again, with the new figure
+  EXPECT_EQ(drift,
+            "rank 2 on node0: drift: tflops.bf16 600 is 25.0% below 800 (its calibration's figures); its points "
+            "are flagged drift until it is back");
+  EXPECT_NE(sentinel.note(measured(2990, 640), "rank 2 on node0"),
+            "");  // still drifting: said again, with the new figure
   EXPECT_EQ(sentinel.note(measured(3005, 795), "rank 2 on node0"),
             "rank 2 on node0: back within 5% of its calibration: its points are no longer flagged drift");
   EXPECT_FALSE(sentinel.drifting());

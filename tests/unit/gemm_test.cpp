@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "support/kernels.h"
 #include "kernels/common/bf16.h"
 #include "kernels/gemm/gemm.h"
+#include "support/kernels.h"
 
 namespace {
 
@@ -32,7 +32,8 @@ std::uint32_t bits_of(float value) {
   return bits;
 }
 
-class CpuMultiply : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string>> {};
+class CpuMultiply : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string>> {
+};
 
 TEST_P(CpuMultiply, MatchesDoubleLoopsOnTheSameInputs) {
   const auto [m, n, k, dtype] = GetParam();
@@ -50,7 +51,8 @@ TEST_P(CpuMultiply, MatchesDoubleLoopsOnTheSameInputs) {
         scale += std::fabs(product);
       }
       // fp32 accumulation of k products: far within 1e-5 of Σ|a·b|.
-      ASSERT_NEAR(c[row * n + col], exact, 1e-5 * scale) << "C[" << row << "," << col << "] of " << m << "x" << n << "x" << k;
+      ASSERT_NEAR(c[row * n + col], exact, 1e-5 * scale)
+          << "C[" << row << "," << col << "] of " << m << "x" << n << "x" << k;
     }
   }
 }
@@ -103,7 +105,8 @@ TEST(GemmCheck, FailsForAWrongEntryOrANaN) {
     const auto exact = [&](std::int64_t row, std::int64_t col) {
       double sum = 0;
       for (std::int64_t i = 0; i < p.k; ++i)
-        sum += static_cast<double>(ks::gemm::element(p, ks::gemm::kA, row, i)) * ks::gemm::element(p, ks::gemm::kB, i, col);
+        sum += static_cast<double>(ks::gemm::element(p, ks::gemm::kA, row, i)) *
+               ks::gemm::element(p, ks::gemm::kB, i, col);
       return sum;
     };
     EXPECT_TRUE(ks::gemm::check_entries(p, exact).passed);

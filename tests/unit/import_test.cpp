@@ -22,10 +22,10 @@
 #include "report/csv.h"
 #include "report/gpu_names.h"
 #include "report/import_liger.h"
-#include "view/view.h"
 #include "run/run.h"
 #include "store/results_file.h"
 #include "support/cli_runner.h"
+#include "view/view.h"
 
 namespace ks::testing {
 namespace {
@@ -121,8 +121,8 @@ TEST_F(LigerImport, EveryRowOfTheCsvBecomesARunRowAndADocument) {
     EXPECT_EQ(run.cited.protocol_digest.rfind("sha256:", 0), 0u);
   }
   EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", static_cast<int>(kLigerRows)}}));
-  EXPECT_EQ(speed, 1649);  // the CSV's speed rows
-  EXPECT_EQ(memory, 799);  // and its memory rows
+  EXPECT_EQ(speed, 1649);                          // the CSV's speed rows
+  EXPECT_EQ(memory, 799);                          // and its memory rows
   EXPECT_EQ(file.read_environments().size(), 6u);  // six GPU names
   EXPECT_EQ(file.read_protocols().size(), 6u);     // speed and memory, of full, forward and backward
 }
@@ -172,7 +172,8 @@ void expect_same_values(const Json& seed, const Json& ours, const std::string& p
   } else if (seed.is_array()) {
     ASSERT_TRUE(ours.is_array()) << path;
     ASSERT_EQ(ours.size(), seed.size()) << path << ": " << ours.dump();
-    for (std::size_t i = 0; i < seed.size(); ++i) expect_same_values(seed[i], ours[i], fmt::format("{}[{}]", path, i), compared);
+    for (std::size_t i = 0; i < seed.size(); ++i)
+      expect_same_values(seed[i], ours[i], fmt::format("{}[{}]", path, i), compared);
   } else {
     EXPECT_EQ(ours, seed) << path;
     ++compared;
@@ -230,9 +231,9 @@ TEST_F(LigerImport, StatusReadsTheImportedFile) {
 }
 
 TEST_F(LigerImport, ShowReadsTheImportedFile) {
-  const CommandOutput show = run_command(
-      fmt::format("{} show {} --where 'kernel=distill_cosine_loss,implementation=liger,mode=full,tokens=1024' --format json",
-                  KS_CLI, results().string()));
+  const CommandOutput show = run_command(fmt::format(
+      "{} show {} --where 'kernel=distill_cosine_loss,implementation=liger,mode=full,tokens=1024' --format json",
+      KS_CLI, results().string()));
   ASSERT_EQ(show.exit_code, 0) << show.err;
   const Json rows = Json::parse(show.out, nullptr, false);
   ASSERT_FALSE(rows.is_discarded()) << show.out;
@@ -246,7 +247,8 @@ TEST_F(LigerImport, AnExistingOutputNeedsOverwrite) {
   const CommandResult again = run_shell(import_command(kLigerCsv, results(), "--kernelindex-format jsonl"));
   EXPECT_EQ(again.exit_code, kExitBadInput) << again.output;
   EXPECT_NE(again.output.find("results file exists; pass --overwrite"), std::string::npos) << again.output;
-  const CommandResult overwritten = run_shell(import_command(kLigerCsv, results(), "--kernelindex-format jsonl --overwrite"));
+  const CommandResult overwritten =
+      run_shell(import_command(kLigerCsv, results(), "--kernelindex-format jsonl --overwrite"));
   ASSERT_EQ(overwritten.exit_code, kExitOk) << overwritten.output;
   EXPECT_EQ(objects().size(), kLigerRows);  // started again, not appended to
   EXPECT_EQ(ResultsFile::open_read_only(results()).run_count(), kLigerRows);
@@ -254,11 +256,12 @@ TEST_F(LigerImport, AnExistingOutputNeedsOverwrite) {
 
 TEST(ImportLiger, JsonDocumentsAreOneFilePerRunInTheChosenFolder) {
   const fs::path directory = fresh_directory("import-liger-json");
-  const CommandResult result =
-      run_shell(import_command(kLigerCsv, directory / "out" / "liger.h5", "--documents " + (directory / "docs").string()));
+  const CommandResult result = run_shell(
+      import_command(kLigerCsv, directory / "out" / "liger.h5", "--documents " + (directory / "docs").string()));
   ASSERT_EQ(result.exit_code, kExitOk) << result.output;
   std::size_t files = 0;
-  for (const auto& entry : fs::directory_iterator(directory / "docs")) files += entry.path().extension() == ".json" ? 1 : 0;
+  for (const auto& entry : fs::directory_iterator(directory / "docs"))
+    files += entry.path().extension() == ".json" ? 1 : 0;
   EXPECT_EQ(files, kLigerRows);
   const Json seed = seed_document();
   const fs::path seed_file = directory / "docs" / (seed["run"]["metadata"]["name"].get<std::string>() + ".json");
@@ -296,7 +299,8 @@ TEST(ImportLiger, AMissingColumnIsBadInputNamingTheColumn) {
   std::string row = kSpeedRow;
   row.replace(row.find("0.4,"), 4, "");
   fs::path output;
-  expect_one_line_naming(import_text("missing-column", header + row, &output), "1: column y_value_20: missing", "header has");
+  expect_one_line_naming(import_text("missing-column", header + row, &output), "1: column y_value_20: missing",
+                         "header has");
   EXPECT_FALSE(fs::exists(output));
 }
 
@@ -310,7 +314,8 @@ TEST(ImportLiger, ANumberThatIsNotOneIsBadInputNamingLineAndColumn) {
 }
 
 TEST(ImportLiger, AShortRowAndABadConfigAndABadTimeAreBadInput) {
-  expect_one_line_naming(import_text("short-row", kHeader + "rms_norm,liger,full\n"), "2: column metric_name", "missing");
+  expect_one_line_naming(import_text("short-row", kHeader + "rms_norm,liger,full\n"), "2: column metric_name",
+                         "missing");
   std::string config = kSpeedRow;
   config.replace(config.find("\"{"), config.find("}\"") + 2 - config.find("\"{"), "[1 2]");
   expect_one_line_naming(import_text("bad-config", kHeader + config), "2: column extra_benchmark_config_str", "[1 2]");
@@ -338,7 +343,7 @@ TEST(ImportLiger, RowsThatCannotBeRunsAreSkippedWithTheirReasonCounted) {
   const ResultsFile file = ResultsFile::open_read_only(output);
   const std::vector<StoredRun> runs = file.read_runs();
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(runs[0].device_peak_bytes, 524288u);  // the memory row first: 0.5 MB of 2**20 bytes
+  EXPECT_EQ(runs[0].device_peak_bytes, 524288u);      // the memory row first: 0.5 MB of 2**20 bytes
   EXPECT_DOUBLE_EQ(runs[1].stats.median_ns, 500000);  // then the point's timing, its current row
   EXPECT_EQ(runs[0].point_id, runs[1].point_id);
 }
@@ -346,7 +351,9 @@ TEST(ImportLiger, RowsThatCannotBeRunsAreSkippedWithTheirReasonCounted) {
 // --- the pieces ------------------------------------------------------------------------------------
 
 TEST(Csv, QuotedFieldsHoldCommasQuotesAndLineBreaks) {
-  const CsvTable table = parse_csv("\xEF\xBB\xBF" "a,b,c\r\n1,\"x, \"\"y\"\"\",\"two\nlines\"\r\n\r\n3,,\n");
+  const CsvTable table = parse_csv(
+      "\xEF\xBB\xBF"
+      "a,b,c\r\n1,\"x, \"\"y\"\"\",\"two\nlines\"\r\n\r\n3,,\n");
   EXPECT_EQ(table.header, (std::vector<std::string>{"a", "b", "c"}));
   ASSERT_EQ(table.rows.size(), 2u);
   EXPECT_EQ(table.rows[0].fields, (std::vector<std::string>{"1", "x, \"y\"", "two\nlines"}));
@@ -386,15 +393,20 @@ TEST(ImportLiger, ShapeSlugKeepsSizesAndTheDtypeUnderKernelindexNames) {
   EXPECT_EQ(liger_shape_slug(kernelsweep_names(Json::parse(R"({"BT": 1024, "H": 4096, "V": 128256, "mode": "forward",
       "dtype": "torch.bfloat16", "bias": false, "weight_hard_loss": 0.5, "ignore_index": -100})"))),
             "hidden4096-tokens1024-vocab128256-bf16");
-  EXPECT_EQ(liger_shape_slug(kernelsweep_names(Json::parse(R"({"M": 2048, "dtype": "torch.float32", "eps": 1e-06, "N": 512})"))),
+  EXPECT_EQ(liger_shape_slug(
+                kernelsweep_names(Json::parse(R"({"M": 2048, "dtype": "torch.float32", "eps": 1e-06, "N": 512})"))),
             "m2048-n512-fp32");  // slugs are lower case, as the seed's externalId
 }
 
 TEST(GpuNames, TheCsvsGpusAsHardware) {
-  EXPECT_EQ(hardware_of_gpu_name("NVIDIA A100-SXM4-80GB"),
-            Json::parse(R"({"vendor": "nvidia", "product": "NVIDIA A100", "formFactor": "SXM4-80GB", "architecture": "sm_80"})"));
-  EXPECT_EQ(hardware_of_gpu_name("NVIDIA H100 80GB HBM3"),
-            Json::parse(R"({"vendor": "nvidia", "product": "NVIDIA H100", "formFactor": "SXM5-80GB", "architecture": "sm_90"})"));
+  EXPECT_EQ(
+      hardware_of_gpu_name("NVIDIA A100-SXM4-80GB"),
+      Json::parse(
+          R"({"vendor": "nvidia", "product": "NVIDIA A100", "formFactor": "SXM4-80GB", "architecture": "sm_80"})"));
+  EXPECT_EQ(
+      hardware_of_gpu_name("NVIDIA H100 80GB HBM3"),
+      Json::parse(
+          R"({"vendor": "nvidia", "product": "NVIDIA H100", "formFactor": "SXM5-80GB", "architecture": "sm_90"})"));
   EXPECT_EQ(hardware_of_gpu_name("NVIDIA H100 PCIe")["formFactor"], "PCIe-80GB");
   EXPECT_EQ(hardware_of_gpu_name("NVIDIA GeForce RTX 3090")["architecture"], "sm_86");
   EXPECT_EQ(hardware_of_gpu_name("NVIDIA GeForce RTX 4090")["architecture"], "sm_89");
@@ -402,7 +414,8 @@ TEST(GpuNames, TheCsvsGpusAsHardware) {
   EXPECT_EQ(hardware_of_gpu_name("NVIDIA H20")["architecture"], "sm_90");
   EXPECT_EQ(hardware_of_gpu_name("AMD Instinct MI300X"),
             Json::parse(R"({"vendor": "amd", "product": "AMD Instinct MI300X", "architecture": "gfx942"})"));
-  EXPECT_EQ(hardware_of_gpu_name("Some Accelerator"), Json::parse(R"({"vendor": "unknown", "product": "Some Accelerator"})"));
+  EXPECT_EQ(hardware_of_gpu_name("Some Accelerator"),
+            Json::parse(R"({"vendor": "unknown", "product": "Some Accelerator"})"));
   EXPECT_EQ(gpu_name_without_vendor("NVIDIA A100-SXM4-80GB"), "A100-SXM4-80GB");
 }
 

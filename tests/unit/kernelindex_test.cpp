@@ -102,9 +102,13 @@ struct Fixture {
 };
 
 ks::RunRecord passed_record(const Json& params) {
-  ks::RunRecord r = ks::testing::distill_run_record(
-      params, {.median_ns = 14654463.7, .p20_ns = 14633983.8, .p80_ns = 14680064.2, .mean_ns = 14657210.5,
-               .min_ns = 14620672, .max_ns = 14712832, .stddev_ns = 27113.9});
+  ks::RunRecord r = ks::testing::distill_run_record(params, {.median_ns = 14654463.7,
+                                                             .p20_ns = 14633983.8,
+                                                             .p80_ns = 14680064.2,
+                                                             .mean_ns = 14657210.5,
+                                                             .min_ns = 14620672,
+                                                             .max_ns = 14712832,
+                                                             .stddev_ns = 27113.9});
   r.mode = "full";
   r.rank = 1;
   r.started_at = "2026-11-30T12:00:00.250Z";
@@ -129,14 +133,15 @@ Fixture make_fixture(const std::string& status = "passed") {
   f.gpu.multiprocessors = 132;
   f.gpu.cuda_runtime_version = "13.0";
   f.gpu.cublas_version = "13.1.0";
-  f.params = {{"tokens", 1024}, {"hidden", 4096}, {"vocab", 128256}, {"dtype", "bf16"}, {"beta", 0.5},
+  f.params = {{"tokens", 1024},     {"hidden", 4096},     {"vocab", 128256},      {"dtype", "bf16"}, {"beta", 0.5},
               {"temperature", 1.0}, {"chunk_size", 1024}, {"ignore_index", -100}, {"bias", false}};
   f.record = passed_record(f.params);
   f.record.status = status;
   f.cited.protocol = ks::protocol_document(ks::testing::do_bench_gpu_protocol());
   f.cited.environment = ks::environment_document(f.host, f.gpu);
   f.cited.workload = ks::workload_document("distill_cosine_loss", "Chunked distillation cosine loss", f.params);
-  f.cited.implementation = ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", f.gpu));
+  f.cited.implementation =
+      ks::implementation_document("distill_cosine_loss", "fused", "cuda", ks::implementation_libraries("cuda", f.gpu));
   f.digests = {ks::document_digest(f.cited.protocol), ks::document_digest(f.cited.environment),
                ks::document_digest(f.cited.workload), ks::document_digest(f.cited.implementation)};
   f.context = {"Chunked distillation cosine loss", ks::hardware_slug(f.host, f.gpu), ks::workload_slug(f.params)};
@@ -178,7 +183,8 @@ TEST(Kernelindex, DocumentDigestIsTheContentDigestOfApiVersionKindAndSpec) {
   const Fixture f = make_fixture();
   for (const char* key : {"protocol", "environment", "workload", "implementation", "run"}) {
     const Json& doc = f.object[key];
-    EXPECT_EQ(ks::document_digest(doc), ks::content_digest({{"apiVersion", doc["apiVersion"]}, {"kind", doc["kind"]}, {"spec", doc["spec"]}}))
+    EXPECT_EQ(ks::document_digest(doc),
+              ks::content_digest({{"apiVersion", doc["apiVersion"]}, {"kind", doc["kind"]}, {"spec", doc["spec"]}}))
         << key;
   }
 }
@@ -277,7 +283,8 @@ TEST(Kernelindex, TheGpuStateReadIsMeasuredAndItsThrottleReasonsNamed) {
   f.record.gpu_end = {1635, 3201, 699.75, 52, ks::throttle::kSwPowerCap};
   const Json run = ks::benchmark_run_document(f.record, f.digests, f.context);
   std::map<std::string, double> measured;
-  for (const Json& m : run["spec"]["measurements"]) measured[m["metric"].get<std::string>() + "/" + m["statistic"].get<std::string>()] = m["value"];
+  for (const Json& m : run["spec"]["measurements"])
+    measured[m["metric"].get<std::string>() + "/" + m["statistic"].get<std::string>()] = m["value"];
   EXPECT_EQ(measured.at("sm_clock/start"), 1980);
   EXPECT_EQ(measured.at("sm_clock/end"), 1635);
   EXPECT_EQ(measured.at("memory_clock/end"), 3201);
@@ -294,7 +301,8 @@ TEST(Kernelindex, EveryStatusMapsToAKernelindexStatus) {
   Fixture f = make_fixture();
   for (const char* status : ks::kStatuses) {
     f.record.status = status;
-    EXPECT_TRUE(kernelindex.count(ks::benchmark_run_document(f.record, f.digests, f.context)["spec"]["status"])) << status;
+    EXPECT_TRUE(kernelindex.count(ks::benchmark_run_document(f.record, f.digests, f.context)["spec"]["status"]))
+        << status;
   }
   f.record.status = "exploded";
   try {
@@ -377,7 +385,8 @@ TEST(Kernelindex, ProtocolDocumentHoldsEveryProtocolParameter) {
 }
 
 TEST(Kernelindex, CpuImplementationsDoNotDependOnCudaBuildFacts) {
-  const Json cpu = ks::implementation_document("gemm", "reference", "cpu", ks::implementation_libraries("cpu", ks::GpuInfo{}));
+  const Json cpu =
+      ks::implementation_document("gemm", "reference", "cpu", ks::implementation_libraries("cpu", ks::GpuInfo{}));
   EXPECT_FALSE(cpu["spec"]["build"].contains("cudaArchitectures"));
   EXPECT_TRUE(cpu["spec"]["build"]["libraries"].empty());
   EXPECT_EQ(cpu["spec"]["build"]["compiler"], ks::build::compiler);

@@ -29,7 +29,9 @@ class CountingKernel {
               while (std::chrono::steady_clock::now() - start < call_time_) {
               }
             },
-            [] { return CheckResult{true, ""}; }};
+            [] {
+              return CheckResult{true, ""};
+            }};
   }
 
   std::int64_t runs = 0;
@@ -42,7 +44,8 @@ BoundMode throwing_mode() {
   return {[] { throw std::runtime_error("kernel launch failed"); }, [] { return CheckResult{false, ""}; }};
 }
 
-Protocol cpu_protocol(double warmup_ms, double rep_ms, std::int64_t max_repeat = 10000, std::int64_t flush_bytes = 1 << 20) {
+Protocol cpu_protocol(double warmup_ms, double rep_ms, std::int64_t max_repeat = 10000,
+                      std::int64_t flush_bytes = 1 << 20) {
   ProtocolSpec spec;
   spec.warmup_ms = warmup_ms;
   spec.rep_ms = rep_ms;
@@ -286,7 +289,8 @@ TEST(Protocol, MinRepeatIsOneOnAGpuAsTritonTenOnTheCpuUnlessGiven) {
 
 TEST(GpuState, ThrottleReasonsAreNamedAndUnknownBitsShownInHex) {
   EXPECT_EQ(throttle_reason_names(0), "");
-  EXPECT_EQ(throttle_reason_names(throttle::kSwPowerCap | throttle::kHwThermalSlowdown), "sw_power_cap,hw_thermal_slowdown");
+  EXPECT_EQ(throttle_reason_names(throttle::kSwPowerCap | throttle::kHwThermalSlowdown),
+            "sw_power_cap,hw_thermal_slowdown");
   EXPECT_EQ(throttle_reason_names(throttle::kGpuIdle | 0x10000), "gpu_idle,0x10000");
 }
 
@@ -317,8 +321,9 @@ TEST(Protocol, JsonHoldsEveryParameterOfTheMethod) {
   const Json json = protocol_to_json(resolve_protocol(spec, Backend::cuda));
   std::set<std::string> keys;
   for (const auto& [key, value] : json.items()) keys.insert(key);
-  EXPECT_EQ(keys, (std::set<std::string>{"name", "timer", "warmup_ms", "rep_ms", "min_repeat", "max_repeat", "flush_bytes", "quantiles",
-                                          "quantile_method", "primaryStatistic", "repetitions", "sm_clock_per_sample"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"name", "timer", "warmup_ms", "rep_ms", "min_repeat", "max_repeat",
+                                         "flush_bytes", "quantiles", "quantile_method", "primaryStatistic",
+                                         "repetitions", "sm_clock_per_sample"}));
   EXPECT_EQ(json.at("name"), "do_bench");
   EXPECT_EQ(json.at("timer"), "cuda_events");
   EXPECT_EQ(json.at("warmup_ms"), 10);

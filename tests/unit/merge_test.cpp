@@ -104,7 +104,8 @@ TEST(MergeFiles, KeepsEveryRowInOrderWithItsSamplesDocumentsOnceAndEverySession)
   FileSpec a;
   a.info = info_of("2026-12-01T02:00:00.000Z");
   a.rows = {row("p1", "passed", {1.5, 2.5, 3.5}), row("p2", "skipped", {}), row("p3", "failed", {7.0})};
-  a.resumed_sessions = {SessionInfo{"2026-12-01T02:10:00.000Z", 4, "node-r", "kernelsweep run --resume", "test", "abc"}};
+  a.resumed_sessions = {
+      SessionInfo{"2026-12-01T02:10:00.000Z", 4, "node-r", "kernelsweep run --resume", "test", "abc"}};
   FileSpec b;
   b.info = info_of("2026-12-01T01:00:00.000Z");  // started first, ended first
   b.environment = "sha256:environment-b";
@@ -137,7 +138,8 @@ TEST(MergeFiles, KeepsEveryRowInOrderWithItsSamplesDocumentsOnceAndEverySession)
   EXPECT_EQ(all.sample_count(), 3u + 1 + 2 + 1);
   EXPECT_TRUE(std::isnan(rows[1].stats.median_ns)) << "a figure not measured stays NaN";
   const auto statuses = all.point_statuses();
-  const auto p2 = std::find_if(statuses.begin(), statuses.end(), [](const PointStatus& p) { return p.key == point_key("p2"); });
+  const auto p2 =
+      std::find_if(statuses.begin(), statuses.end(), [](const PointStatus& p) { return p.key == point_key("p2"); });
   ASSERT_NE(p2, statuses.end());
   EXPECT_EQ(p2->status, "passed");
 
@@ -223,7 +225,7 @@ class MergeRefusals : public ::testing::Test {
   void SetUp() override {
     dir = fresh_directory("merge_refusals");
     FileSpec a;
-  a.info = info_of("2026-12-01T02:00:00.000Z");
+    a.info = info_of("2026-12-01T02:00:00.000Z");
     a.rows = {row("p1", "passed", {1.0})};
     write_results(dir / "a.h5", a);
     FileSpec renamed = a;
@@ -240,7 +242,8 @@ class MergeRefusals : public ::testing::Test {
     const auto result = merge(args);
     EXPECT_EQ(result.exit_code, 2) << args << "\n" << result.output;
     EXPECT_EQ(line_count(result.output), 1u) << result.output;
-    for (const auto& words : said) EXPECT_NE(result.output.find(words), std::string::npos) << words << " in\n" << result.output;
+    for (const auto& words : said)
+      EXPECT_NE(result.output.find(words), std::string::npos) << words << " in\n" << result.output;
     EXPECT_FALSE(fs::exists(dir / "all.h5")) << args;
   }
 

@@ -89,7 +89,7 @@ std::vector<Point> reference_plan(const SweepSpec& spec, const Registry& registr
     for (const Json& given : combinations) {
       Json params = Json::object();
       for (const auto& parameter : kernel.parameters)
-        params[parameter.name] = given.contains(parameter.name)        ? given[parameter.name]
+        params[parameter.name] = given.contains(parameter.name)         ? given[parameter.name]
                                  : block.fixed.contains(parameter.name) ? block.fixed[parameter.name]
                                                                         : parameter.default_value;
       for (const auto& implementation : implementations) {
@@ -156,7 +156,8 @@ TEST(PlanEnumeration, EveryShippedSweepFileGivesTheReferencePlan) {
       if (entry.path().extension() == ".yaml" && entry.path().string().find("/bad/") == std::string::npos)
         files.push_back(entry.path());
   ASSERT_GE(files.size(), 8u);
-  for (const fs::path& file : files) expect_plan_is_the_reference(load_sweep_file(file.string(), builtin_registry()), file.string());
+  for (const fs::path& file : files)
+    expect_plan_is_the_reference(load_sweep_file(file.string(), builtin_registry()), file.string());
 }
 
 TEST(PlanEnumeration, RepeatsAcrossBlocksIncludesZipsAndAxesKeepTheirFirstPlace) {
@@ -203,7 +204,8 @@ kernels:
 }
 
 TEST(PlanEnumeration, AVisitorThatStopsEndsTheEnumeration) {
-  const SweepSpec spec = parse("name: stop\nkernels:\n  - kernel: noop\n    grid: {id: {from: 1, to: 1000, step: 1}}\n");
+  const SweepSpec spec =
+      parse("name: stop\nkernels:\n  - kernel: noop\n    grid: {id: {from: 1, to: 1000, step: 1}}\n");
   std::size_t seen = 0;
   for_each_point(spec, builtin_registry(), {}, [&](Point& point, std::size_t group) {
     EXPECT_EQ(point.index, seen);
@@ -245,15 +247,16 @@ TEST(PlanEnumeration, CountingAGridNothingThinsMakesNoPoint) {
   // 10^9 points counted at once: were they made, this test would not end.
   const SweepSpec spec = parse(
       "name: huge\nkernels:\n  - kernel: gemm\n    implementations: [cpu]\n    modes: [forward]\n    grid:\n"
-      "      M: {from: 1, to: 1000, step: 1}\n      N: {from: 1, to: 1000, step: 1}\n      K: {from: 1, to: 1000, step: 1}\n");
+      "      M: {from: 1, to: 1000, step: 1}\n      N: {from: 1, to: 1000, step: 1}\n      K: {from: 1, to: 1000, "
+      "step: 1}\n");
   PlanOptions options;
   options.max_points = 2'000'000'000;
   EXPECT_EQ(count_points(spec, builtin_registry(), options), 1'000'000'000u);
 }
 
 TEST(PlanEnumeration, CountsAgreeWithThePlanForShards) {
-  const SweepSpec spec = load_sweep_file((fs::path(KS_SOURCE_DIR) / "tests/data/config/good/full.yaml").string(),
-                                         builtin_registry());
+  const SweepSpec spec =
+      load_sweep_file((fs::path(KS_SOURCE_DIR) / "tests/data/config/good/full.yaml").string(), builtin_registry());
   std::uint64_t total = 0;
   for (std::size_t shard = 0; shard < 3; ++shard) {
     PlanOptions options;

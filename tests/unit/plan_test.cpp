@@ -20,7 +20,9 @@ namespace {
 
 class NoInstance final : public Instance {
  public:
-  BoundMode bind(const std::string&) override { return {[] {}, [] { return CheckResult{true, ""}; }}; }
+  BoundMode bind(const std::string&) override {
+    return {[] {}, [] { return CheckResult{true, ""}; }};
+  }
 };
 
 ParamSpec param(std::string name, ParamType type, Json default_value) {
@@ -102,7 +104,9 @@ std::vector<std::string> describe(const Plan& plan, const std::vector<std::strin
       if (!text.empty()) text += ' ';
       if (key == "implementation") text += p.implementation;
       else if (key == "mode") text += p.mode;
-      else text += key + "=" + (p.params.at(key).is_string() ? p.params.at(key).get<std::string>() : p.params.at(key).dump());
+      else
+        text +=
+            key + "=" + (p.params.at(key).is_string() ? p.params.at(key).get<std::string>() : p.params.at(key).dump());
     }
     out.push_back(text);
   }
@@ -130,15 +134,15 @@ std::string digest_hex(const Point& point) { return point_key_hex(point_digest(p
 
 TEST(Plan, ProductHasTheLastAxisFastest) {
   const Plan plan = plan_of({gemm_block({axis("M", {1, 2}), axis("N", {3, 4, 5}), axis("dtype", {"fp32", "bf16"})})});
-  const std::vector<std::string> expected = {
-      "M=1 N=3 dtype=fp32", "M=1 N=3 dtype=bf16", "M=1 N=4 dtype=fp32", "M=1 N=4 dtype=bf16",
-      "M=1 N=5 dtype=fp32", "M=1 N=5 dtype=bf16", "M=2 N=3 dtype=fp32", "M=2 N=3 dtype=bf16",
-      "M=2 N=4 dtype=fp32", "M=2 N=4 dtype=bf16", "M=2 N=5 dtype=fp32", "M=2 N=5 dtype=bf16"};
+  const std::vector<std::string> expected = {"M=1 N=3 dtype=fp32", "M=1 N=3 dtype=bf16", "M=1 N=4 dtype=fp32",
+                                             "M=1 N=4 dtype=bf16", "M=1 N=5 dtype=fp32", "M=1 N=5 dtype=bf16",
+                                             "M=2 N=3 dtype=fp32", "M=2 N=3 dtype=bf16", "M=2 N=4 dtype=fp32",
+                                             "M=2 N=4 dtype=bf16", "M=2 N=5 dtype=fp32", "M=2 N=5 dtype=bf16"};
   EXPECT_EQ(describe(plan, {"M", "N", "dtype"}), expected);
-  EXPECT_EQ(count_points_upper_bound(sweep({gemm_block({axis("M", {1, 2}), axis("N", {3, 4, 5}),
-                                                        axis("dtype", {"fp32", "bf16"})})}),
-                                     registry()),
-            12u);
+  EXPECT_EQ(
+      count_points_upper_bound(
+          sweep({gemm_block({axis("M", {1, 2}), axis("N", {3, 4, 5}), axis("dtype", {"fp32", "bf16"})})}), registry()),
+      12u);
   for (std::size_t i = 0; i < plan.points.size(); ++i) EXPECT_EQ(plan.points[i].index, i);
 }
 
@@ -267,8 +271,9 @@ TEST(Plan, ACombinationExcludedEverywhereIsNotValidated) {
 TEST(Plan, ExcludeByParameterValueOrListOfValues) {
   KernelBlock b = gemm_block({axis("M", {256, 512, 1024}), axis("dtype", {"fp32", "bf16"})});
   b.exclude = {Json{{"dtype", "bf16"}, {"M", Json::array({256, 512})}}};
-  EXPECT_EQ(describe(plan_of({b}), {"M", "dtype"}),
-            (std::vector<std::string>{"M=256 dtype=fp32", "M=512 dtype=fp32", "M=1024 dtype=fp32", "M=1024 dtype=bf16"}));
+  EXPECT_EQ(
+      describe(plan_of({b}), {"M", "dtype"}),
+      (std::vector<std::string>{"M=256 dtype=fp32", "M=512 dtype=fp32", "M=1024 dtype=fp32", "M=1024 dtype=bf16"}));
   // The bound is what the grid gives before any rule: nothing is expanded to count it.
   EXPECT_EQ(count_points_upper_bound(sweep({b}), registry()), 6u);
 }
@@ -353,8 +358,8 @@ TEST(Plan, CountsSaturateInsteadOfWrapping) {
   AxisValues values;
   for (int i = 1; i <= 100000; ++i) values.push_back(i);
   // 10^5 values on 5 axes is 10^25 points, past 2^64.
-  const SweepSpec spec = sweep({gemm_block({axis("M", values), axis("N", values), axis("K", values),
-                                            axis("seed", values), axis("dtype", values)})});
+  const SweepSpec spec = sweep({gemm_block(
+      {axis("M", values), axis("N", values), axis("K", values), axis("seed", values), axis("dtype", values)})});
   EXPECT_EQ(count_points_upper_bound(spec, registry()), UINT64_MAX);
   EXPECT_THROW(make_plan(spec, registry()), PlanError);
 }
@@ -422,7 +427,8 @@ TEST(Plan, ShardsBalanceTheKernelsWorkNotTheirPointCounts) {
   // One 65536x8192x8192 GEMM costs as much as many small ones: its shard takes fewer groups.
   AxisValues sizes{65536};
   for (int i = 0; i < 12; ++i) sizes.push_back(64 + i);
-  const KernelBlock gemms = gemm_block({axis("M", sizes), axis("N", {8192}), axis("K", {8192}), axis("dtype", {"fp32"})});
+  const KernelBlock gemms =
+      gemm_block({axis("M", sizes), axis("N", {8192}), axis("K", {8192}), axis("dtype", {"fp32"})});
   PlanOptions options;
   options.shard_count = 2;
   std::vector<std::size_t> groups;
@@ -501,10 +507,20 @@ TEST(PointId, GoldenIdOfAGemmPoint) {
 
 TEST(PointId, GoldenIdWithFloatsBooleansNegativesAndStrings) {
   const Point p = make_point("distill_cosine", "cpu", "backward",
-                             {{"tokens", 2048}, {"hidden", 4096}, {"vocab", 128256}, {"dtype", "bf16"},
-                              {"weight_hard_loss", 0.5}, {"weight_soft_loss", 0.5}, {"beta", 0.5},
-                              {"temperature", 1.0}, {"ignore_index", -100}, {"chunk_size", "auto"},
-                              {"bias", true}, {"normalize", "tokens"}, {"ignored_fraction", 0.125}, {"seed", 0}});
+                             {{"tokens", 2048},
+                              {"hidden", 4096},
+                              {"vocab", 128256},
+                              {"dtype", "bf16"},
+                              {"weight_hard_loss", 0.5},
+                              {"weight_soft_loss", 0.5},
+                              {"beta", 0.5},
+                              {"temperature", 1.0},
+                              {"ignore_index", -100},
+                              {"chunk_size", "auto"},
+                              {"bias", true},
+                              {"normalize", "tokens"},
+                              {"ignored_fraction", 0.125},
+                              {"seed", 0}});
   // Computed independently (temperature written as 1: Python would print 1.0 as "1.0", RFC 8785 as "1"):
   // python3 -c 'import json,hashlib; print(hashlib.sha256(json.dumps({"implementation":"cpu",
   //   "kernel":"distill_cosine","mode":"backward","params":{"tokens":2048,"hidden":4096,"vocab":128256,
@@ -579,8 +595,10 @@ TEST(CanonicalJson, NanAndInfinityHaveNoForm) {
 }
 
 TEST(CanonicalJson, SortedKeysNoWhitespaceAndMinimalEscapes) {
-  const Json value = {{"b", Json::array({1, 2.5, true, nullptr})}, {"a", {{"z", "x\"\\\n\x1f"}, {"é", "€"}}}, {"A", 1e21}};
-  EXPECT_EQ(canonical_json(value), "{\"A\":1e+21,\"a\":{\"z\":\"x\\\"\\\\\\n\\u001f\",\"é\":\"€\"},\"b\":[1,2.5,true,null]}");
+  const Json value = {
+      {"b", Json::array({1, 2.5, true, nullptr})}, {"a", {{"z", "x\"\\\n\x1f"}, {"é", "€"}}}, {"A", 1e21}};
+  EXPECT_EQ(canonical_json(value),
+            "{\"A\":1e+21,\"a\":{\"z\":\"x\\\"\\\\\\n\\u001f\",\"é\":\"€\"},\"b\":[1,2.5,true,null]}");
   EXPECT_EQ(canonical_json(Json(-100)), "-100");
   EXPECT_EQ(canonical_json(Json(std::uint64_t{18446744073709551615u})), "18446744073709551615");
 }

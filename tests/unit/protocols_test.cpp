@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "record/run_record.h"
 #include "common/bytes.h"
 #include "common/canonical_json.h"
 #include "measure/cold.h"
 #include "measure/graph.h"
 #include "measure/protocol.h"
+#include "record/run_record.h"
 #include "support/synthetic_timer.h"
 
 namespace ks {
@@ -30,7 +30,8 @@ BoundMode mode_of(SyntheticTimer& timer) {
   return {[&timer] { timer.run(); }, [] { return CheckResult{true, ""}; }};
 }
 
-Protocol cold_protocol(double max_noise = 0.005, std::int64_t min_samples = 10, double min_time_s = 0, double timeout_s = 0.2) {
+Protocol cold_protocol(double max_noise = 0.005, std::int64_t min_samples = 10, double min_time_s = 0,
+                       double timeout_s = 0.2) {
   ProtocolSpec spec;
   spec.name = "cold";
   spec.cold.max_noise = max_noise;
@@ -139,7 +140,9 @@ TEST(ColdProtocol, ACallThatThrowsReleasesTheStream) {
   const BoundMode failing{[&] {
                             if (++calls > 1) throw std::runtime_error("launch failed");
                           },
-                          [] { return CheckResult{true, ""}; }};
+                          [] {
+                            return CheckResult{true, ""};
+                          }};
   EXPECT_THROW(cold(failing, timer, cold_protocol()), std::runtime_error);
   EXPECT_EQ(timer.holds(), 1);
   EXPECT_EQ(timer.releases(), 1);
@@ -201,7 +204,8 @@ TEST(SampleClocks, DoBenchAndGraphKeepTheClockOfEachSample) {
   protocol.name = "graph";
   SyntheticTimer graph_timer({1'000'000}, 0, clocks, 1980);
   const Timing replays = time_point(mode_of(graph_timer), graph_timer, protocol);
-  EXPECT_EQ(replays.sample_sm_clock_mhz, (std::vector<double>{1980, 1755, 1410, 1980, 1755, 1410, 1980, 1755, 1410, 1980}));
+  EXPECT_EQ(replays.sample_sm_clock_mhz,
+            (std::vector<double>{1980, 1755, 1410, 1980, 1755, 1410, 1980, 1755, 1410, 1980}));
 
   protocol.sm_clock_per_sample = false;
   SyntheticTimer unread({1'000'000}, 0, clocks, 1980);
@@ -337,12 +341,14 @@ TEST(ProtocolDocument, HoldsEachParameterOfItsProtocolAndNoOther) {
       {"energy", [](ProtocolSpec& s) { s.energy = true; }},
   };
   const std::map<std::string, std::set<std::string>> own{
-      {"do_bench", {"warmup_ms", "rep_ms", "min_repeat", "max_repeat", "flush_bytes", "quantiles", "repetitions",
-                    "sm_clock_per_sample", "energy"}},
-      {"cold", {"flush_bytes", "quantiles", "max_noise", "min_samples", "min_time_s", "timeout_s", "throttle_threshold",
-                "throttle_pause_s", "repetitions", "energy"}},
-      {"graph", {"rep_ms", "max_repeat", "flush_bytes", "quantiles", "replays", "repetitions", "sm_clock_per_sample",
-                 "energy"}},
+      {"do_bench",
+       {"warmup_ms", "rep_ms", "min_repeat", "max_repeat", "flush_bytes", "quantiles", "repetitions",
+        "sm_clock_per_sample", "energy"}},
+      {"cold",
+       {"flush_bytes", "quantiles", "max_noise", "min_samples", "min_time_s", "timeout_s", "throttle_threshold",
+        "throttle_pause_s", "repetitions", "energy"}},
+      {"graph",
+       {"rep_ms", "max_repeat", "flush_bytes", "quantiles", "replays", "repetitions", "sm_clock_per_sample", "energy"}},
   };
   for (const auto& [name, keys] : own) {
     ProtocolSpec base;
@@ -356,7 +362,8 @@ TEST(ProtocolDocument, HoldsEachParameterOfItsProtocolAndNoOther) {
       EXPECT_EQ(digest_of(changed) != before, uses) << name << " " << change.key;
       // A key written only where it is not its default (energy) is in the changed document.
       const Json changed_document = protocol_to_json(resolve_protocol(changed, Backend::cuda, 50 << 20));
-      EXPECT_EQ(document.contains(change.key) || changed_document.contains(change.key), uses) << name << " " << change.key;
+      EXPECT_EQ(document.contains(change.key) || changed_document.contains(change.key), uses)
+          << name << " " << change.key;
     }
   }
 }

@@ -65,8 +65,8 @@ class PythonImplementations : public ::testing::Test {
   std::string run_python(const std::string& script, const Json& input) {
     ks::testing::write_file(dir_ / "input.json", input.dump());
     ks::testing::write_file(dir_ / "script.py", std::string(kPrelude) + script);
-    const auto result = ks::testing::run_command(
-        fmt::format("cd '{}' && PYTHONPATH='{}/python' {} script.py input.json", dir_.string(), KS_SOURCE_DIR, kPython));
+    const auto result = ks::testing::run_command(fmt::format(
+        "cd '{}' && PYTHONPATH='{}/python' {} script.py input.json", dir_.string(), KS_SOURCE_DIR, kPython));
     EXPECT_EQ(result.exit_code, 0) << result.err;
     return result.out;
   }
@@ -134,8 +134,13 @@ std::vector<Json> distill_points() {
   return {
       distill_params({{"dtype", "fp32"}}),
       distill_params({{"dtype", "bf16"}, {"bias", true}, {"ignored_fraction", 0.3}, {"temperature", 2.0}}),
-      distill_params({{"dtype", "fp32"}, {"bias", true}, {"ignored_fraction", just_above_a_draw}, {"ignore_index", -1},
-                      {"normalize", "valid_tokens"}, {"beta", 0.25}, {"seed", 123456789}}),
+      distill_params({{"dtype", "fp32"},
+                      {"bias", true},
+                      {"ignored_fraction", just_above_a_draw},
+                      {"ignore_index", -1},
+                      {"normalize", "valid_tokens"},
+                      {"beta", 0.25},
+                      {"seed", 123456789}}),
       distill_params({{"dtype", "bf16"}, {"tokens", 8}, {"hidden", 2}, {"vocab", 3}, {"weight_hard_loss", 1.0}}),
   };
 }
@@ -239,8 +244,9 @@ for i, params in enumerate(args):
 TEST_F(PythonImplementations, TorchRandInputsAreTheBenchmarksDraw) {
   // Drawn here as Liger's benchmark_distill_cosine_loss.py draws them (and gemm with two torch.rand),
   // after torch.manual_seed(seed); the counter draw differs from it.
-  const Json input = {{"distill", distill_params({{"dtype", "bf16"}, {"bias", true}, {"inputs", "torch_rand"}, {"seed", 3}})},
-                      {"gemm", params_of("gemm", {{"M", 9}, {"N", 10}, {"K", 11}, {"inputs", "torch_rand"}, {"seed", 4}})}};
+  const Json input = {
+      {"distill", distill_params({{"dtype", "bf16"}, {"bias", true}, {"inputs", "torch_rand"}, {"seed", 3}})},
+      {"gemm", params_of("gemm", {{"M", 9}, {"N", 10}, {"K", 11}, {"inputs", "torch_rand"}, {"seed", 4}})}};
   const Json out = run_python_json(R"py(
 from kernelsweep.implementations import distill_cosine, gemm
 p = args["distill"]
@@ -366,7 +372,8 @@ print(json.dumps({"registered": registered, "imported_liger": imported_liger, **
 )py",
                                    distill_params(Json::object()));
   const Json registered = out.value("registered", Json::object());
-  const Json backends = {{"gemm/torch", "any"}, {"distill_cosine_loss/torch", "any"}, {"distill_cosine_loss/liger", "cuda"}};
+  const Json backends = {
+      {"gemm/torch", "any"}, {"distill_cosine_loss/torch", "any"}, {"distill_cosine_loss/liger", "cuda"}};
   for (const auto& [name, backend] : backends.items())
     EXPECT_EQ(registered.value(name, Json()), backend) << name << " in " << registered.dump();
   EXPECT_EQ(out.value("imported_liger", true), false);
@@ -377,7 +384,8 @@ print(json.dumps({"registered": registered, "imported_liger": imported_liger, **
 // ---- (e) the checks fail on corrupted outputs ----
 
 TEST_F(PythonImplementations, GemmCheckFailsWhenTheRunWritesGarbage) {
-  const Json out = run_python_json(R"py(
+  const Json out = run_python_json(
+      R"py(
 from kernelsweep.implementations import gemm
 results = {}
 for label, params in args.items():
@@ -400,8 +408,7 @@ for label, params in args.items():
         results[f"{label}/{name}"] = check.passed
 print(json.dumps(results))
 )py",
-                                   Json{{"small_fp32", gemm_params(5, 6, 7, "fp32", 1)},
-                                        {"sampled_bf16", gemm_params(200, 300, 40, "bf16", 2)}});
+      Json{{"small_fp32", gemm_params(5, 6, 7, "fp32", 1)}, {"sampled_bf16", gemm_params(200, 300, 40, "bf16", 2)}});
   ASSERT_EQ(out.size(), 10u) << out.dump();
   for (const auto& [name, passed] : out.items())
     EXPECT_EQ(passed.get<bool>(), name.find("/real") != std::string::npos) << name;
@@ -409,7 +416,8 @@ print(json.dumps(results))
 
 TEST_F(PythonImplementations, DistillCheckFailsWhenThePassCorruptsALossOrAGradient) {
   // Each corruption runs the real pass, then spoils one output: the check must catch each one alone.
-  const Json out = run_python_json(R"py(
+  const Json out =
+      run_python_json(R"py(
 from kernelsweep.implementations import distill_cosine
 results = {}
 for label, params in args.items():
@@ -455,9 +463,8 @@ for label, params in args.items():
     results[f"{label}/reduced/loss"] = big.bind("full").check().passed
 print(json.dumps(results))
 )py",
-                                   Json{{"fp32", distill_params({{"dtype", "fp32"}, {"bias", true}})},
-                                        {"bf16", distill_params({{"dtype", "bf16"}, {"bias", true},
-                                                                 {"ignored_fraction", 0.3}})}});
+                      Json{{"fp32", distill_params({{"dtype", "fp32"}, {"bias", true}})},
+                           {"bf16", distill_params({{"dtype", "bf16"}, {"bias", true}, {"ignored_fraction", 0.3}})}});
   ASSERT_EQ(out.size(), 2u * 16) << out.dump();
   for (const auto& [name, passed] : out.items())
     EXPECT_EQ(passed.get<bool>(), name.find("/real") != std::string::npos) << name;

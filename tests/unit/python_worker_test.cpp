@@ -13,11 +13,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "record/run_record.h"
 #include "cluster/worker_process.h"
 #include "common/canonical_json.h"
 #include "measure/do_bench.h"
 #include "measure/timer.h"
+#include "record/run_record.h"
 #include "support/cli_runner.h"
 #include "support/python_worker.h"
 #include "support/synthetic_timer.h"
@@ -54,9 +54,10 @@ Json python_do_bench(const SyntheticCase& c, const Protocol& protocol, const std
   Json protocol_json = protocol_to_json(protocol);
   protocol_json.erase("primaryStatistic");
   protocol_json["primary_statistic"] = protocol.primary_statistic;
-  const Json request = {{"protocol", protocol_json}, {"durations", c.durations}, {"flush_ns", c.flush_ns}, {"samples", samples}};
-  const auto out = run_command(fmt::format("PYTHONPATH={}/python {} {}/tests/python/synthetic_do_bench.py {}", KS_SOURCE_DIR,
-                                           kPython, KS_SOURCE_DIR, shell_quote(request.dump())));
+  const Json request = {
+      {"protocol", protocol_json}, {"durations", c.durations}, {"flush_ns", c.flush_ns}, {"samples", samples}};
+  const auto out = run_command(fmt::format("PYTHONPATH={}/python {} {}/tests/python/synthetic_do_bench.py {}",
+                                           KS_SOURCE_DIR, kPython, KS_SOURCE_DIR, shell_quote(request.dump())));
   EXPECT_EQ(out.exit_code, 0) << out.err;
   return Json::parse(out.out);
 }
@@ -69,9 +70,9 @@ TEST(PythonWorker, DoBenchLoopIsTheCppLoopOnTheSameClock) {
   if (!python_with_torch()) GTEST_SKIP() << kPython << " cannot import torch";
   const std::vector<SyntheticCase> cases = {
       {25, 100, 10000, {90'000, 110'000, 100'000, 95'000, 130'000, 87'000, 101'000}, 137},  // about 0.1 ms a call
-      {1, 10, 7, {3'000, 2'000}, 50'000},                     // the cap on repetitions
-      {25, 100, 10000, {0, 1, 0}, 0},                          // below what the timer can see: the 1 µs guard
-      {0.5, 0.5, 10000, {40'000'000}, 1'000},                  // one call longer than both budgets
+      {1, 10, 7, {3'000, 2'000}, 50'000},                                                   // the cap on repetitions
+      {25, 100, 10000, {0, 1, 0}, 0},          // below what the timer can see: the 1 µs guard
+      {0.5, 0.5, 10000, {40'000'000}, 1'000},  // one call longer than both budgets
   };
   const std::vector<double> fractional = {3.25, 1e9 + 0.5, 7.125, 2.0 / 3.0, 1e-3, 42.0, 42.0, 1.0 / 7.0};
   for (const SyntheticCase& c : cases) {
@@ -104,12 +105,12 @@ TEST(PythonWorker, ResolvesTheProtocolAsTheCppWorkerDoes) {
   spec.sm_clock_per_sample = false;  // the Python worker reads no per-sample clock, and says so
   for (const bool gpu : {false, true}) {
     const Json cpp = protocol_to_json(resolve_protocol(spec, gpu ? Backend::cuda : Backend::cpu));
-    const Json request = {{"name", "do_bench"}, {"warmup_ms", 3}, {"rep_ms", 17}, {"max_repeat", 123},
-                          {"quantiles", {0.5, 0.2, 0.8}}};
-    const auto out = run_command(fmt::format(
-        "PYTHONPATH={}/python {} -c 'import json, sys; from kernelsweep.do_bench import resolve_protocol; "
-        "print(json.dumps(resolve_protocol(json.loads(sys.argv[1]), {}).to_json()))' {}",
-        KS_SOURCE_DIR, kPython, gpu ? "True" : "False", shell_quote(request.dump())));
+    const Json request = {
+        {"name", "do_bench"}, {"warmup_ms", 3}, {"rep_ms", 17}, {"max_repeat", 123}, {"quantiles", {0.5, 0.2, 0.8}}};
+    const auto out = run_command(
+        fmt::format("PYTHONPATH={}/python {} -c 'import json, sys; from kernelsweep.do_bench import resolve_protocol; "
+                    "print(json.dumps(resolve_protocol(json.loads(sys.argv[1]), {}).to_json()))' {}",
+                    KS_SOURCE_DIR, kPython, gpu ? "True" : "False", shell_quote(request.dump())));
     ASSERT_EQ(out.exit_code, 0) << out.err;
     EXPECT_EQ(canonical_json(Json::parse(out.out)), canonical_json(cpp)) << "gpu " << gpu;
   }
@@ -120,7 +121,8 @@ TEST(PythonWorker, ResolvesTheProtocolAsTheCppWorkerDoes) {
 TEST(PythonWorker, ItsGpuStateFieldsAreTheOnesTheRankReads) {
   const auto out = run_command(fmt::format(
       "PYTHONPATH={}/python {} -c 'import json; from kernelsweep.gpu_state import record_fields; "
-      "start = dict(sm_clock_mhz=1980.0, memory_clock_mhz=3201.0, power_w=402.5, temperature_c=39.0, throttle_reasons=1); "
+      "start = dict(sm_clock_mhz=1980.0, memory_clock_mhz=3201.0, power_w=402.5, temperature_c=39.0, "
+      "throttle_reasons=1); "
       "end = dict(sm_clock_mhz=1635.0, memory_clock_mhz=3201.0, power_w=None, temperature_c=52.0, throttle_reasons=4); "
       "print(json.dumps(record_fields(start, end)))'",
       KS_SOURCE_DIR, kPython));
@@ -140,7 +142,8 @@ TEST(PythonWorker, ItsGpuStateFieldsAreTheOnesTheRankReads) {
   EXPECT_TRUE(std::isnan(record.gpu_end.power_w));
   EXPECT_EQ(record.gpu_start.throttle_reasons, throttle::kGpuIdle);
   EXPECT_EQ(record.gpu_end.throttle_reasons, throttle::kSwPowerCap);
-  EXPECT_TRUE(std::isnan(run_record_from_json(to_json(RunRecord{})).gpu_start.sm_clock_mhz));  // a worker that read none
+  EXPECT_TRUE(
+      std::isnan(run_record_from_json(to_json(RunRecord{})).gpu_start.sm_clock_mhz));  // a worker that read none
 }
 
 // The rank's side of the pipe, unchanged, driving the Python worker.
@@ -193,7 +196,8 @@ std::vector<Json> documented_messages() {
   for (std::size_t at = text.find("```json\n"); at != std::string::npos; at = text.find("```json\n", at)) {
     const std::size_t begin = at + 8, end = text.find("```", begin);
     std::string block = text.substr(begin, end - begin);
-    for (std::size_t e = block.find("…"); e != std::string::npos; e = block.find("…")) block.erase(e, std::string("…").size());
+    for (std::size_t e = block.find("…"); e != std::string::npos; e = block.find("…"))
+      block.erase(e, std::string("…").size());
     out.push_back(Json::parse(block));
     at = end + 3;
   }

@@ -57,7 +57,8 @@ RankCalibration rank(int number, double memory_gbps, double fp32_tflops) {
 }
 
 // A passed point of `flops` and `bytes` a call in 1 ms, on a CPU rank.
-ViewRow point(const std::string& implementation, int on_rank, double flops, double bytes, const std::string& flags = "") {
+ViewRow point(const std::string& implementation, int on_rank, double flops, double bytes,
+              const std::string& flags = "") {
   ViewRow row;
   row.file = "a.h5";
   row.run.kernel = "k";
@@ -123,7 +124,8 @@ TEST(ReportRoofline, AKernelWithoutFlopsOrWithoutCalibrationsSaysWhyItHasNone) {
   KernelSection copy = section_of(bytes_only);
   add_roofline(copy, {{{"a.h5", 0}, rank(0, 100, 1)}});
   EXPECT_TRUE(copy.rooflines.empty());
-  EXPECT_EQ(copy.no_roofline, "No roofline: its points count bytes but no FLOPs, so they have no arithmetic intensity.");
+  EXPECT_EQ(copy.no_roofline,
+            "No roofline: its points count bytes but no FLOPs, so they have no arithmetic intensity.");
 
   const std::deque<ViewRow> no_work{point("cpu", 0, 0, 0, "no-work")};
   KernelSection sleeper = section_of(no_work);

@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "support/kernels.h"
 #include "kernels/rms_norm/rms_norm.h"
+#include "support/kernels.h"
 
 namespace {
 
@@ -22,8 +22,9 @@ const ks::KernelSpec& rms_norm() { return ks::testing::builtin_kernel("rms_norm"
 
 Json params(std::int64_t tokens, std::int64_t hidden, const std::string& dtype = "bf16",
             const std::string& casting_mode = "llama", double offset = 0.0, double eps = 1e-6) {
-  return {{"tokens", tokens}, {"hidden", hidden}, {"dtype", dtype}, {"eps", eps},
-          {"offset", offset}, {"casting_mode", casting_mode}, {"seed", 3}};
+  return {{"tokens", tokens}, {"hidden", hidden}, {"dtype", dtype},
+          {"eps", eps},       {"offset", offset}, {"casting_mode", casting_mode},
+          {"seed", 3}};
 }
 
 Problem problem(const Json& p) { return Problem(ks::Parameters(p)); }
@@ -160,7 +161,7 @@ TEST(RmsNormHandComputed, CastingModesRoundWhereLigersDo) {
 TEST(RmsNormSchema, ParametersModesAndImplementations) {
   const ks::KernelSpec& k = rms_norm();
   const std::vector<std::pair<std::string, Json>> defaults{
-      {"tokens", 2048}, {"hidden", 4096},        {"dtype", "bf16"},          {"eps", 1e-6},
+      {"tokens", 2048}, {"hidden", 4096},          {"dtype", "bf16"}, {"eps", 1e-6},
       {"offset", 0.0},  {"casting_mode", "llama"}, {"seed", 0}};
   ASSERT_EQ(k.parameters.size(), defaults.size());
   for (std::size_t i = 0; i < defaults.size(); ++i) {

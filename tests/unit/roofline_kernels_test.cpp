@@ -18,7 +18,8 @@ using ks::Json;
 ks::Work work_of(const std::string& kernel, const Json& params) {
   const ks::KernelSpec& spec = ks::testing::builtin_kernel(kernel);
   Json full = Json::object();
-  for (const ks::ParamSpec& p : spec.parameters) full[p.name] = params.contains(p.name) ? params.at(p.name) : p.default_value;
+  for (const ks::ParamSpec& p : spec.parameters)
+    full[p.name] = params.contains(p.name) ? params.at(p.name) : p.default_value;
   return spec.work_of(full, "forward");
 }
 
@@ -26,7 +27,8 @@ ks::Work work_of(const std::string& kernel, const Json& params) {
 ks::CheckResult check_of_one_call(const std::string& kernel, const std::string& implementation, const Json& params) {
   const ks::KernelSpec& spec = ks::testing::builtin_kernel(kernel);
   Json full = Json::object();
-  for (const ks::ParamSpec& p : spec.parameters) full[p.name] = params.contains(p.name) ? params.at(p.name) : p.default_value;
+  for (const ks::ParamSpec& p : spec.parameters)
+    full[p.name] = params.contains(p.name) ? params.at(p.name) : p.default_value;
   const auto instance = spec.instantiate(implementation, full);
   const ks::BoundMode bound = instance->bind("forward");
   bound.run();
@@ -66,8 +68,10 @@ TEST(StreamKernel, TheCheckFailsOnAWrongElement) {
 
 TEST(FmaChainsKernel, CountsTwoFlopsForEveryStepOfEveryChainOnEveryThread) {
   // 512 bytes of chains a thread: 128 fp32 lanes or 64 fp64 ones.
-  EXPECT_EQ(work_of("fma_chains", {{"dtype", "fp32"}, {"iterations", 1000}, {"threads", 3}}).flops, 2.0 * 1000 * 3 * 128);
-  EXPECT_EQ(work_of("fma_chains", {{"dtype", "fp64"}, {"iterations", 1000}, {"threads", 3}}).flops, 2.0 * 1000 * 3 * 64);
+  EXPECT_EQ(work_of("fma_chains", {{"dtype", "fp32"}, {"iterations", 1000}, {"threads", 3}}).flops,
+            2.0 * 1000 * 3 * 128);
+  EXPECT_EQ(work_of("fma_chains", {{"dtype", "fp64"}, {"iterations", 1000}, {"threads", 3}}).flops,
+            2.0 * 1000 * 3 * 64);
   EXPECT_EQ(work_of("fma_chains", {{"dtype", "fp64"}, {"iterations", 1000}, {"threads", 3}}).bytes, 0);
   // threads 0: every core this process may use.
   EXPECT_EQ(work_of("fma_chains", {{"dtype", "fp32"}, {"iterations", 10}, {"threads", 0}}).flops,

@@ -20,9 +20,13 @@ TEST(SchedulerLine, SaysTheJobItsArrayTaskRequeuesAndNodes) {
   EXPECT_EQ(scheduler_line({}), "");
   EXPECT_EQ(scheduler_line({{"SLURM_JOB_ID", "1234"}, {"SLURM_JOB_NODELIST", "gpu[01-02]"}}),
             "slurm job 1234, nodes gpu[01-02]");
-  EXPECT_EQ(scheduler_line({{"SLURM_JOB_ID", "1236"}, {"SLURM_ARRAY_JOB_ID", "1234"}, {"SLURM_ARRAY_TASK_ID", "2"},
-                            {"SLURM_ARRAY_TASK_COUNT", "3"}, {"SLURM_RESTART_COUNT", "1"},
-                            {"SLURM_JOB_PARTITION", "h200"}, {"SLURM_JOB_NODELIST", "gpu07"}}),
+  EXPECT_EQ(scheduler_line({{"SLURM_JOB_ID", "1236"},
+                            {"SLURM_ARRAY_JOB_ID", "1234"},
+                            {"SLURM_ARRAY_TASK_ID", "2"},
+                            {"SLURM_ARRAY_TASK_COUNT", "3"},
+                            {"SLURM_RESTART_COUNT", "1"},
+                            {"SLURM_JOB_PARTITION", "h200"},
+                            {"SLURM_JOB_NODELIST", "gpu07"}}),
             "slurm job 1236 (array job 1234, task 2 of 3), requeued 1 time(s), partition h200, nodes gpu07");
   EXPECT_EQ(scheduler_line({{"SLURM_JOB_ID", "9"}, {"SLURM_RESTART_COUNT", "0"}}), "slurm job 9");
 }
@@ -50,13 +54,18 @@ TEST(StartBlock, SaysTheCpuCoresEachRankMayUseAndWarnsOfAGpuRankBoundToOne) {
   ranks[0].host.cpus_allowed = ranks[1].host.cpus_allowed = 8;
   ranks[2].host.cpus_allowed = 1;
   std::string block = start_block(headline, ranks, "");
-  EXPECT_NE(block.find("\n  gpu01: ranks 0-1, GPUs 0 NVIDIA H200, 1 NVIDIA H200; 8 CPU cores each\n"), std::string::npos) << block;
-  EXPECT_NE(block.find("\n  cpu07: rank 2, no GPU: cpu implementations only; 1 CPU core each\n"), std::string::npos) << block;
+  EXPECT_NE(block.find("\n  gpu01: ranks 0-1, GPUs 0 NVIDIA H200, 1 NVIDIA H200; 8 CPU cores each\n"),
+            std::string::npos)
+      << block;
+  EXPECT_NE(block.find("\n  cpu07: rank 2, no GPU: cpu implementations only; 1 CPU core each\n"), std::string::npos)
+      << block;
   EXPECT_EQ(block.find("note:"), std::string::npos) << "a CPU rank on one core is no problem of GPU timing";
 
   ranks[1].host.cpus_allowed = 1;
   block = start_block(headline, ranks, "");
-  EXPECT_NE(block.find("\n  gpu01: ranks 0-1, GPUs 0 NVIDIA H200, 1 NVIDIA H200; 1-8 CPU cores each\n"), std::string::npos) << block;
+  EXPECT_NE(block.find("\n  gpu01: ranks 0-1, GPUs 0 NVIDIA H200, 1 NVIDIA H200; 1-8 CPU cores each\n"),
+            std::string::npos)
+      << block;
   EXPECT_NE(block.find("\n  note: a GPU rank may use one CPU core"), std::string::npos) << block;
 }
 
@@ -70,8 +79,9 @@ TEST(NotPassedLine, NamesStatusPointRankAndTheMessagesFirstLine) {
   r.rank = 3;
   r.host = "gpu02";
   r.message = "the worker was killed by signal 9 (SIGKILL)\nstderr: ...";
-  EXPECT_EQ(not_passed_line(r),
-            "crashed: gemm/cublas/forward M=4096 dtype=bf16 on rank 3 (gpu02): the worker was killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(
+      not_passed_line(r),
+      "crashed: gemm/cublas/forward M=4096 dtype=bf16 on rank 3 (gpu02): the worker was killed by signal 9 (SIGKILL)");
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ constexpr std::size_t kPoints = 3 * 2 + 5;
 // The run is calibrated (as `run` is by default): beside the rates, each point's speed of light
 // and flags (the test kernels declare no work: no-work).
 const std::vector<std::string> kDefaultColumns = {
-    "kernel", "implementation", "mode",   "action", "id",     "run_ms", "setup_ms",   "status",   "median_ms",
-    "p20_ms", "p80_ms",         "tflops", "gbps",   "sol_pct", "flags", "peak_bytes", "n_repeat", "message"};
+    "kernel", "implementation", "mode",   "action", "id",      "run_ms", "setup_ms",   "status",   "median_ms",
+    "p20_ms", "p80_ms",         "tflops", "gbps",   "sol_pct", "flags",  "peak_bytes", "n_repeat", "message"};
 
 // RFC 4180: records of fields; quoted fields may hold commas, doubled quotes and line breaks.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
@@ -109,7 +109,8 @@ class ShowTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = fresh_directory("show");
     write_file(dir_ / "sweep.yaml", kSweep);
-    const std::string run = mpirun_test_cli(2, fmt::format("run {} --output-dir {}", (dir_ / "sweep.yaml").string(), dir_.string()));
+    const std::string run =
+        mpirun_test_cli(2, fmt::format("run {} --output-dir {}", (dir_ / "sweep.yaml").string(), dir_.string()));
     const auto first = run_shell(run);
     ASSERT_EQ(first.exit_code, 1) << "some points do not pass\n" << first.output;
     fs::copy_file(dir_ / "mixed.h5", dir_ / "first.h5");
@@ -190,9 +191,11 @@ TEST_F(ShowTest, TableHasOneRowPerPointWithItsParametersAsColumns) {
 
 TEST_F(ShowTest, TableFiguresHaveFourSignificantDigitsAndUntimedOnesAreEmpty) {
   // test_crash does no work (no flops, no bytes): its rates are empty too.
-  const auto lines = lines_of(show(results().string() + " --columns status,n_repeat,median_ms,p20_ms,p80_ms,tflops,gbps"));
+  const auto lines =
+      lines_of(show(results().string() + " --columns status,n_repeat,median_ms,p20_ms,p80_ms,tflops,gbps"));
   ASSERT_EQ(lines.size(), 2 + kPoints);
-  const std::regex timed_line(R"(^\s*(passed|failed)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9.]+)\s+([0-9.]+))?$)");
+  const std::regex timed_line(
+      R"(^\s*(passed|failed)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9.]+)\s+([0-9.]+))?$)");
   for (std::size_t i = 2; i < lines.size(); ++i) {
     const std::string status = trimmed(lines[i]).substr(0, trimmed(lines[i]).find(' '));
     if (status == "passed" || status == "failed") {
@@ -216,9 +219,9 @@ TEST_F(ShowTest, TableFiguresHaveFourSignificantDigitsAndUntimedOnesAreEmpty) {
 
 TEST_F(ShowTest, CsvReadsBackAsTheFilesValues) {
   const auto latest = latest_rows(results());
-  const auto records = parse_csv(show(results().string() +
-                                      " --format csv --columns point,status,median_ms,p20_ms,p80_ms,mean_ms,min_ms,max_ms,"
-                                      "stddev_ms,tflops,gbps,flops,bytes,peak_bytes,n_repeat,n_warmup,message,check,rows"));
+  const auto records = parse_csv(
+      show(results().string() + " --format csv --columns point,status,median_ms,p20_ms,p80_ms,mean_ms,min_ms,max_ms,"
+                                "stddev_ms,tflops,gbps,flops,bytes,peak_bytes,n_repeat,n_warmup,message,check,rows"));
   ASSERT_EQ(records.size(), 1 + kPoints);
   EXPECT_EQ(records[0].front(), "point");
   EXPECT_EQ(records[0].back(), "rows");
@@ -368,7 +371,8 @@ TEST_F(ShowTest, EnergyColumnsAreShownByDefaultWhereARowHasAFigure) {
   EXPECT_FALSE(json[0].contains("energy_window_s")) << "on request only";
   EXPECT_TRUE(json[1].at("joules_per_call").is_null());
   EXPECT_TRUE(json[1].at("gflops_per_joule").is_null());
-  EXPECT_EQ(Json::parse(show(path.string() + " --format json --columns id,energy_window_s"))[0].at("energy_window_s"), 1.02);
+  EXPECT_EQ(Json::parse(show(path.string() + " --format json --columns id,energy_window_s"))[0].at("energy_window_s"),
+            1.02);
 }
 
 TEST_F(ShowTest, JsonReadsBackWithNumbersAndNulls) {
@@ -454,7 +458,8 @@ TEST_F(ShowTest, ResumedPointShowsOnceWithItsLatestRow) {
   for (const auto& run : all_rows)
     if (run.params_json.find("\"abort\"") != std::string::npos) aborts.push_back(run);
   ASSERT_EQ(aborts.size(), 2u) << "the resumed session reran the crashed point";
-  const Json shown = Json::parse(show(results().string() + " --format json --where action=abort --columns point,rows,started_at"));
+  const Json shown =
+      Json::parse(show(results().string() + " --format json --where action=abort --columns point,rows,started_at"));
   ASSERT_EQ(shown.size(), 1u);
   EXPECT_EQ(shown[0].at("rows"), 2);
   EXPECT_EQ(shown[0].at("started_at"), aborts.back().started_at);

@@ -1,13 +1,13 @@
 // The HDF5 results file: round trips through ResultsFile, and the same file read by plain HDF5
 // (the C API and h5dump) as any other tool would; resume, refusal to overwrite, crash safety.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -62,8 +62,10 @@ StoredRun make_record(int i, int n_samples) {
   for (int k = 0; k < n_samples; ++k) r.samples_ns.push_back(1000.0 * i + k + 0.5);
   if (n_samples > 0) r.quantiles = {{0.5, 1000.0 * i + 0.25}, {0.1, 1000.0 * i - 3.5}, {0.9, 1000.0 * i + 7.75}};
   if (!r.gpu_uuid.empty()) {  // the GPU's state as NVML gives it, a power cap on every fourth
-    r.gpu_start = {1980.0 - i, 2619.0, 350.5 + i, 41.0 + i % 7, i % 4 == 0 ? throttle::kSwPowerCap : throttle::kGpuIdle};
-    r.gpu_end = {1755.0 - i, 2619.0, 699.25 + i, 48.0 + i % 7, i % 4 == 0 ? throttle::kSwPowerCap | throttle::kSwThermalSlowdown : 0};
+    r.gpu_start = {1980.0 - i, 2619.0, 350.5 + i, 41.0 + i % 7,
+                   i % 4 == 0 ? throttle::kSwPowerCap : throttle::kGpuIdle};
+    r.gpu_end = {1755.0 - i, 2619.0, 699.25 + i, 48.0 + i % 7,
+                 i % 4 == 0 ? throttle::kSwPowerCap | throttle::kSwThermalSlowdown : 0};
     for (int k = 0; k < n_samples; ++k) r.sample_sm_clock_mhz.push_back(1500.0 + i + k * 0.5);
     if (i % 3 == 0) {  // an energy figure from a window of a second or more
       r.joules_per_call = 0.25 + i * 1e-3;
@@ -524,7 +526,9 @@ TEST_F(StoreTest, ADamagedFileIsRefusedNeverReadIntoACrash) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }();
   const fs::path copy = dir_ / "damaged.h5";
-  const auto write_copy = [&](const std::string& bytes) { std::ofstream(copy, std::ios::binary | std::ios::trunc) << bytes; };
+  const auto write_copy = [&](const std::string& bytes) {
+    std::ofstream(copy, std::ios::binary | std::ios::trunc) << bytes;
+  };
 
   write_copy(sound.substr(0, sound.size() / 2));
   EXPECT_THROW(ResultsFile::open_read_only(copy), ResultsFileError) << "a truncated file";
@@ -590,7 +594,7 @@ TEST_F(StoreTest, AFileFoundSoundIsReadAgainOnlyOnceChanged) {
   EXPECT_FALSE(marked(kToRead)) << "modified a moment ago";
 
   // As if written a minute ago: the check reads it, and marks it.
-  struct stat written{};
+  struct stat written {};
   ASSERT_EQ(::stat(file_path().c_str(), &written), 0);
   timespec a_minute_ago[2] = {written.st_atim, written.st_mtim};
   a_minute_ago[1].tv_sec -= 60;
@@ -690,10 +694,11 @@ TEST_F(StoreTest, PassedPointsAndLatestStatusFollowReruns) {
 
   std::vector<PointStatus> points = file.point_statuses();
   ASSERT_EQ(points.size(), 3u);
-  EXPECT_TRUE(std::is_sorted(points.begin(), points.end(),
-                             [](const PointStatus& a, const PointStatus& b) { return PointKeyLess()(a.key, b.key); }))
-      << "sorted by key";
-  std::sort(points.begin(), points.end(), [](const PointStatus& a, const PointStatus& b) { return a.first_row < b.first_row; });
+  EXPECT_TRUE(std::is_sorted(points.begin(), points.end(), [](const PointStatus& a, const PointStatus& b) {
+    return PointKeyLess()(a.key, b.key);
+  })) << "sorted by key";
+  std::sort(points.begin(), points.end(),
+            [](const PointStatus& a, const PointStatus& b) { return a.first_row < b.first_row; });
   const std::vector<PointKey> keys{points[0].key, points[1].key, points[2].key};
   EXPECT_EQ(keys, (std::vector<PointKey>{point_key("point-0"), point_key("point-1"), point_key("point-2")}));
   EXPECT_EQ(points[0].first_row, 0u);
@@ -762,7 +767,8 @@ void change_run_keys(const fs::path& path, Change&& change) {
 // The 32 bytes a 64-digit hex id spells, read here without the store's own parser.
 PointKey bytes_of_hex(const std::string& hex) {
   PointKey key{};
-  for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  for (std::size_t i = 0; i < key.size(); ++i)
+    key[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   return key;
 }
 

@@ -8,11 +8,11 @@
 #include <gtest/gtest.h>
 
 #include "cluster/work_plan.h"
+#include "common/digest.h"
+#include "common/point_id_set.h"
 #include "config/parse.h"
 #include "plan/plan.h"
 #include "plan/point_enumerator.h"
-#include "common/digest.h"
-#include "common/point_id_set.h"
 #include "support/kernels.h"
 
 namespace ks {

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 // A worker that writes its pid to `pid_file`, says hello (a 16-byte message after its 4-byte
 // little-endian length) and then reads nothing: it never sees the stop it is sent.
 std::vector<std::string> deaf_worker(const fs::path& pid_file) {
-  const std::string script = "echo $$ > '" + pid_file.string() +
-                             "'; printf '\\020\\000\\000\\000{\"type\":\"hello\"}' >&4; exec sleep 600";
+  const std::string script =
+      "echo $$ > '" + pid_file.string() + "'; printf '\\020\\000\\000\\000{\"type\":\"hello\"}' >&4; exec sleep 600";
   return {"/bin/sh", "-c", script};
 }
 

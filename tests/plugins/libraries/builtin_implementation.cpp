@@ -5,9 +5,7 @@
 
 #include "kernels/kernel.h"
 
-KS_IMPLEMENTATION(gemm, cpu, cpu, "an implementation whose name is taken") {
-  throw std::logic_error("never made");
-}
+KS_IMPLEMENTATION(gemm, cpu, cpu, "an implementation whose name is taken") { throw std::logic_error("never made"); }
 
 KS_KERNEL(test_plugin_refused_implementation, "Refused", "registered only if the whole plugin is") {
   kernel.modes({"forward"});

@@ -7,8 +7,8 @@
 
 KS_KERNEL(gemm, "Another gemm", "a kernel whose name is taken") { kernel.modes({"forward"}); }
 
-KS_KERNEL(test_plugin_refused_kernel, "Refused", "registered only if the whole plugin is") { kernel.modes({"forward"}); }
-
-KS_IMPLEMENTATION(test_plugin_refused_kernel, cpu, cpu, "never made") {
-  throw std::logic_error("never made");
+KS_KERNEL(test_plugin_refused_kernel, "Refused", "registered only if the whole plugin is") {
+  kernel.modes({"forward"});
 }
+
+KS_IMPLEMENTATION(test_plugin_refused_kernel, cpu, cpu, "never made") { throw std::logic_error("never made"); }

@@ -31,4 +31,6 @@ KS_KERNEL(test_plugin_misbehaving, "Misbehaving", "aborts or throws on purpose")
   kernel.modes({"forward"});
 }
 
-KS_IMPLEMENTATION(test_plugin_misbehaving, cpu, cpu, "does its action") { return std::make_unique<Misbehaving>(params); }
+KS_IMPLEMENTATION(test_plugin_misbehaving, cpu, cpu, "does its action") {
+  return std::make_unique<Misbehaving>(params);
+}

@@ -19,14 +19,25 @@ std::map<std::string, double> figures_of(const DeviceCalibration& device) {
   return out;
 }
 
-std::vector<SlowFigure> figures_below(const std::map<std::string, double>& reference,
+double slow_fraction(const std::string& backend, const std::string& figure) {
+  const bool tensor_core_product = backend == "cuda" && figure.rfind("tflops.", 0) == 0 && figure != "tflops.fp32";
+  return tensor_core_product ? kPowerBoundSlowFraction : kSlowFraction;
+}
+
+std::string slow_rule() {
+  return fmt::format("more than {:.0f}% below ({:.0f}% for a GPU's tensor-core products)", 100 * kSlowFraction,
+                     100 * kPowerBoundSlowFraction);
+}
+
+std::vector<SlowFigure> figures_below(const std::string& backend, const std::map<std::string, double>& reference,
                                       const std::map<std::string, double>& values) {
   std::vector<SlowFigure> out;
   for (const auto& [figure, value] : values) {
     const auto base = reference.find(figure);
     if (base == reference.end() || !(base->second > 0)) continue;
-    if (value < (1 - kSlowFraction) * base->second)
-      out.push_back({figure, value, base->second, 100 * (1 - value / base->second)});
+    const double allowed = slow_fraction(backend, figure);
+    if (value < (1 - allowed) * base->second)
+      out.push_back({figure, value, base->second, 100 * (1 - value / base->second), 100 * allowed});
   }
   return out;
 }
@@ -59,7 +70,7 @@ std::vector<SlowRank> slow_ranks(const std::vector<RankCalibration>& ranks) {
       if (list.size() >= 2) medians[figure] = median_of(list);
     for (const RankCalibration* rank : members) {
       SlowRank slow{rank->rank, rank->host, kind.second, static_cast<int>(members.size()),
-                    figures_below(medians, figures_of(rank->primary()))};
+                    figures_below(kind.first, medians, figures_of(rank->primary()))};
       if (!slow.figures.empty()) out.push_back(std::move(slow));
     }
   }
@@ -91,7 +102,11 @@ std::vector<int> ranks_to_set_aside(const std::vector<SlowRank>& slow) {
 nlohmann::json to_json(const SlowRank& slow) {
   nlohmann::json figures = nlohmann::json::array();
   for (const SlowFigure& f : slow.figures)
-    figures.push_back({{"figure", f.figure}, {"value", f.value}, {"median", f.median}, {"below_pct", f.below_pct}});
+    figures.push_back({{"figure", f.figure},
+                       {"value", f.value},
+                       {"median", f.median},
+                       {"below_pct", f.below_pct},
+                       {"allowed_pct", f.allowed_pct}});
   return {
       {"rank", slow.rank}, {"host", slow.host}, {"device", slow.device}, {"peers", slow.peers}, {"figures", figures}};
 }

@@ -41,8 +41,9 @@ struct Probe {
 // The probes of a device of `backend` (cpu or cuda), every parameter of their points filled in.
 std::vector<Probe> probe_points(Backend backend, const Registry& registry);
 
-// The sentinel's probes (calibration/sentinel.h), a subset of the device's: its memory copy and
-// its product in the dtype most kernels use (bf16 on a GPU, fp64 on a CPU). Half a second or less.
+// The sentinel's probes (calibration/sentinel.h), a subset of the device's: its memory copy, and its
+// products: fp32 and bf16 on a GPU (a steady figure, and the dtype most kernels use), fp64 on a CPU.
+// Half a second or less.
 std::vector<Probe> sentinel_probes(Backend backend, const Registry& registry);
 
 // Measures `probes` of a device of `backend` with `run`, one after the other: the figures they give,

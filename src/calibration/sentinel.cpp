@@ -22,13 +22,13 @@ std::string Sentinel::check(const Registry& registry, const ProbeRunner& run, co
 
 std::string Sentinel::note(const DeviceCalibration& measured, const std::string& who) {
   const bool was_drifting = drifting();
-  drift_ = figures_below(figures_of(calibrated_), figures_of(measured));
+  drift_ = figures_below(calibrated_.backend, figures_of(calibrated_), figures_of(measured));
   if (drifting())
     return fmt::format("{}: drift: {} (its calibration's figures); its points are flagged drift until it is back", who,
                        describe_drift(drift_));
   if (was_drifting)
-    return fmt::format("{}: back within {:.0f}% of its calibration: its points are no longer flagged drift", who,
-                       100 * kSlowFraction);
+    return fmt::format("{}: back within the tolerances of its calibration: its points are no longer flagged drift",
+                       who);
   return "";
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 // The sentinel: during a long run, each rank measures a few of its calibration's probes again every
 // so often (`run --sentinel-every`), so that a GPU that heats up, throttles or loses its clocks
-// mid-sweep is caught. A figure more than kSlowFraction below the rank's calibration is drift: the
-// rank says so (rank 0 logs it) and flags `drift` on every point it measures from then on, until a
-// later sentinel finds the device back within kSlowFraction.
+// mid-sweep is caught. A figure further below the rank's calibration than its tolerance
+// (fleet_health.h, slow_fraction) is drift: the rank says so (rank 0 logs it) and flags `drift` on
+// every point it measures from then on, until a later sentinel finds the device back within them.
 #include <chrono>
 #include <string>
 #include <vector>

@@ -115,11 +115,13 @@ int main(int argc, char** argv, Registry& registry) {
       ->check(CLI::IsMember({"auto", "fresh", "off"}))
       ->capture_default_str();
   run->add_flag("--exclude-slow", run_args.exclude_slow,
-                "ranks more than 5% below the median of the ranks with the same device (memory or compute) measure "
-                "nothing: they stay in the job, and their points go to the others (docs/speed-of-light.md)");
+                "ranks more than 5% below the median of the ranks with the same device (memory or compute; 20% for a "
+                "GPU's tensor-core products) measure nothing: they stay in the job, and their points go to the others "
+                "(docs/speed-of-light.md)");
   run->add_option("--sentinel-every", run_args.sentinel_every,
                   "how often each rank measures its device again mid-run (10m, 90s, 1h; off): a figure more than 5% "
-                  "below its calibration is logged, and the points it measures from then on are flagged drift")
+                  "below its calibration (20% for a tensor-core product) is logged, and the points it measures from "
+                  "then on are flagged drift")
       ->check(CLI::Validator(
           [](std::string& text) {
             try {

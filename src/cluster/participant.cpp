@@ -192,9 +192,9 @@ void Participant::keep_calibration(const std::vector<int>& slow) {
   if (!me_.calibration || me_.calibration->reused || options_.calibration_folder.empty()) return;
   if (std::find(slow.begin(), slow.end(), me_.rank) != slow.end()) {
     std::cerr << fmt::format(
-        "kernelsweep: rank {}: measured more than {:.0f}% below the ranks like it: its calibration is "
-        "not kept, and the next run measures again\n",
-        me_.rank, 100 * kSlowFraction);
+        "kernelsweep: rank {}: measured {} the ranks like it: its calibration is not kept, and the next run "
+        "measures again\n",
+        me_.rank, slow_rule());
     return;
   }
   try {

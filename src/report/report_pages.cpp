@@ -73,9 +73,9 @@ constexpr const char* kFlaggedSentence =
 
 std::string slow_ranks_sentence() {
   return fmt::format(
-      "These ranks were calibrated more than {:.0f}% below the median of the ranks with the same "
-      "device: their points are slower for the rank, not for the code.",
-      100 * kSlowFraction);
+      "These ranks were calibrated {} the median of the ranks with the same device: their points are slower "
+      "for the rank, not for the code.",
+      slow_rule());
 }
 
 std::string slow_rank_line(const SlowRankNote& note, bool several_files) {

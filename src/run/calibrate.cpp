@@ -133,10 +133,8 @@ int calibrate_ranks(const CalibrateRequest& request, Registry& registry, int* ar
         print_table(table_of(sink.ranks()));
       }
       for (const SlowRank& slow : slow_ranks(calibrations_of(sink.ranks())))
-        std::cerr << fmt::format(
-            "kernelsweep: slow: {} (more than {:.0f}% below the median of the ranks with the same "
-            "device; not kept)\n",
-            slow.describe(), 100 * kSlowFraction);
+        std::cerr << fmt::format("kernelsweep: slow: {} ({} the median of the ranks with the same device; not kept)\n",
+                                 slow.describe(), slow_rule());
       for (const RankIdentity& rank : sink.ranks())
         if (!rank.calibration || !rank.calibration->primary().problems.empty()) exit_code = kExitFailure;
     }

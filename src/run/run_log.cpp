@@ -20,7 +20,7 @@ std::string value_of(const std::map<std::string, std::string>& environment, cons
   return it == environment.end() ? std::string() : it->second;
 }
 
-// Fleet health: a line for each rank more than 5% below the median of the ranks with the same device.
+// Fleet health: a line for each slow rank (calibration/fleet_health.h).
 std::vector<std::string> slow_rank_lines(const std::vector<RankIdentity>& ranks, bool excluded) {
   const std::vector<SlowRank> slow = slow_ranks(calibrations_of(ranks));
   const std::vector<int> aside = ranks_to_set_aside(slow);

@@ -101,7 +101,7 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   }
   const ResultsSummary s = summarise_results(file, points, plan.value_or(PositionedKeys()));
   const std::vector<ViewRow> not_passed = points_not_passed(file, points, results_file);
-  // Fleet health: the ranks more than 5% below the median of the ranks with the same device.
+  // Fleet health: the slow ranks (calibration/fleet_health.h).
   const std::vector<SlowRank> slow = slow_ranks(rank_calibrations(file.read_ranks()));
   if (json) {
     nlohmann::json slow_json = nlohmann::json::array();
@@ -153,8 +153,8 @@ int print_status(const std::string& results_file, bool json, const std::vector<s
   }
   print_not_passed(not_passed, results_file);
   for (const SlowRank& rank : slow)
-    std::cout << fmt::format("slow: {} (more than {:.0f}% below the median of the ranks with the same device)\n",
-                             rank.describe(), 100 * kSlowFraction);
+    std::cout << fmt::format("slow: {} ({} the median of the ranks with the same device)\n", rank.describe(),
+                             slow_rule());
   return kExitOk;
 }
 

@@ -44,23 +44,9 @@ char lower_ascii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c -
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alnum_ascii(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-std::string lowercase_ascii(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = lower_ascii(c);
-  return out;
-}
-
 // Removes every case-insensitive occurrence of `mark` ("(r)", "(tm)") from lowercase text.
 void erase_all(std::string& text, std::string_view mark) {
   for (auto at = text.find(mark); at != std::string::npos; at = text.find(mark, at)) text.erase(at, mark.size());
-}
-
-// One externalId segment: keeps what the seed keeps (letters, digits, '_', '.', '-'), '-' otherwise.
-std::string id_segment(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) out += (is_alnum_ascii(c) || c == '_' || c == '.' || c == '-') ? lower_ascii(c) : '-';
-  return out;
 }
 
 // "2025-06-27T09:21:16.000Z" (as iso_utc_milliseconds writes it) -> "2025-06-27-09-21-16".
@@ -145,6 +131,19 @@ void put_if_set(Json& object, const char* key, std::string_view value) {
 }
 
 }  // namespace
+
+std::string lowercase_ascii(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = lower_ascii(c);
+  return out;
+}
+
+std::string id_segment(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) out += (is_alnum_ascii(c) || c == '_' || c == '.' || c == '-') ? lower_ascii(c) : '-';
+  return out;
+}
 
 std::string document_digest(const Json& document) {
   // content_digest({apiVersion, kind, spec}) without copying the spec into a new object: the

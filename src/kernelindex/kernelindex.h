@@ -31,6 +31,13 @@ std::string document_digest(const Json& document);
 // [a-z0-9] becomes one '-', no '-' at either end. "NVIDIA A100-SXM4-80GB" -> "nvidia-a100-sxm4-80gb".
 std::string slugify(std::string_view text);
 
+// ASCII letters lowercased, without the locale lookups of <cctype>: names and ids are ASCII.
+std::string lowercase_ascii(std::string_view text);
+
+// One externalId segment, as the seed writes them: letters (lowercased), digits, '_', '.' and '-'
+// kept, anything else '-'. Liger's imported runs are named with it too.
+std::string id_segment(std::string_view text);
+
 // slugify(text), at most kMaxMetadataNameLength characters. A longer slug keeps its head and ends in
 // '-' + the first 10 hex digits of the SHA-256 of the whole slug, so names that differ only past the
 // cut stay distinct.

@@ -45,23 +45,6 @@ struct LigerRow {
   std::string fields;                // every field, for telling copies apart
 };
 
-std::string lowercase(std::string text) {
-  for (char& c : text)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return text;
-}
-
-// An externalId segment as kernelindex writes one: letters, digits, '_', '.' and '-' kept
-// (lowercased), anything else '-'.
-std::string id_segment(const std::string& text) {
-  std::string out;
-  for (char c : lowercase(text)) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-    out += keep ? c : '-';
-  }
-  return out;
-}
-
 std::string short_dtype(std::string dtype) {
   if (dtype.rfind("torch.", 0) == 0) dtype.erase(0, 6);
   if (dtype == "bfloat16") return "bf16";

@@ -7,7 +7,8 @@
 namespace ks {
 
 // Empty when the texts are equal; otherwise what changed, for --resume's refusal, such as
-// "line 7: the results file has `  n: [1, 2]`, the sweep file has `  n: [1, 2, 4]` (2 lines differ)".
+// "line 7: the results file's sweep has `  n: [1, 2]`, the sweep file has `  n: [1, 2, 4]` (12 lines
+// stored, 12 given)".
 std::string describe_sweep_text_change(std::string_view stored, std::string_view given);
 // Empty when the texts are equal; otherwise their first differing line, each text named by its
 // label, such as "line 7: a.h5 has `  n: [1, 2]`, b.h5 has `  n: [1, 2, 4]`" (merge's refusal).

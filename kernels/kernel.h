@@ -51,14 +51,10 @@ enum class ParamType { integer, number, string, boolean };
 
 inline const char* to_string(ParamType type) {
   switch (type) {
-    case ParamType::integer:
-      return "integer";
-    case ParamType::number:
-      return "number";
-    case ParamType::string:
-      return "string";
-    case ParamType::boolean:
-      return "boolean";
+    case ParamType::integer: return "integer";
+    case ParamType::number: return "number";
+    case ParamType::string: return "string";
+    case ParamType::boolean: return "boolean";
   }
   return "?";
 }
@@ -100,8 +96,7 @@ class Parameters {
   Parameters() : values_(Json::object()) {}
   explicit Parameters(Json values) : values_(std::move(values)) {}
 
-  template <class T>
-  T get(std::string_view name) const {
+  template <class T> T get(std::string_view name) const {
     const Json& value = json(name);
     if constexpr (std::is_same_v<T, bool>) {
       if (value.is_boolean()) return value.get<bool>();
@@ -287,8 +282,7 @@ class ParamDeclaration {
   }
 
  private:
-  template <class Change>
-  ParamDeclaration& set(Change&& change) {
+  template <class Change> ParamDeclaration& set(Change&& change) {
     change(parameters_[index_]);
     return *this;
   }

@@ -19,8 +19,7 @@ inline void store(float& out, float value) { out = value; }
 inline void store(std::uint16_t& out, float value) { out = ks::float_to_bf16_bits(value); }
 
 // Element is float (fp32) or std::uint16_t (the bits of a bf16).
-template <typename Element>
-class CpuAxpy final : public ks::Instance {
+template <typename Element> class CpuAxpy final : public ks::Instance {
  public:
   explicit CpuAxpy(const ks::Parameters& params) : s_(params), x_(static_cast<std::size_t>(s_.n)), y_(x_.size()) {
     generate(x_, kX);

@@ -36,8 +36,7 @@ __global__ void axpy_kernel(std::int64_t n, float alpha, const Element* __restri
 }
 
 // Element is float (fp32) or __nv_bfloat16.
-template <typename Element>
-class CudaAxpy final : public ks::Instance {
+template <typename Element> class CudaAxpy final : public ks::Instance {
  public:
   explicit CudaAxpy(const ks::Parameters& params) : s_(params), blocks_(ks::grid_for(s_.n, kThreads)) {
     x_ = memory_.allocate<Element>(static_cast<std::size_t>(s_.n), "x");

@@ -11,8 +11,7 @@ namespace ks {
 
 // Runs body(begin, end) over [0, count) cut into contiguous ranges, one per usable core (cores.h;
 // fewer when a range would hold less than min_per_thread items); the calling thread takes part.
-template <class Body>
-void parallel_for(std::int64_t count, Body&& body, std::int64_t min_per_thread = 1) {
+template <class Body> void parallel_for(std::int64_t count, Body&& body, std::int64_t min_per_thread = 1) {
   const std::int64_t cores = usable_cores();
   const std::int64_t threads = std::clamp<std::int64_t>(count / std::max<std::int64_t>(min_per_thread, 1), 1, cores);
   if (threads == 1) {

@@ -64,12 +64,11 @@ inline void check_cublas(cublasStatus_t status, const char* call, const char* fi
 
 // A cuBLAS or cuBLASLt object destroyed with its owner, so that a constructor that throws halfway
 // leaks nothing:  Owned<cublasLtHandle_t, cublasLtDestroy> handle_;  ...  handle_.reset(raw);
-template <class Handle, auto Destroy>
-struct Destroyer {
+template <class Handle, auto Destroy> struct Destroyer {
   void operator()(Handle handle) const { Destroy(handle); }
 };
-template <class Handle, auto Destroy>
-using Owned = std::unique_ptr<std::remove_pointer_t<Handle>, Destroyer<Handle, Destroy>>;
+template <class Handle, auto Destroy> using Owned =
+    std::unique_ptr<std::remove_pointer_t<Handle>, Destroyer<Handle, Destroy>>;
 
 using MatmulPreference = Owned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
 

@@ -18,8 +18,7 @@ namespace ks {
 
 // Joins its arguments as a stream writes them: messages in .cu files are built with this, since
 // fmt's compile-time format strings do not build under nvcc.
-template <typename... Parts>
-std::string concat(const Parts&... parts) {
+template <typename... Parts> std::string concat(const Parts&... parts) {
   std::ostringstream out;
   (out << ... << parts);
   return out.str();
@@ -101,8 +100,7 @@ class DeviceMemory {
   ~DeviceMemory() {
     for (void* block : blocks_) cudaFree(block);
   }
-  template <typename T>
-  T* allocate(std::size_t count, const char* what) {
+  template <typename T> T* allocate(std::size_t count, const char* what) {
     return static_cast<T*>(allocate_bytes(count * sizeof(T), what));
   }
   void* allocate_bytes(std::size_t bytes, const char* what) {

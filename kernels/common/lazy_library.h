@@ -35,8 +35,7 @@ inline void* find(const char* library, const char* symbol) {
   return function;
 }
 
-template <const char* Library, const char* Symbol, class Pointer>
-struct Function;
+template <const char* Library, const char* Symbol, class Pointer> struct Function;
 
 template <const char* Library, const char* Symbol, class Result, class... Args>
 struct Function<Library, Symbol, Result (*)(Args...)> {

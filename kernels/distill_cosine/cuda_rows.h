@@ -56,16 +56,12 @@ __device__ inline RowStats block_combine(RowStats mine) {
   return mine;
 }
 
-template <typename T, int N>
-struct alignas(sizeof(T) * N) Pack {
-  T v[N];
-};
+template <typename T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
 
 // One 16-byte load or store per pack. Copying a Pack of bf16 as a struct compiles to one 2-byte load
 // per element (ld.global.u16), which made the row kernels bound by their load instructions rather
 // than by memory (ncu: L1 hit rate 87 %, one miss then seven hits per 16-byte sector).
-template <typename T, int N>
-__device__ inline Pack<T, N> load_pack(const Pack<T, N>* from) {
+template <typename T, int N> __device__ inline Pack<T, N> load_pack(const Pack<T, N>* from) {
   if constexpr (sizeof(Pack<T, N>) == sizeof(uint4)) {
     const uint4 bits = *reinterpret_cast<const uint4*>(from);
     Pack<T, N> pack;
@@ -76,8 +72,7 @@ __device__ inline Pack<T, N> load_pack(const Pack<T, N>* from) {
   }
 }
 
-template <typename T, int N>
-__device__ inline void store_pack(Pack<T, N>* to, const Pack<T, N>& pack) {
+template <typename T, int N> __device__ inline void store_pack(Pack<T, N>* to, const Pack<T, N>& pack) {
   if constexpr (sizeof(Pack<T, N>) == sizeof(uint4)) {
     uint4 bits;
     memcpy(&bits, &pack, sizeof bits);
@@ -89,16 +84,9 @@ __device__ inline void store_pack(Pack<T, N>* to, const Pack<T, N>& pack) {
 
 __device__ inline float to_float(float x) { return x; }
 __device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <typename T>
-__device__ inline T from_float(float x);
-template <>
-__device__ inline float from_float<float>(float x) {
-  return x;
-}
-template <>
-__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
+template <typename T> __device__ inline T from_float(float x);
+template <> __device__ inline float from_float<float>(float x) { return x; }
+template <> __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -192,9 +180,8 @@ __device__ inline float logit_gradient(const RowTerms& terms, float s, float t) 
 
 // dL/ds for one pack of a row; target_lane is where the row's target sits in this pack, or −1 (one
 // comparison per pack rather than a 64-bit index comparison per element).
-template <typename T, int N>
-__device__ inline Pack<T, N> gradient_pack(const RowTerms& terms, const Pack<T, N>& s, const Pack<T, N>& t,
-                                           int target_lane) {
+template <typename T, int N> __device__ inline Pack<T, N> gradient_pack(const RowTerms& terms, const Pack<T, N>& s,
+                                                                        const Pack<T, N>& t, int target_lane) {
   float g[N];
 #pragma unroll
   for (int e = 0; e < N; ++e) g[e] = logit_gradient(terms, to_float(s.v[e]), to_float(t.v[e]));
@@ -210,8 +197,7 @@ __device__ inline Pack<T, N> gradient_pack(const RowTerms& terms, const Pack<T, 
 }
 
 // The lane of `target` in pack `pack` (packs of N from `first`), or −1 when the pack does not hold it.
-template <int N>
-__device__ inline int target_lane(std::int64_t pack, std::int64_t first, std::int64_t target) {
+template <int N> __device__ inline int target_lane(std::int64_t pack, std::int64_t first, std::int64_t target) {
   const std::int64_t offset = target - first - pack * N;
   return offset >= 0 && offset < N ? static_cast<int>(offset) : -1;
 }

@@ -93,9 +93,8 @@ __device__ inline float load(const __nv_bfloat16* in, std::int64_t i) { return _
 // reference.cpp: inputs are counter_uniform(); weights and biases (2u − 1)·bound in float, bound =
 // 1/sqrt(float(fan_in)); then rounded to dtype. The intrinsics keep nvcc from contracting the
 // expression into an FMA, which would round differently from the host.
-template <typename T>
-__global__ void fill_tensor(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t tensor, float bound,
-                            bool linear) {
+template <typename T> __global__ void fill_tensor(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t tensor,
+                                                  float bound, bool linear) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const float u = counter_uniform(seed, tensor, static_cast<std::uint64_t>(i));
@@ -137,8 +136,7 @@ void* generate(const Problem& p, DeviceMemory& memory, cudaStream_t stream, Tens
   return out;
 }
 
-template <typename T>
-__global__ void scale_kernel(T* values, std::int64_t n, const float* factor) {
+template <typename T> __global__ void scale_kernel(T* values, std::int64_t n, const float* factor) {
   const float f = *factor;
   if (f == 1.0f) return;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -146,8 +144,7 @@ __global__ void scale_kernel(T* values, std::int64_t n, const float* factor) {
     store(values, i, load(values, i) * f);
 }
 
-template <typename T>
-__global__ void poison_kernel(T* values, std::int64_t n) {
+template <typename T> __global__ void poison_kernel(T* values, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
     store(values, i, __int_as_float(0x7fc00000));

@@ -27,8 +27,7 @@ constexpr std::size_t kClusterSharedLimit = 200u << 10;
 
 // Row kernel, any GPU: one block per row; pass 1 reads s and t for the statistics, pass 2 reads them
 // again and writes dL/ds over s. VEC elements per 16-byte access (1 when V is not a multiple of VEC).
-template <typename T, int VEC>
-__global__ void __launch_bounds__(kRowThreads)
+template <typename T, int VEC> __global__ void __launch_bounds__(kRowThreads)
     row_two_pass(T* s, const T* t, const std::int64_t* targets, std::int64_t vocab, LossScales scales, bool with_grad,
                  double* loss) {
   using P = Pack<T, VEC>;
@@ -65,8 +64,7 @@ __global__ void __launch_bounds__(kRowThreads)
 // Three blocks fit on an SM (shared memory); saying so lets ptxas use up to 85 registers (it takes
 // 80, against 48 with the default bound), and its unrolled loads keep more packs in flight: 0.645 ms
 // against 0.772 ms per 2048 rows (bench/results/distill_cosine-notes.md).
-template <typename T, int VEC>
-__global__ void __launch_bounds__(kRowThreads, 3)
+template <typename T, int VEC> __global__ void __launch_bounds__(kRowThreads, 3)
     row_cluster(T* s, const T* t, const std::int64_t* targets, std::int64_t vocab, std::int64_t segment,
                 LossScales scales, bool with_grad, double* loss) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -153,8 +151,7 @@ class OrderEvent {
   cudaEvent_t event_ = nullptr;
 };
 
-template <typename T>
-class FusedInstance final : public DistillInstance {
+template <typename T> class FusedInstance final : public DistillInstance {
  public:
   FusedInstance(const Problem& p, const FusedOptions& options) : DistillInstance(p), plan_(fused_plan(p, options)) {
     s_ = memory_.allocate<T>(static_cast<std::size_t>(plan_.chunk * p.vocab), "student logits of a chunk (then dL/ds)");
@@ -276,8 +273,7 @@ class FusedInstance final : public DistillInstance {
   }
   std::size_t cluster_shared_bytes() const { return 2 * static_cast<std::size_t>(cluster_segment()) * sizeof(T); }
 
-  template <int VEC>
-  bool cluster_launchable() const {
+  template <int VEC> bool cluster_launchable() const {
     const std::size_t shared = cluster_shared_bytes();
     if (shared > kClusterSharedLimit || plan_.teacher_rows > 65535) return false;
     if (cudaFuncSetAttribute(row_cluster<T, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -327,9 +323,8 @@ class FusedInstance final : public DistillInstance {
   }
 
   // The row kernel on `rows` rows of s (overwritten with dL/ds when with_grad) and t.
-  template <int VEC>
-  void launch_rows_as(T* s, const T* t, std::int64_t rows, const std::int64_t* targets, bool with_grad,
-                      cudaStream_t stream) {
+  template <int VEC> void launch_rows_as(T* s, const T* t, std::int64_t rows, const std::int64_t* targets,
+                                         bool with_grad, cudaStream_t stream) {
     if (row_kernel_ == RowKernel::cluster) {
       cudaLaunchConfig_t config = cluster_config(rows, cluster_shared_bytes(), stream);
       cudaLaunchAttribute attribute = cluster_attribute();
@@ -364,8 +359,7 @@ class FusedInstance final : public DistillInstance {
 
 // make_row_pass_instance: a fused instance whose buffers hold the logits of a no-grad pass, bound to
 // its row kernel alone.
-template <typename T>
-class RowPassInstance final : public Instance {
+template <typename T> class RowPassInstance final : public Instance {
  public:
   RowPassInstance(const Problem& p, const FusedOptions& options)
       : fused_(std::make_unique<FusedInstance<T>>(p, options)) {
@@ -386,8 +380,7 @@ class RowPassInstance final : public Instance {
 };
 
 // The floor: the four products of a full pass, unchunked (M = BT), on the same inputs.
-template <typename T>
-class GemmFloorInstance final : public Instance {
+template <typename T> class GemmFloorInstance final : public Instance {
  public:
   explicit GemmFloorInstance(const Problem& p) {
     cublasLtHandle_t lt = nullptr;

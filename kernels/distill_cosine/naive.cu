@@ -47,8 +47,7 @@ __device__ inline float block_max(float mine) {
 }
 
 // x[i, j] += bias[j]
-template <typename B>
-__global__ void add_bias(float* x, const B* bias, std::int64_t rows, std::int64_t cols) {
+template <typename B> __global__ void add_bias(float* x, const B* bias, std::int64_t rows, std::int64_t cols) {
   for (std::int64_t i = global_index(); i < rows * cols; i += global_stride())
     x[i] += static_cast<float>(bias[i % cols]);
 }
@@ -125,10 +124,10 @@ __global__ void cosine_backward(const float* a, const float* b, const double* ab
 
 // Backward of normalize (a = u/max(‖u‖, eps), here u = a·divisor), then of u = s/T, plus the hard
 // loss's (softmax − onehot)·hard_scale; written in the matmul's dtype as autograd casts it.
-template <typename T>
-__global__ void logits_backward(const float* grad_a, const float* a, const double* ga_dot_a, const double* nu,
-                                const float* logp, const std::int64_t* targets, std::int64_t rows, std::int64_t cols,
-                                double temperature, double hard_scale, std::int64_t ignore_index, T* dz) {
+template <typename T> __global__ void logits_backward(const float* grad_a, const float* a, const double* ga_dot_a,
+                                                      const double* nu, const float* logp, const std::int64_t* targets,
+                                                      std::int64_t rows, std::int64_t cols, double temperature,
+                                                      double hard_scale, std::int64_t ignore_index, T* dz) {
   for (std::int64_t i = global_index(); i < rows * cols; i += global_stride()) {
     const std::int64_t r = i / cols, j = i % cols;
     const double divisor = fmax(nu[r], kNormalizeEps);
@@ -143,8 +142,7 @@ __global__ void logits_backward(const float* grad_a, const float* a, const doubl
   }
 }
 
-template <typename T>
-class NaiveInstance final : public DistillInstance {
+template <typename T> class NaiveInstance final : public DistillInstance {
  public:
   explicit NaiveInstance(const Problem& p) : DistillInstance(p) {
     const std::int64_t hs = p.student_hidden();

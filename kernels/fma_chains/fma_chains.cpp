@@ -20,14 +20,11 @@ namespace {
 
 // Each thread's chains: 8 vectors of 64 bytes, 512 bytes.
 constexpr int kVectors = 8;
-template <class T>
-constexpr int kChains = kVectors * 64 / sizeof(T);
+template <class T> constexpr int kChains = kVectors * 64 / sizeof(T);
 
 // The chains' constants: each step moves x towards b / (1 − a), which a check recomputes.
-template <class T>
-constexpr T kA = static_cast<T>(0.9990234375);  // 1 − 2⁻¹⁰, exact in both types
-template <class T>
-constexpr T kB = static_cast<T>(0.0009765625);  // 2⁻¹⁰: the chains converge to 1
+template <class T> constexpr T kA = static_cast<T>(0.9990234375);  // 1 − 2⁻¹⁰, exact in both types
+template <class T> constexpr T kB = static_cast<T>(0.0009765625);  // 2⁻¹⁰: the chains converge to 1
 
 struct Problem {
   bool fp64 = false;
@@ -43,21 +40,13 @@ struct Problem {
 // GCC's vector types: 64 bytes of lanes, whole registers of whichever width a clone is compiled for.
 typedef float Floats __attribute__((vector_size(64)));
 typedef double Doubles __attribute__((vector_size(64)));
-template <class T>
-struct VectorOf;
-template <>
-struct VectorOf<float> {
-  using type = Floats;
-};
-template <>
-struct VectorOf<double> {
-  using type = Doubles;
-};
+template <class T> struct VectorOf;
+template <> struct VectorOf<float> { using type = Floats; };
+template <> struct VectorOf<double> { using type = Doubles; };
 
 // One thread's chains, `iterations` steps each; returns their mean, so that the work is kept. Inlined
 // into each clone below, so that every clone compiles it for its own instructions.
-template <class T>
-[[gnu::always_inline]] inline T run_chains(std::int64_t iterations) {
+template <class T> [[gnu::always_inline]] inline T run_chains(std::int64_t iterations) {
   using Vector = typename VectorOf<T>::type;
   Vector x[kVectors];
   for (int v = 0; v < kVectors; ++v) x[v] = Vector{} + static_cast<T>(v) / kVectors;

@@ -16,8 +16,7 @@ namespace ks::gemm {
 __device__ inline void store(float* out, std::uint64_t i, float value) { out[i] = value; }
 __device__ inline void store(__nv_bfloat16* out, std::uint64_t i, float value) { out[i] = __float2bfloat16_rn(value); }
 
-template <typename T>
-__global__ void fill(T* out, std::uint64_t count, std::uint64_t seed, std::uint64_t matrix) {
+template <typename T> __global__ void fill(T* out, std::uint64_t count, std::uint64_t seed, std::uint64_t matrix) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
     store(out, i, counter_symmetric(seed, matrix, i));

@@ -37,29 +37,20 @@ double wrapped(double value, DataType type) {
 // The largest integer each data type holds exactly (a sum beyond it is rounded or wraps).
 double exact_limit(DataType type) {
   switch (type) {
-    case DataType::fp16:
-      return 2048;
-    case DataType::bf16:
-      return 256;
-    case DataType::int8:
-      return 127;
-    case DataType::uint8:
-      return 255;
-    default:
-      return 1e15;
+    case DataType::fp16: return 2048;
+    case DataType::bf16: return 256;
+    case DataType::int8: return 127;
+    case DataType::uint8: return 255;
+    default: return 1e15;
   }
 }
 
 double relative_epsilon(DataType type) {
   switch (type) {
-    case DataType::fp16:
-      return 1.0 / 1024;
-    case DataType::bf16:
-      return 1.0 / 128;
-    case DataType::fp32:
-      return 1e-6;
-    default:
-      return 1e-12;
+    case DataType::fp16: return 1.0 / 1024;
+    case DataType::bf16: return 1.0 / 128;
+    case DataType::fp32: return 1e-6;
+    default: return 1e-12;
   }
 }
 
@@ -77,27 +68,21 @@ void store16(void* to, DataType type, float value) {
 
 float combine(ReduceOp op, float a, float b) {
   switch (op) {
-    case ReduceOp::prod:
-      return a * b;
-    case ReduceOp::max:
-      return std::fmax(a, b);
-    case ReduceOp::min:
-      return std::fmin(a, b);
-    default:
-      return a + b;  // sum, and avg (divided after)
+    case ReduceOp::prod: return a * b;
+    case ReduceOp::max: return std::fmax(a, b);
+    case ReduceOp::min: return std::fmin(a, b);
+    default: return a + b;  // sum, and avg (divided after)
   }
 }
 
-template <DataType Type, ReduceOp Op>
-void reduce16(void* in, void* inout, int* length, MPI_Datatype*) {
+template <DataType Type, ReduceOp Op> void reduce16(void* in, void* inout, int* length, MPI_Datatype*) {
   auto* a = static_cast<unsigned char*>(in);
   auto* b = static_cast<unsigned char*>(inout);
   for (int i = 0; i < *length; ++i)
     store16(b + 2 * i, Type, combine(Op, load16(a + 2 * i, Type), load16(b + 2 * i, Type)));
 }
 
-template <DataType Type>
-MPI_Op op16(ReduceOp op) {
+template <DataType Type> MPI_Op op16(ReduceOp op) {
   static const std::array<MPI_Op, 4> ops = [] {
     std::array<MPI_Op, 4> made{};
     MPI_Op_create(&reduce16<Type, ReduceOp::sum>, 1, &made[0]);
@@ -128,17 +113,13 @@ std::vector<std::string> data_type_names() { return {kTypeNames.begin(), kTypeNa
 std::size_t size_of(DataType type) {
   switch (type) {
     case DataType::fp64:
-    case DataType::int64:
-      return 8;
+    case DataType::int64: return 8;
     case DataType::fp32:
-    case DataType::int32:
-      return 4;
+    case DataType::int32: return 4;
     case DataType::fp16:
-    case DataType::bf16:
-      return 2;
+    case DataType::bf16: return 2;
     case DataType::int8:
-    case DataType::uint8:
-      return 1;
+    case DataType::uint8: return 1;
   }
   return 1;
 }
@@ -239,17 +220,10 @@ double reduced_input(std::size_t index, const Setting& s) {
   for (int member = 1; member < s.members; ++member) {
     const double value = input_value(index, member, s);
     switch (s.op) {
-      case ReduceOp::prod:
-        out *= value;
-        break;
-      case ReduceOp::max:
-        out = std::max(out, value);
-        break;
-      case ReduceOp::min:
-        out = std::min(out, value);
-        break;
-      default:
-        out += value;
+      case ReduceOp::prod: out *= value; break;
+      case ReduceOp::max: out = std::max(out, value); break;
+      case ReduceOp::min: out = std::min(out, value); break;
+      default: out += value;
     }
   }
   if (s.op == ReduceOp::avg) out = is_integer(s.type) ? std::trunc(out / s.members) : out / s.members;
@@ -258,21 +232,14 @@ double reduced_input(std::size_t index, const Setting& s) {
 
 MPI_Datatype mpi_type(DataType type) {
   switch (type) {
-    case DataType::fp32:
-      return MPI_FLOAT;
-    case DataType::fp64:
-      return MPI_DOUBLE;
+    case DataType::fp32: return MPI_FLOAT;
+    case DataType::fp64: return MPI_DOUBLE;
     case DataType::fp16:
-    case DataType::bf16:
-      return MPI_UINT16_T;
-    case DataType::int32:
-      return MPI_INT32_T;
-    case DataType::int64:
-      return MPI_INT64_T;
-    case DataType::int8:
-      return MPI_INT8_T;
-    case DataType::uint8:
-      return MPI_UINT8_T;
+    case DataType::bf16: return MPI_UINT16_T;
+    case DataType::int32: return MPI_INT32_T;
+    case DataType::int64: return MPI_INT64_T;
+    case DataType::int8: return MPI_INT8_T;
+    case DataType::uint8: return MPI_UINT8_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -281,63 +248,40 @@ MPI_Op mpi_op(ReduceOp op, DataType type) {
   if (type == DataType::bf16) return op16<DataType::bf16>(op);
   if (type == DataType::fp16) return op16<DataType::fp16>(op);
   switch (op) {
-    case ReduceOp::prod:
-      return MPI_PROD;
-    case ReduceOp::max:
-      return MPI_MAX;
-    case ReduceOp::min:
-      return MPI_MIN;
-    default:
-      return MPI_SUM;
+    case ReduceOp::prod: return MPI_PROD;
+    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::min: return MPI_MIN;
+    default: return MPI_SUM;
   }
 }
 
 void write_element(void* buffer, std::size_t index, DataType type, double value) {
   auto* bytes = static_cast<unsigned char*>(buffer);
   switch (type) {
-    case DataType::fp32:
-      reinterpret_cast<float*>(bytes)[index] = static_cast<float>(value);
-      break;
-    case DataType::fp64:
-      reinterpret_cast<double*>(bytes)[index] = value;
-      break;
+    case DataType::fp32: reinterpret_cast<float*>(bytes)[index] = static_cast<float>(value); break;
+    case DataType::fp64: reinterpret_cast<double*>(bytes)[index] = value; break;
     case DataType::fp16:
-    case DataType::bf16:
-      store16(bytes + 2 * index, type, static_cast<float>(value));
-      break;
-    case DataType::int32:
-      reinterpret_cast<std::int32_t*>(bytes)[index] = static_cast<std::int32_t>(value);
-      break;
-    case DataType::int64:
-      reinterpret_cast<std::int64_t*>(bytes)[index] = static_cast<std::int64_t>(value);
-      break;
+    case DataType::bf16: store16(bytes + 2 * index, type, static_cast<float>(value)); break;
+    case DataType::int32: reinterpret_cast<std::int32_t*>(bytes)[index] = static_cast<std::int32_t>(value); break;
+    case DataType::int64: reinterpret_cast<std::int64_t*>(bytes)[index] = static_cast<std::int64_t>(value); break;
     case DataType::int8:
       reinterpret_cast<std::int8_t*>(bytes)[index] = static_cast<std::int8_t>(wrapped(value, type));
       break;
-    case DataType::uint8:
-      bytes[index] = static_cast<std::uint8_t>(wrapped(value, type));
-      break;
+    case DataType::uint8: bytes[index] = static_cast<std::uint8_t>(wrapped(value, type)); break;
   }
 }
 
 double read_element(const void* buffer, std::size_t index, DataType type) {
   const auto* bytes = static_cast<const unsigned char*>(buffer);
   switch (type) {
-    case DataType::fp32:
-      return reinterpret_cast<const float*>(bytes)[index];
-    case DataType::fp64:
-      return reinterpret_cast<const double*>(bytes)[index];
+    case DataType::fp32: return reinterpret_cast<const float*>(bytes)[index];
+    case DataType::fp64: return reinterpret_cast<const double*>(bytes)[index];
     case DataType::fp16:
-    case DataType::bf16:
-      return load16(bytes + 2 * index, type);
-    case DataType::int32:
-      return reinterpret_cast<const std::int32_t*>(bytes)[index];
-    case DataType::int64:
-      return static_cast<double>(reinterpret_cast<const std::int64_t*>(bytes)[index]);
-    case DataType::int8:
-      return reinterpret_cast<const std::int8_t*>(bytes)[index];
-    case DataType::uint8:
-      return bytes[index];
+    case DataType::bf16: return load16(bytes + 2 * index, type);
+    case DataType::int32: return reinterpret_cast<const std::int32_t*>(bytes)[index];
+    case DataType::int64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(bytes)[index]);
+    case DataType::int8: return reinterpret_cast<const std::int8_t*>(bytes)[index];
+    case DataType::uint8: return bytes[index];
   }
   return 0;
 }

@@ -20,21 +20,18 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kSampled = 16;  // entries of D a check compares
 
-template <class T>
-__device__ T from_float(float v) {
+template <class T> __device__ T from_float(float v) {
   if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) return __nv_fp8_e4m3(v);
   else return static_cast<T>(v);
 }
-template <class T>
-__device__ double to_double(T v) {
+template <class T> __device__ double to_double(T v) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
   else if constexpr (std::is_same_v<T, __half>) return __half2float(v);
   else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) return static_cast<float>(v);
   else return static_cast<double>(v);
 }
 
-template <class T>
-__global__ void fill(T* out, std::uint64_t count, std::uint64_t seed, std::uint64_t matrix) {
+template <class T> __global__ void fill(T* out, std::uint64_t count, std::uint64_t seed, std::uint64_t matrix) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
     out[i] = from_float<T>(counter_symmetric(seed, matrix, i));
@@ -42,9 +39,8 @@ __global__ void fill(T* out, std::uint64_t count, std::uint64_t seed, std::uint6
 
 // One block per sampled entry: its float64 sum over k of the stored inputs, and the sum of the
 // products' magnitudes (the scale its error is judged against), with D's value beside them.
-template <class In, class Out>
-__global__ void reference(const In* a, const In* b, const Out* d, std::int64_t n, std::uint64_t seed,
-                          double* sums /* 3 per entry */) {
+template <class In, class Out> __global__ void reference(const In* a, const In* b, const Out* d, std::int64_t n,
+                                                         std::uint64_t seed, double* sums /* 3 per entry */) {
   __shared__ double partial[2][kThreads];
   const auto row = static_cast<std::int64_t>(counter_uniform(seed, 9, 2 * blockIdx.x) * n);
   const auto col = static_cast<std::int64_t>(counter_uniform(seed, 9, 2 * blockIdx.x + 1) * n);
@@ -81,18 +77,12 @@ struct Arithmetic {
 
 Arithmetic arithmetic_of(Dtype dtype) {
   switch (dtype) {
-    case Dtype::fp64:
-      return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, 1e-12};
-    case Dtype::fp32:
-      return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-5};
-    case Dtype::tf32:
-      return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, 2e-3};
-    case Dtype::bf16:
-      return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-2};
-    case Dtype::fp16:
-      return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 2e-3};
-    case Dtype::fp8:
-      return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-2};
+    case Dtype::fp64: return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, 1e-12};
+    case Dtype::fp32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-5};
+    case Dtype::tf32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, 2e-3};
+    case Dtype::bf16: return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-2};
+    case Dtype::fp16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 2e-3};
+    case Dtype::fp8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 1e-2};
   }
   throw std::logic_error("peak_flops: unknown dtype");
 }
@@ -138,20 +128,14 @@ class CudaPeakFlops final : public Instance {
   }
 
   // Calls `body` with a null pointer of the dtype's input and output element types.
-  template <class Body>
-  void with_types(Body&& body) const {
+  template <class Body> void with_types(Body&& body) const {
     switch (p_.dtype) {
-      case Dtype::fp64:
-        return body(static_cast<double*>(nullptr), static_cast<double*>(nullptr));
+      case Dtype::fp64: return body(static_cast<double*>(nullptr), static_cast<double*>(nullptr));
       case Dtype::fp32:
-      case Dtype::tf32:
-        return body(static_cast<float*>(nullptr), static_cast<float*>(nullptr));
-      case Dtype::bf16:
-        return body(static_cast<__nv_bfloat16*>(nullptr), static_cast<__nv_bfloat16*>(nullptr));
-      case Dtype::fp16:
-        return body(static_cast<__half*>(nullptr), static_cast<__half*>(nullptr));
-      case Dtype::fp8:
-        return body(static_cast<__nv_fp8_e4m3*>(nullptr), static_cast<__nv_bfloat16*>(nullptr));
+      case Dtype::tf32: return body(static_cast<float*>(nullptr), static_cast<float*>(nullptr));
+      case Dtype::bf16: return body(static_cast<__nv_bfloat16*>(nullptr), static_cast<__nv_bfloat16*>(nullptr));
+      case Dtype::fp16: return body(static_cast<__half*>(nullptr), static_cast<__half*>(nullptr));
+      case Dtype::fp8: return body(static_cast<__nv_fp8_e4m3*>(nullptr), static_cast<__nv_bfloat16*>(nullptr));
     }
   }
 

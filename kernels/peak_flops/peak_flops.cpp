@@ -23,16 +23,12 @@ Problem::Problem(const Parameters& p)
 
 std::int64_t input_bytes(Dtype dtype) {
   switch (dtype) {
-    case Dtype::fp64:
-      return 8;
+    case Dtype::fp64: return 8;
     case Dtype::fp32:
-    case Dtype::tf32:
-      return 4;
+    case Dtype::tf32: return 4;
     case Dtype::bf16:
-    case Dtype::fp16:
-      return 2;
-    case Dtype::fp8:
-      return 1;
+    case Dtype::fp16: return 2;
+    case Dtype::fp8: return 1;
   }
   return 4;
 }

@@ -25,15 +25,11 @@ constexpr int kThreads = 512;  // threads of a backward block, and the most of a
 constexpr int kCached = 4;     // vectors of a row a thread keeps in registers between its two passes
 constexpr int kDwSlices = 8;   // threads that share one column in the dw kernel
 
-template <class T, int N>
-struct alignas(sizeof(T) * N) Pack {
-  T v[N];
-};
+template <class T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
 
 __device__ inline float to_float(float v) { return v; }
 __device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T>
-__device__ inline T from_float(float v) {
+template <class T> __device__ inline T from_float(float v) {
   if constexpr (std::is_same_v<T, float>) return v;
   else return __float2bfloat16_rn(v);
 }
@@ -53,15 +49,13 @@ __device__ float group_sum(float value, int width, float* scratch) {
 }
 
 // The dtype and casting mode as constants of the kernel, so that the compiler drops the other modes.
-template <class T, Casting C>
-__device__ Problem specialise(Problem p) {
+template <class T, Casting C> __device__ Problem specialise(Problem p) {
   p.bf16 = std::is_same_v<T, __nv_bfloat16>;
   p.casting = C;
   return p;
 }
 
-template <class T, int N, Casting C>
-__global__ void __launch_bounds__(kThreads)
+template <class T, int N, Casting C> __global__ void __launch_bounds__(kThreads)
     forward_kernel(Problem problem, int width, const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                    void* __restrict__ rstd_out) {
   using V = Pack<T, N>;
@@ -110,8 +104,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // dw partial sums are kept transposed, element j of vector v at j·vectors + v, so that the threads of
 // a warp touch consecutive floats (no shared-memory bank conflicts).
-template <class T, int N, Casting C>
-__global__ void __launch_bounds__(kThreads)
+template <class T, int N, Casting C> __global__ void __launch_bounds__(kThreads)
     backward_kernel(Problem problem, int width, const T* __restrict__ x, const T* __restrict__ w,
                     const T* __restrict__ dy, const void* __restrict__ rstd_in, T* __restrict__ dx,
                     float* __restrict__ partials, bool shared_dw) {
@@ -207,8 +200,7 @@ __global__ void dw_kernel(Problem problem, const float* __restrict__ partials, i
   dw[(i % vectors) * N + i / vectors] = from_float<T>(p.to_dtype(total));
 }
 
-template <class T>
-__global__ void fill(Problem p, Tensor tensor, T* __restrict__ out, std::uint64_t count) {
+template <class T> __global__ void fill(Problem p, Tensor tensor, T* __restrict__ out, std::uint64_t count) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
     out[i] = from_float<T>(p.input(tensor, i));
@@ -216,8 +208,7 @@ __global__ void fill(Problem p, Tensor tensor, T* __restrict__ out, std::uint64_
 
 // Calls launch(T{}, N, C) with the element type, the vector width (16 bytes, or 1 element when
 // hidden is no multiple of it) and the casting mode of `p`, each as a compile-time constant.
-template <class Launch>
-void dispatch(const Problem& p, Launch&& launch) {
+template <class Launch> void dispatch(const Problem& p, Launch&& launch) {
   const auto by_casting = [&](auto zero, auto n) {
     using Mode = Casting;
     if (p.casting == Mode::llama) launch(zero, n, std::integral_constant<Mode, Mode::llama>{});

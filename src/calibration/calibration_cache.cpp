@@ -56,9 +56,7 @@ std::optional<RankCalibration> read_cached_calibration(const std::filesystem::pa
     RankCalibration calibration = rank_calibration_from_json(json);
     calibration.reused = true;
     return calibration;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  } catch (const std::exception&) { return std::nullopt; }
 }
 
 void write_cached_calibration(const std::filesystem::path& file, const RankCalibration& calibration) {

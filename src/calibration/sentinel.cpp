@@ -46,9 +46,7 @@ std::chrono::duration<double> parse_sentinel_interval(const std::string& text) {
   double value = 0;
   try {
     value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
+  } catch (const std::exception&) { used = 0; }
   const std::string unit = used ? text.substr(used) : "";
   const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
   if (!used || scale < 0 || !(value >= 0))

@@ -127,9 +127,7 @@ int main(int argc, char** argv, Registry& registry) {
             try {
               parse_sentinel_interval(text);
               return std::string();
-            } catch (const std::exception& e) {
-              return std::string(e.what());
-            }
+            } catch (const std::exception& e) { return std::string(e.what()); }
           },
           "DURATION"))
       ->capture_default_str();

@@ -28,12 +28,9 @@ constexpr auto kWindDownLimit = std::chrono::seconds(30);
 // for torch.compile'd code, a compilation afresh after the check) without telling anything new.
 bool checks(CheckPolicy policy, const Point& point, bool first_of_group) {
   switch (policy) {
-    case CheckPolicy::none:
-      return false;
-    case CheckPolicy::every_mode:
-      return true;
-    case CheckPolicy::first_mode:
-      return first_of_group && point.repetition == 0;
+    case CheckPolicy::none: return false;
+    case CheckPolicy::every_mode: return true;
+    case CheckPolicy::first_mode: return first_of_group && point.repetition == 0;
   }
   return false;
 }
@@ -110,17 +107,10 @@ void Coordinator::take(FromRank message) {
       if (winding_down_ || excluded_.count(source)) hand_out({Handout{source, {}, {}}});
       else hand_out(queue_.ask(source));
       break;
-    case FromRank::Kind::result:
-      take_result(message);
-      break;
-    case FromRank::Kind::stopped:
-      take_stopped(source, message.text);
-      break;
-    case FromRank::Kind::note:
-      sink_.on_note(message.text);
-      break;
-    case FromRank::Kind::heartbeat:
-      break;
+    case FromRank::Kind::result: take_result(message); break;
+    case FromRank::Kind::stopped: take_stopped(source, message.text); break;
+    case FromRank::Kind::note: sink_.on_note(message.text); break;
+    case FromRank::Kind::heartbeat: break;
   }
 }
 

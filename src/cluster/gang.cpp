@@ -34,8 +34,7 @@ class Waiter {
         duties_(duties) {}
 
   // A value for an MPI operation to use, alive as long as the waiter (or, abandoned, the process).
-  template <typename T>
-  T& scratch(T initial) {
+  template <typename T> T& scratch(T initial) {
     auto kept = std::make_shared<T>(std::move(initial));
     memory_.push_back(kept);
     return *kept;
@@ -203,9 +202,7 @@ std::string agree_on_nccl_id(const std::vector<int>& members, int me, MPI_Comm c
     std::string text;
     try {
       text = fmt::format("i{}", workers.new_nccl_id());
-    } catch (const std::exception& e) {
-      text = fmt::format("e{}", e.what());
-    }
+    } catch (const std::exception& e) { text = fmt::format("e{}", e.what()); }
     text.copy(message.data(), message.size() - 1);
   }
   MPI_Ibcast(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, comm, &request);

@@ -98,16 +98,11 @@ std::string receive_bytes(const MPI_Status& status) {
 
 FromRank::Kind kind_of(int tag) {
   switch (tag) {
-    case kTagRequest:
-      return FromRank::Kind::work_request;
-    case kTagResult:
-      return FromRank::Kind::result;
-    case kTagNote:
-      return FromRank::Kind::note;
-    case kTagHeartbeat:
-      return FromRank::Kind::heartbeat;
-    case kTagStopped:
-      return FromRank::Kind::stopped;
+    case kTagRequest: return FromRank::Kind::work_request;
+    case kTagResult: return FromRank::Kind::result;
+    case kTagNote: return FromRank::Kind::note;
+    case kTagHeartbeat: return FromRank::Kind::heartbeat;
+    case kTagStopped: return FromRank::Kind::stopped;
   }
   throw std::logic_error(fmt::format("rank 0 got a message with unknown tag {}", tag));
 }

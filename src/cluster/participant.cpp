@@ -93,9 +93,7 @@ Json Participant::first_hello() {
   };
   try {
     return workers_.ensure_started();
-  } catch (const WorkerStartError& e) {
-    return without_worker(e.what());
-  } catch (const Interrupted& e) {
+  } catch (const WorkerStartError& e) { return without_worker(e.what()); } catch (const Interrupted& e) {
     return without_worker(e.what());
   }
 }
@@ -108,9 +106,7 @@ Json Participant::python_facts(bool plan_in_python) {
   if (world_.broadcast_from_root(root_says ? "python" : "") != "python") return nullptr;
   try {
     return workers_.ensure_python_started().value("python", Json::object());
-  } catch (const WorkerStartError& e) {
-    return {{"problem", e.what()}};
-  } catch (const Interrupted& e) {
+  } catch (const WorkerStartError& e) { return {{"problem", e.what()}}; } catch (const Interrupted& e) {
     return {{"problem", e.what()}};
   }
 }
@@ -181,9 +177,7 @@ std::optional<RankCalibration> Participant::calibrate() {
     RankCalibration calibration = calibrate_rank(me_.rank, me_.host, gpu, *options_.registry, run);
     calibration.cpu.measured_beside = world_.local_size();
     return calibration;
-  } catch (const Interrupted&) {
-    return std::nullopt;
-  }
+  } catch (const Interrupted&) { return std::nullopt; }
 }
 
 // A calibration measured by this run is kept for later ones (in the calibration folder), unless the
@@ -286,9 +280,7 @@ std::string Participant::run() {
         link_.send_result(record_of(assigned.point, result), result);
       }
     }
-  } catch (const Interrupted&) {
-    interruption = why_stop();
-  }
+  } catch (const Interrupted&) { interruption = why_stop(); }
   link_.wait_all_sent();
   if (interruption.empty()) return interruption;
   // The point in hand is abandoned (no row: --resume measures it); rank 0 learns that nothing more

@@ -229,9 +229,7 @@ class Worker {
     try {
       bind_once();
       return {{"type", "nccl_id"}, {"id", nccl_.new_unique_id()}};
-    } catch (const std::exception& e) {
-      return {{"type", "nccl_id"}, {"error", e.what()}};
-    }
+    } catch (const std::exception& e) { return {{"type", "nccl_id"}, {"error", e.what()}}; }
   }
 
   // Binds the GPU before a point of a cuda implementation. False when it cannot be bound: the point

@@ -192,9 +192,7 @@ std::optional<MeasureResult> WorkerProcess::poll(std::chrono::microseconds wait)
   busy_ = false;
   MeasureResult result = is_bytes_message(text) ? result_from_bytes(text, protocols_, implementations_)
                                                 : decode_result(nlohmann::json::parse(text));
-  if (result.worker_exits) {
-    reap();
-  }
+  if (result.worker_exits) { reap(); }
   return result;
 }
 
@@ -224,9 +222,7 @@ std::string WorkerProcess::reap() {
   if (pid_ <= 0) return "was not running";
   int status = 0;
   pid_t done;
-  do {
-    done = ::waitpid(pid_, &status, 0);
-  } while (done < 0 && errno == EINTR);
+  do { done = ::waitpid(pid_, &status, 0); } while (done < 0 && errno == EINTR);
   pid_ = -1;
   hello_ = nlohmann::json();
   if (done < 0) return "could not be waited for";

@@ -38,27 +38,13 @@ void write_string(std::string& out, const std::string& s) {
   out += '"';
   for (const char c : s) {
     switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += "\\u00";
@@ -98,26 +84,13 @@ void write(std::string& out, const Json& value) {
       out += ']';
       break;
     }
-    case Json::value_t::string:
-      write_string(out, value.get_ref<const std::string&>());
-      break;
-    case Json::value_t::boolean:
-      out += value.get<bool>() ? "true" : "false";
-      break;
-    case Json::value_t::null:
-      out += "null";
-      break;
-    case Json::value_t::number_integer:
-      out += std::to_string(value.get<std::int64_t>());
-      break;
-    case Json::value_t::number_unsigned:
-      out += std::to_string(value.get<std::uint64_t>());
-      break;
-    case Json::value_t::number_float:
-      out += ecmascript_number(value.get<double>());
-      break;
-    default:
-      throw std::runtime_error("canonical_json: unsupported JSON value");
+    case Json::value_t::string: write_string(out, value.get_ref<const std::string&>()); break;
+    case Json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; break;
+    case Json::value_t::null: out += "null"; break;
+    case Json::value_t::number_integer: out += std::to_string(value.get<std::int64_t>()); break;
+    case Json::value_t::number_unsigned: out += std::to_string(value.get<std::uint64_t>()); break;
+    case Json::value_t::number_float: out += ecmascript_number(value.get<double>()); break;
+    default: throw std::runtime_error("canonical_json: unsupported JSON value");
   }
 }
 

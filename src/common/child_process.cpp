@@ -58,8 +58,7 @@ ChildOutput run_collecting(const std::vector<std::string>& argv, const std::vect
     }
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return output;
 }

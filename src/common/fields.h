@@ -16,8 +16,7 @@
 
 namespace ks {
 
-template <class Record>
-struct Field {
+template <class Record> struct Field {
   using Accessor = std::variant<std::string& (*)(Record&), std::int32_t& (*)(Record&), std::int64_t& (*)(Record&),
                                 std::uint64_t& (*)(Record&), double& (*)(Record&)>;
   std::string name;
@@ -46,8 +45,7 @@ void for_each_field(const Record& record, const std::vector<Field<Record>>& fiel
 
 // {name: value, ...} of every field; a non-finite number (a figure not measured) as null, JSON having
 // no NaN.
-template <class Record>
-nlohmann::json fields_to_json(const Record& record, const std::vector<Field<Record>>& fields) {
+template <class Record> nlohmann::json fields_to_json(const Record& record, const std::vector<Field<Record>>& fields) {
   nlohmann::json out = nlohmann::json::object();
   for_each_field(record, fields, [&](const Field<Record>& field, const auto& value) {
     if constexpr (std::is_floating_point_v<std::decay_t<decltype(value)>>) {

@@ -17,14 +17,12 @@ namespace ks {
 void* allocate_large(std::size_t bytes);
 void release_large(void* memory, std::size_t bytes) noexcept;
 
-template <class T>
-class HugePageAllocator {
+template <class T> class HugePageAllocator {
  public:
   using value_type = T;
 
   HugePageAllocator() = default;
-  template <class U>
-  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
+  template <class U> HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
   T* allocate(std::size_t count) {
     if (count > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
@@ -32,14 +30,10 @@ class HugePageAllocator {
   }
   void deallocate(T* memory, std::size_t count) noexcept { release_large(memory, count * sizeof(T)); }
 
-  template <class U>
-  bool operator==(const HugePageAllocator<U>&) const noexcept {
-    return true;
-  }
+  template <class U> bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
 };
 
 // A vector whose storage, once it reaches 2 MiB, lies in huge pages.
-template <class T>
-using LargeVector = std::vector<T, HugePageAllocator<T>>;
+template <class T> using LargeVector = std::vector<T, HugePageAllocator<T>>;
 
 }  // namespace ks

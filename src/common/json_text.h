@@ -35,8 +35,7 @@ class JsonObjectText {
  public:
   JsonObjectText& add(std::string_view key, std::string value_text);
   JsonObjectText& add_string(std::string_view key, std::string_view value) { return add(key, json_string(value)); }
-  template <typename T>
-  JsonObjectText& add_number(std::string_view key, T value) {
+  template <typename T> JsonObjectText& add_number(std::string_view key, T value) {
     return add(key, json_number(value));
   }
   // Sorts the members added so far; more may be added after.

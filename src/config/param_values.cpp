@@ -13,16 +13,11 @@ namespace {
 
 Json scalar_json(const Scalar& value) {
   switch (value.kind) {
-    case ScalarKind::null:
-      return nullptr;
-    case ScalarKind::boolean:
-      return value.boolean;
-    case ScalarKind::integer:
-      return value.integer;
-    case ScalarKind::number:
-      return value.number;
-    case ScalarKind::string:
-      return value.text;
+    case ScalarKind::null: return nullptr;
+    case ScalarKind::boolean: return value.boolean;
+    case ScalarKind::integer: return value.integer;
+    case ScalarKind::number: return value.number;
+    case ScalarKind::string: return value.text;
   }
   return nullptr;
 }
@@ -49,28 +44,20 @@ std::string or_special(const ParamSpec& param) {
 
 const char* type_phrase(ParamType type) {
   switch (type) {
-    case ParamType::integer:
-      return "an integer";
-    case ParamType::number:
-      return "a number";
-    case ParamType::string:
-      return "a string";
-    case ParamType::boolean:
-      return "a boolean (true or false)";
+    case ParamType::integer: return "an integer";
+    case ParamType::number: return "a number";
+    case ParamType::string: return "a string";
+    case ParamType::boolean: return "a boolean (true or false)";
   }
   return "a value";
 }
 
 bool has_type(const Scalar& value, ParamType type) {
   switch (type) {
-    case ParamType::integer:
-      return value.kind == ScalarKind::integer;
-    case ParamType::number:
-      return value.kind == ScalarKind::integer || value.kind == ScalarKind::number;
-    case ParamType::string:
-      return value.kind == ScalarKind::string;
-    case ParamType::boolean:
-      return value.kind == ScalarKind::boolean;
+    case ParamType::integer: return value.kind == ScalarKind::integer;
+    case ParamType::number: return value.kind == ScalarKind::integer || value.kind == ScalarKind::number;
+    case ParamType::string: return value.kind == ScalarKind::string;
+    case ParamType::boolean: return value.kind == ScalarKind::boolean;
   }
   return false;
 }

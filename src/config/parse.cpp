@@ -95,8 +95,7 @@ constexpr std::int64_t kMaxFlushBytes = 64LL << 30;  // 64 GiB
 constexpr double kMaxTimeoutS = 7 * 24 * 3600;       // a week
 constexpr std::int64_t kMaxShardMb = 1 << 20;        // a TiB
 
-template <class Number>
-Number at_most(const Field& field, Number value, Number most) {
+template <class Number> Number at_most(const Field& field, Number value, Number most) {
   if (value > most) field.fail(fmt::format("must be <= {}, got {}", most, value));
   return value;
 }
@@ -431,16 +430,13 @@ YAML::Node load_document(const std::string& text, const std::string& path) {
     std::istringstream in(text);
     YAML::Parser parser(in);
     DocumentStarts documents;
-    while (documents.starts.size() < 2 && parser.HandleNextDocument(documents)) {
-    }
+    while (documents.starts.size() < 2 && parser.HandleNextDocument(documents)) {}
     if (documents.starts.empty())
       throw error_at(YAML::Mark(), "(document)", "empty file: expected a map with name and kernels");
     if (documents.starts.size() > 1)
       throw error_at(documents.starts[1], "(document)", "a sweep file holds one YAML document, this one holds more");
     return YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw error_at(e.mark, "(yaml)", e.msg);
-  }
+  } catch (const YAML::ParserException& e) { throw error_at(e.mark, "(yaml)", e.msg); }
 }
 
 std::vector<PluginReference> read_plugins(const MapFields& top) {

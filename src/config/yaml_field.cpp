@@ -52,16 +52,11 @@ const char* node_kind(const YAML::Node& node) {
 
 std::string describe(const Scalar& scalar) {
   switch (scalar.kind) {
-    case ScalarKind::null:
-      return "no value (null)";
-    case ScalarKind::boolean:
-      return "the boolean " + scalar.text;
-    case ScalarKind::integer:
-      return "the integer " + scalar.text;
-    case ScalarKind::number:
-      return "the number " + scalar.text;
-    case ScalarKind::string:
-      return fmt::format("the string \"{}\"", scalar.text);
+    case ScalarKind::null: return "no value (null)";
+    case ScalarKind::boolean: return "the boolean " + scalar.text;
+    case ScalarKind::integer: return "the integer " + scalar.text;
+    case ScalarKind::number: return "the number " + scalar.text;
+    case ScalarKind::string: return fmt::format("the string \"{}\"", scalar.text);
   }
   return scalar.text;
 }
@@ -97,9 +92,7 @@ Scalar Field::scalar() const {
   const char* first = digits.data();
   const char* last = digits.data() + digits.size();
   switch (out.kind) {
-    case ScalarKind::boolean:
-      out.boolean = out.text[0] == 't' || out.text[0] == 'T';
-      break;
+    case ScalarKind::boolean: out.boolean = out.text[0] == 't' || out.text[0] == 'T'; break;
     case ScalarKind::integer:
       if (std::from_chars(first, last, out.integer).ec != std::errc() ||
           __builtin_mul_overflow(out.integer, multiplier, &out.integer))
@@ -110,8 +103,7 @@ Scalar Field::scalar() const {
       if (std::from_chars(first, last, out.number).ec != std::errc() || !std::isfinite(out.number))
         fail("number " + out.text + " is out of range");
       break;
-    default:
-      break;
+    default: break;
   }
   return out;
 }

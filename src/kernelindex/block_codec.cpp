@@ -82,12 +82,9 @@ Compression compression_named(std::string_view name) {
 
 std::string_view compression_suffix(Compression compression) {
   switch (compression) {
-    case Compression::gzip:
-      return ".gz";
-    case Compression::zstd:
-      return ".zst";
-    case Compression::none:
-      break;
+    case Compression::gzip: return ".gz";
+    case Compression::zstd: return ".zst";
+    case Compression::none: break;
   }
   return "";
 }
@@ -101,24 +98,18 @@ Compression compression_of_file(const std::filesystem::path& file) {
 
 std::string compress_block(Compression compression, std::string_view text) {
   switch (compression) {
-    case Compression::gzip:
-      return gzip(text);
-    case Compression::zstd:
-      return zstd(text);
-    case Compression::none:
-      break;
+    case Compression::gzip: return gzip(text);
+    case Compression::zstd: return zstd(text);
+    case Compression::none: break;
   }
   return std::string(text);
 }
 
 std::string decompress_block(Compression compression, std::string_view stored) {
   switch (compression) {
-    case Compression::gzip:
-      return gunzip(stored);
-    case Compression::zstd:
-      return unzstd(stored);
-    case Compression::none:
-      break;
+    case Compression::gzip: return gunzip(stored);
+    case Compression::zstd: return unzstd(stored);
+    case Compression::none: break;
   }
   return std::string(stored);
 }

@@ -15,9 +15,7 @@ std::int64_t parse_cache_size(const std::string& text) {
   std::int64_t value = 0;
   try {
     value = std::stoll(text, &digits);
-  } catch (const std::exception&) {
-    return 0;
-  }
+  } catch (const std::exception&) { return 0; }
   const char unit = digits < text.size() ? text[digits] : ' ';
   if (unit == 'K') return value << 10;
   if (unit == 'M') return value << 20;

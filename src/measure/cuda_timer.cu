@@ -52,8 +52,7 @@ __device__ unsigned long long global_timer_ns() {
 // The cold protocol's hold: spins until the host sets *released (or the timeout passes).
 __global__ void hold_stream(const volatile int* released) {
   const unsigned long long start = global_timer_ns();
-  while (*released == 0 && global_timer_ns() - start < kHoldTimeoutNs) {
-  }
+  while (*released == 0 && global_timer_ns() - start < kHoldTimeoutNs) {}
 }
 
 // Writes the global timer and SM 0's cycle counter. Launched with one block per SM, so that one lands

@@ -32,8 +32,7 @@ struct Nvml {
   NvmlReturn (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;  // millijoules
 };
 
-template <class Function>
-bool find(void* library, const char* name, Function& out) {
+template <class Function> bool find(void* library, const char* name, Function& out) {
   out = reinterpret_cast<Function>(dlsym(library, name));
   return out != nullptr;
 }

@@ -109,8 +109,7 @@ std::string why_refused(const PluginEntry& entry, const Registry& registry, cons
               "implementation",
               plugin, kernel.name, implementation.name, Registry::describe(taken->origin));
     }
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
 
   Registry alone;
   try {
@@ -121,8 +120,7 @@ std::string why_refused(const PluginEntry& entry, const Registry& registry, cons
             "{} registers kernel {}, which is already registered ({}): rename the plugin's kernel, or load "
             "only one of the two",
             plugin, kernel.name, Registry::describe(taken->origin));
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
 
   return fmt::format("{} cannot be registered: {}", plugin, refusal);
 }

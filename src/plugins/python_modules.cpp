@@ -141,9 +141,7 @@ void load_python_modules(const PythonSetup& setup, Registry& registry) {
   ChildOutput output;
   try {
     output = run_collecting(argv, setup.environment());
-  } catch (const std::runtime_error& e) {
-    throw PluginError(e.what());
-  }
+  } catch (const std::runtime_error& e) { throw PluginError(e.what()); }
   if (output.exit_code != 0) {
     const std::string why = last_line_of(output.err);
     // describe's last line names the module that failed: "MODULE: Type: message".

@@ -10,8 +10,7 @@ namespace ks {
 namespace {
 
 // A field list, built on its first use and kept.
-template <std::vector<Field<RunRecord>> (*Build)()>
-const std::vector<Field<RunRecord>>& built_once() {
+template <std::vector<Field<RunRecord>> (*Build)()> const std::vector<Field<RunRecord>>& built_once() {
   static const std::vector<Field<RunRecord>> list = Build();
   return list;
 }

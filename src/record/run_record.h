@@ -83,8 +83,7 @@ struct RunRecord {
 
 // The fields of a RunRecord, in /runs column order. R is RunRecord, or a type derived from it whose
 // table adds columns of its own (the store's StoredRun).
-template <class R = RunRecord>
-std::vector<Field<R>> run_record_fields() {
+template <class R = RunRecord> std::vector<Field<R>> run_record_fields() {
   return {
       KS_FIELD(R, "point_id", point_id),
       KS_FIELD(R, "kernel", kernel),
@@ -121,8 +120,7 @@ std::vector<Field<R>> run_record_fields() {
 // fields, MEMBER_start then MEMBER_end.
 #define KS_GPU_STATE_METRICS(R, MEMBER) \
   KS_METRIC(R, #MEMBER "_start", gpu_start.MEMBER), KS_METRIC(R, #MEMBER "_end", gpu_end.MEMBER)
-template <class R = RunRecord>
-std::vector<Field<R>> gpu_state_fields() {
+template <class R = RunRecord> std::vector<Field<R>> gpu_state_fields() {
   return {
       KS_GPU_STATE_METRICS(R, sm_clock_mhz),     KS_GPU_STATE_METRICS(R, memory_clock_mhz),
       KS_GPU_STATE_METRICS(R, power_w),          KS_GPU_STATE_METRICS(R, temperature_c),
@@ -133,16 +131,14 @@ std::vector<Field<R>> gpu_state_fields() {
 // The columns layout 4 added after the GPU-state fields: which repetition of its point a run is,
 // then what a cold measurement records: noise NaN, noise_goal_met -1 and samples_dropped 0 for the
 // other protocols, the SM clock figures NaN where no sample's clock was read.
-template <class R = RunRecord>
-std::vector<Field<R>> repetition_fields() {
+template <class R = RunRecord> std::vector<Field<R>> repetition_fields() {
   return {KS_METRIC(R, "repetition", repetition)};
 }
 
 // What a cold measurement records, in /runs column order after the repetition (layout 4 on):
 // noise NaN, noise_goal_met -1 and samples_dropped 0 for the other protocols; the SM clock figures
 // NaN where no sample's clock was read.
-template <class R = RunRecord>
-std::vector<Field<R>> noise_fields() {
+template <class R = RunRecord> std::vector<Field<R>> noise_fields() {
   return {
       KS_METRIC(R, "noise", noise.noise),
       KS_METRIC(R, "noise_goal_met", noise.goal_met),
@@ -154,8 +150,7 @@ std::vector<Field<R>> noise_fields() {
 
 // A collective's figures, in /runs column order after the cold measurement's (layout 5 on): NaN and -1
 // for the other kernels.
-template <class R = RunRecord>
-std::vector<Field<R>> collective_fields() {
+template <class R = RunRecord> std::vector<Field<R>> collective_fields() {
   return {KS_METRIC(R, "bus_gbps", bus_gbps), KS_METRIC(R, "wrong_elements", wrong_elements)};
 }
 inline bool is_collective_record(const RunRecord& record) {
@@ -164,8 +159,7 @@ inline bool is_collective_record(const RunRecord& record) {
 
 // How close the point came to its device's speed of light, in /runs column order after the
 // collective's (layout 7 on).
-template <class R = RunRecord>
-std::vector<Field<R>> speed_of_light_fields() {
+template <class R = RunRecord> std::vector<Field<R>> speed_of_light_fields() {
   return {KS_METRIC(R, "bandwidth_pct", bandwidth_pct), KS_METRIC(R, "compute_pct", compute_pct),
           KS_METRIC(R, "sol_pct", sol_pct), KS_FIELD(R, "flags", flags)};
 }
@@ -176,8 +170,7 @@ inline bool speed_of_light_was_found(const RunRecord& record) {
 }
 
 // The point's energy figures, in /runs column order after the speed of light's (layout 8 on).
-template <class R = RunRecord>
-std::vector<Field<R>> energy_fields() {
+template <class R = RunRecord> std::vector<Field<R>> energy_fields() {
   return {KS_METRIC(R, "joules_per_call", joules_per_call), KS_METRIC(R, "gflops_per_joule", gflops_per_joule),
           KS_METRIC(R, "energy_window_s", energy_window_s)};
 }

@@ -528,9 +528,7 @@ int compare_results(const CompareRequest& request) {
   RowFilter filter;
   try {
     filter = RowFilter::parse(request.where);
-  } catch (const FilterError& error) {
-    return bad_input(error.what());
-  }
+  } catch (const FilterError& error) { return bad_input(error.what()); }
 
   Comparison comparison;
   Side base, next;
@@ -542,9 +540,7 @@ int compare_results(const CompareRequest& request) {
     comparison.points = match_points(base, next);
     judge_points(comparison.points, base_file, next_file, judge);
     warn_about_documents(comparison, base_file, next_file);
-  } catch (const ResultsFileError& error) {
-    return bad_input(error.what());
-  }
+  } catch (const ResultsFileError& error) { return bad_input(error.what()); }
   sort_by_change(comparison.points);
   for (const PointComparison& point : comparison.points) ++comparison.counts[point.label];
 

@@ -118,14 +118,10 @@ LogMoments log_moments(const MedianBootstrap& distribution) {
 
 const char* change_name(Change change) {
   switch (change) {
-    case Change::same:
-      return "same";
-    case Change::faster:
-      return "faster";
-    case Change::slower:
-      return "slower";
-    case Change::unclear:
-      return "unclear";
+    case Change::same: return "same";
+    case Change::faster: return "faster";
+    case Change::slower: return "slower";
+    case Change::unclear: return "unclear";
   }
   return "unclear";
 }

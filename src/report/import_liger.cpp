@@ -187,9 +187,7 @@ class RowReader {
     Json params;
     try {
       params = liger_extra_config(field(record, "extra_benchmark_config_str"));
-    } catch (const std::invalid_argument& e) {
-      fail(record.line, "extra_benchmark_config_str", e.what());
-    }
+    } catch (const std::invalid_argument& e) { fail(record.line, "extra_benchmark_config_str", e.what()); }
     params[name(record, "x_name")] = parse_x_value(field(record, "x_value"));
     return kernelsweep_names(params);
   }
@@ -451,9 +449,7 @@ ImportedFile import_liger_csv(std::string_view text, const std::string& file_lab
   CsvTable table;
   try {
     table = parse_csv(text);
-  } catch (const CsvError& e) {
-    throw ImportInputError(fmt::format("{}:{}: {}", file_label, e.line(), e.what()));
-  }
+  } catch (const CsvError& e) { throw ImportInputError(fmt::format("{}:{}: {}", file_label, e.line(), e.what())); }
   const RowReader reader(table, file_label);
   ImportedFile out;
   out.sweep_name = kSweepName;

@@ -47,13 +47,10 @@ struct Input {
 };
 
 // Runs `read` on an input; a failure to read it is the input's fault: a refusal naming the file.
-template <class Read>
-auto reading(const Input& input, Read&& read) -> decltype(read()) {
+template <class Read> auto reading(const Input& input, Read&& read) -> decltype(read()) {
   try {
     return read();
-  } catch (const ResultsFileError& error) {
-    throw Refusal(fmt::format("{}: {}", input.label, error.what()));
-  }
+  } catch (const ResultsFileError& error) { throw Refusal(fmt::format("{}: {}", input.label, error.what())); }
 }
 
 bool same_file(const fs::path& a, const fs::path& b) {
@@ -185,8 +182,7 @@ std::vector<SessionInfo> merged_sessions(const std::vector<Input>& inputs) {
 
 // Where a row's values of one kind lie in the input (/samples or /quantiles), where they go in the
 // row, and how the input reads a range of them.
-template <class Value>
-struct RowValues {
+template <class Value> struct RowValues {
   std::uint64_t StoredRun::*offset;
   std::uint64_t StoredRun::*count;
   std::vector<Value> RunRecord::*values;
@@ -195,8 +191,7 @@ struct RowValues {
 
 // Fills each row's values of one kind from the input. The rows of a batch lie together in the
 // dataset, so one read serves the batch; rows scattered further apart are read one by one.
-template <class Value>
-void attach(const Input& input, std::vector<StoredRun>& rows, const RowValues<Value>& kind) {
+template <class Value> void attach(const Input& input, std::vector<StoredRun>& rows, const RowValues<Value>& kind) {
   std::uint64_t first = UINT64_MAX, end = 0, total = 0;
   for (const StoredRun& row : rows) {
     if (row.*kind.count == 0) continue;

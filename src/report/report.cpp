@@ -50,9 +50,7 @@ Loaded load(const std::vector<std::string>& paths) {
       loaded.view.insert(loaded.view.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     } catch (const ResultsFileError& e) {
       throw std::runtime_error(e.what());  // already names the file
-    } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
-    }
+    } catch (const std::exception& e) { throw std::runtime_error(fmt::format("{}: {}", path, e.what())); }
   }
   return loaded;
 }
@@ -75,9 +73,7 @@ int write_report(const ReportRequest& request) {
   Loaded loaded;
   try {
     loaded = load(request.files);
-  } catch (const std::runtime_error& e) {
-    return refuse(e.what());
-  }
+  } catch (const std::runtime_error& e) { return refuse(e.what()); }
   const fs::path directory = request.output_directory;
   std::error_code error;
   fs::create_directories(directory, error);
@@ -89,9 +85,7 @@ int write_report(const ReportRequest& request) {
   try {
     model = report_page::build_model(filter.apply(std::move(loaded.view)), loaded.files,
                                      {request.baseline, request.reference, request.where});
-  } catch (const std::invalid_argument& e) {
-    return refuse(e.what());
-  }
+  } catch (const std::invalid_argument& e) { return refuse(e.what()); }
   if (model.view.empty())
     std::fprintf(stderr, "kernelsweep report: no point matches --where %s\n", request.where.c_str());
 

@@ -244,8 +244,7 @@ int run_gnuplot(const std::string& gnuplot, const fs::path& folder) {
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) return 127;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }

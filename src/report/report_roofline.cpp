@@ -65,8 +65,7 @@ Roofed most_used_device(const std::vector<const PointRow*>& drawn, const RankCal
 }
 
 // A figure of the device: the median over its ranks of those that have it (NaN where none has).
-template <typename Figure>
-double median_figure(const Roofed& device, Figure figure_of) {
+template <typename Figure> double median_figure(const Roofed& device, Figure figure_of) {
   std::vector<double> values;
   for (const DeviceCalibration* calibration : device.calibrations)
     if (const double value = figure_of(*calibration); positive_figure(value)) values.push_back(value);

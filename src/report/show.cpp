@@ -528,9 +528,7 @@ std::string render(const ShowRequest& request) {
   const RowFilter filter = [&] {
     try {
       return RowFilter::parse(request.where);
-    } catch (const FilterError& e) {
-      throw BadInput{e.what()};
-    }
+    } catch (const FilterError& e) { throw BadInput{e.what()}; }
   }();
   const std::vector<std::vector<ViewRow>> views = read_views(request.files);
   const ColumnSet set = known_columns(views);

@@ -174,9 +174,7 @@ std::optional<ResultsFile> resume_with_plan(const LoadedSweep& sweep, const RunR
   std::jthread planner([&] {
     try {
       plan = sweep.work_plan(&keys);
-    } catch (...) {
-      plan_failure = std::current_exception();
-    }
+    } catch (...) { plan_failure = std::current_exception(); }
   });
   const MeasuredBefore before = measured_before(file);  // the planner joins on a throw
   planner.join();
@@ -343,9 +341,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
                                      completed);
         }
       }
-    } catch (const std::exception& e) {
-      problem = e.what();
-    }
+    } catch (const std::exception& e) { problem = e.what(); }
     if (!problem.empty()) std::cerr << "kernelsweep: " << printable(problem) << "\n";
   }
   // Rank 0 goes on with its outputs open and no problem; a refused plan has said why already.
@@ -372,9 +368,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
       exit_code = outcome.interrupted.empty()
                       ? finish_run(*outputs)
                       : save_interrupted_run(*outputs, outcome, plan->to_measure(), paths, command_line);
-    } catch (const StorageFullError& e) {
-      stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path);
-    }
+    } catch (const StorageFullError& e) { stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path); }
   }
   if (root && !outcome.silent_ranks.empty()) {
     // The file is finished; a silent rank would never reach the barrier, so the job ends here.

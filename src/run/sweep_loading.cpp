@@ -33,9 +33,7 @@ void load_sweep_plugins(const std::string& text, const std::string& path, Regist
     try {
       const Origin origin = load_plugin(find_plugin(plugin.name, sweep_folder(path)), registry);
       if (std::find(loaded.begin(), loaded.end(), origin.library) == loaded.end()) loaded.push_back(origin.library);
-    } catch (const PluginError& e) {
-      throw SweepFileError(plugin.where, plugin.key, e.what());
-    }
+    } catch (const PluginError& e) { throw SweepFileError(plugin.where, plugin.key, e.what()); }
   }
 }
 
@@ -124,8 +122,7 @@ void for_each_point_where(const LoadedSweep& sweep, const PointVisitor& visit) {
 }
 
 // Runs `step`; a problem with the sweep is printed as one line (when the load asked for it) and gives false.
-template <class Step>
-bool or_say_why(const LoadedSweep& sweep, Step&& step) {
+template <class Step> bool or_say_why(const LoadedSweep& sweep, Step&& step) {
   try {
     step();
     return true;

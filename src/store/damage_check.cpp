@@ -139,9 +139,7 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       return what;
     return first_unchecked_row(impl.sessions->read_all(impl.sessions_layout), impl.sessions_layout, version,
                                "/sessions");
-  } catch (const std::exception& error) {
-    return error.what();
-  }
+  } catch (const std::exception& error) { return error.what(); }
 }
 
 // How long the child may read: 10 s and 1 s per 20 MB, generous for a sound file, which reads at
@@ -316,8 +314,7 @@ void check_readable(const std::filesystem::path& path, bool as_writer) {
     if (reader.pipe >= 0) ::close(reader.pipe);
     if (!in_time) ::kill(reader.pid, SIGKILL);
     int status = 0;
-    while (::waitpid(reader.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(reader.pid, &status, 0) < 0 && errno == EINTR) {}
     if (what.empty()) what = child_outcome(status, reader.written);
   }
   if (!in_time) refuse_damaged(path, fmt::format("reading it did not end within {} s", reading_deadline(path).count()));

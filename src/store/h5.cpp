@@ -15,9 +15,7 @@ namespace {
 
 // The walk goes from the API call down to the cause: the last description is the most specific.
 herr_t keep_last_description(unsigned, const H5E_error2_t* error, void* data) {
-  if (error->desc != nullptr && error->desc[0] != '\0') {
-    *static_cast<std::string*>(data) = error->desc;
-  }
+  if (error->desc != nullptr && error->desc[0] != '\0') { *static_cast<std::string*>(data) = error->desc; }
   return 0;
 }
 

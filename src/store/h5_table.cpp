@@ -161,32 +161,22 @@ void Extendable1D::clear_past_end(std::uint64_t margin_chunks) {
 
 hid_t native_type_of(std::size_t variant_index, hid_t string_type) {
   switch (variant_index) {
-    case 0:
-      return string_type;
-    case 1:
-      return H5T_NATIVE_INT32;
-    case 2:
-      return H5T_NATIVE_INT64;
-    case 3:
-      return H5T_NATIVE_UINT64;
-    default:
-      return H5T_NATIVE_DOUBLE;
+    case 0: return string_type;
+    case 1: return H5T_NATIVE_INT32;
+    case 2: return H5T_NATIVE_INT64;
+    case 3: return H5T_NATIVE_UINT64;
+    default: return H5T_NATIVE_DOUBLE;
   }
 }
 
 // Explicit little-endian types, so the file reads the same on any machine.
 hid_t file_type_of(std::size_t variant_index, hid_t string_type) {
   switch (variant_index) {
-    case 0:
-      return string_type;
-    case 1:
-      return H5T_STD_I32LE;
-    case 2:
-      return H5T_STD_I64LE;
-    case 3:
-      return H5T_STD_U64LE;
-    default:
-      return H5T_IEEE_F64LE;
+    case 0: return string_type;
+    case 1: return H5T_STD_I32LE;
+    case 2: return H5T_STD_I64LE;
+    case 3: return H5T_STD_U64LE;
+    default: return H5T_IEEE_F64LE;
   }
 }
 

@@ -90,8 +90,7 @@ class Extendable1D {
 };
 
 // A column: a field of the record (common/fields.h), stored under its name.
-template <class Record>
-using Column = Field<Record>;
+template <class Record> using Column = Field<Record>;
 
 // Every column occupies an 8-byte slot in memory: a char* for strings, the number otherwise.
 inline constexpr std::size_t kSlotBytes = 8;
@@ -102,8 +101,7 @@ hid_t file_type_of(std::size_t variant_index, hid_t string_type);
 Handle compound_type(const std::vector<std::string>& names, const std::vector<hid_t>& member_types,
                      const std::vector<std::size_t>& offsets, std::size_t total_size);
 
-template <class Record>
-class CompoundLayout {
+template <class Record> class CompoundLayout {
  public:
   explicit CompoundLayout(std::vector<Column<Record>> columns) : columns_(std::move(columns)) { build_types(); }
 
@@ -143,8 +141,7 @@ class CompoundLayout {
     const char* text = value.c_str();
     std::memcpy(slot, &text, sizeof text);
   }
-  template <class Number>
-  static void store_slot(const Number& value, std::byte* slot) {
+  template <class Number> static void store_slot(const Number& value, std::byte* slot) {
     std::memcpy(slot, &value, sizeof value);
   }
   static void load_slot(const std::byte* slot, std::string& value) {
@@ -152,8 +149,7 @@ class CompoundLayout {
     std::memcpy(&text, slot, sizeof text);
     value = text != nullptr ? text : "";
   }
-  template <class Number>
-  static void load_slot(const std::byte* slot, Number& value) {
+  template <class Number> static void load_slot(const std::byte* slot, Number& value) {
     std::memcpy(&value, slot, sizeof value);
   }
 
@@ -188,8 +184,7 @@ class CompoundLayout {
 };
 
 // A compound dataset of Records that grows at its end.
-template <class Record>
-class Table {
+template <class Record> class Table {
  public:
   static Table create(hid_t file, const std::string& name, const CompoundLayout<Record>& layout, hsize_t chunk_rows,
                       const Extendable1D::Options& options) {
@@ -225,8 +220,7 @@ class Table {
 
   // Visits every row, visit(row index, record), with the fields of `layout` filled, through one block
   // of records reused from block to block: a scan of a large table allocates no row per row.
-  template <class Visit>
-  void scan(const CompoundLayout<Record>& layout, Visit&& visit) const {
+  template <class Visit> void scan(const CompoundLayout<Record>& layout, Visit&& visit) const {
     scan(layout, 0, size(), std::forward<Visit>(visit));
   }
   // The same for rows [first, first + count).

@@ -29,8 +29,7 @@ SessionInfo first_session(const RunInfo& info) {
 }
 
 // guarded() for what writes: a write that fails leaves the file for the next open to check.
-template <class Body>
-void writing(ResultsFile::Impl& self, std::string_view action, Body&& body) {
+template <class Body> void writing(ResultsFile::Impl& self, std::string_view action, Body&& body) {
   try {
     guarded(self.path, action, std::forward<Body>(body));
   } catch (...) {

@@ -18,8 +18,7 @@ namespace {
 // A long read of a file open for writing (every row's strings) would leave each heap it read in a
 // cache that evicts nothing. Once flushed, nothing in the cache is dirty, and evicting is safe
 // until the next write: the read runs with evictions on, in a cache of bounded size.
-template <class Read>
-void with_evictions_while_reading(hid_t file, bool writable, Read&& read) {
+template <class Read> void with_evictions_while_reading(hid_t file, bool writable, Read&& read) {
   if (!writable) return read();
   h5::check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
   set_metadata_evictions(file, true);

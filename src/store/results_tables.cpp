@@ -144,9 +144,7 @@ h5::Handle file_access(bool file_locking) {
   h5::Handle fapl = h5::own_property_list(H5Pcreate(H5P_FILE_ACCESS), "making file access properties");
   h5::check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_EARLIEST, H5F_LIBVER_V18),
                    "capping the file format at HDF5 1.8");
-  if (!file_locking) {
-    h5::check_status(H5Pset_file_locking(fapl.get(), false, true), "turning file locking off");
-  }
+  if (!file_locking) { h5::check_status(H5Pset_file_locking(fapl.get(), false, true), "turning file locking off"); }
   return fapl;
 }
 

@@ -43,10 +43,9 @@ struct ResultsFile::Impl {
   hid_t id() const { return file.get(); }
 
   // A table made (fresh) or opened; the small ones (documents, ranks, sessions) take the defaults.
-  template <class Record>
-  h5::Table<Record> table(const h5::CompoundLayout<Record>& layout, const std::string& name, bool fresh,
-                          hsize_t chunk_rows = kSmallTableChunkRows,
-                          const h5::Extendable1D::Options& options = kSmallTableOptions);
+  template <class Record> h5::Table<Record> table(const h5::CompoundLayout<Record>& layout, const std::string& name,
+                                                  bool fresh, hsize_t chunk_rows = kSmallTableChunkRows,
+                                                  const h5::Extendable1D::Options& options = kSmallTableOptions);
 
   // The keys that make puts idempotent across sessions: digests and rank rows already stored.
   void remember_stored_keys();
@@ -105,8 +104,8 @@ h5::Handle file_access(bool file_locking);
 h5::Handle open_to_write(const std::filesystem::path& path);
 
 // Runs `body` with HDF5's stderr printing off, and prefixes any failure with the file and the action.
-template <class Body>
-auto guarded(const std::filesystem::path& path, std::string_view action, Body&& body) -> decltype(body()) {
+template <class Body> auto guarded(const std::filesystem::path& path, std::string_view action, Body&& body)
+    -> decltype(body()) {
   h5::QuietErrors quiet;
   try {
     return body();

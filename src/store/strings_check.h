@@ -30,8 +30,7 @@ class StringsCheck {
 
 std::uint64_t strings_check(const std::vector<std::string_view>& strings);
 
-template <class Record>
-std::uint64_t strings_check(const Record& record, const h5::CompoundLayout<Record>& layout) {
+template <class Record> std::uint64_t strings_check(const Record& record, const h5::CompoundLayout<Record>& layout) {
   thread_local StringsCheck check;
   for_each_field(record, layout.columns(), [&](const Field<Record>&, const auto& value) {
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) check.add(value);
@@ -55,9 +54,9 @@ bool strings_checked(const Record& record, const h5::CompoundLayout<Record>& lay
 std::string unchecked_row_message(std::uint64_t row, std::string_view table);
 
 // The first row of `rows` whose strings do not match their check, as a message; empty when none.
-template <class Record>
-std::string first_unchecked_row(const std::vector<Record>& rows, const h5::CompoundLayout<Record>& layout,
-                                std::int64_t layout_version, std::string_view table) {
+template <class Record> std::string first_unchecked_row(const std::vector<Record>& rows,
+                                                        const h5::CompoundLayout<Record>& layout,
+                                                        std::int64_t layout_version, std::string_view table) {
   for (std::size_t row = 0; row < rows.size(); ++row)
     if (!strings_checked(rows[row], layout, layout_version)) return unchecked_row_message(row, table);
   return "";

@@ -101,18 +101,12 @@ bool RowFilter::holds(const Term& term, const std::optional<std::string>& value)
                        : numeric           ? *number == *wanted_number
                                            : *value == wanted;
     switch (term.op) {
-      case Op::eq:
-        return equal;
-      case Op::ne:
-        return !equal;
-      case Op::lt:
-        return numeric && *number < *wanted_number;
-      case Op::le:
-        return numeric && *number <= *wanted_number;
-      case Op::gt:
-        return numeric && *number > *wanted_number;
-      case Op::ge:
-        return numeric && *number >= *wanted_number;
+      case Op::eq: return equal;
+      case Op::ne: return !equal;
+      case Op::lt: return numeric && *number < *wanted_number;
+      case Op::le: return numeric && *number <= *wanted_number;
+      case Op::gt: return numeric && *number > *wanted_number;
+      case Op::ge: return numeric && *number >= *wanted_number;
     }
     return false;
   };

@@ -31,7 +31,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     options.max_points = 10000;  // plans larger than this are refused before they are expanded
     ks::make_plan(spec, registry(), options);
   } catch (const ks::SweepFileError&) {
-  } catch (const ks::PlanError&) {
-  }
+  } catch (const ks::PlanError&) {}
   return 0;
 }

@@ -46,8 +46,7 @@ class BusyProcessor {
         CPU_ZERO(&set);
         CPU_SET(cpu, &set);
         sched_setaffinity(0, sizeof set, &set);
-        for (volatile unsigned long spin = 0;; spin = spin + 1) {
-        }
+        for (volatile unsigned long spin = 0;; spin = spin + 1) {}
       }
       pids_.push_back(pid);
     }

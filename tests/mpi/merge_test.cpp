@@ -145,9 +145,7 @@ TEST_F(MergeShards, EveryRowIsItsShardsRowWithItsSamples) {
       const auto values = all.read_samples(row.samples_offset, row.samples_count);
       EXPECT_EQ(values.size(), row.samples_count);
       EXPECT_EQ(values, part.read_samples(original.samples_offset, original.samples_count)) << row.point_id;
-      if (row.status == "passed") {
-        EXPECT_EQ(row.samples_count, static_cast<std::uint64_t>(row.n_repeat));
-      }
+      if (row.status == "passed") { EXPECT_EQ(row.samples_count, static_cast<std::uint64_t>(row.n_repeat)); }
       samples += row.samples_count;
     }
     for (const auto& document : part.read_environments()) environments.insert(document.digest);

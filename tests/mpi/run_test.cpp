@@ -72,9 +72,7 @@ TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
   }
   EXPECT_EQ(rows.size(), ids.size());
   for (const auto& id : ids) EXPECT_EQ(seen[id], 1) << id;
-  if (ranks > 1) {
-    EXPECT_GT(ranks_used.size(), 1u) << "the work should spread over the ranks";
-  }
+  if (ranks > 1) { EXPECT_GT(ranks_used.size(), 1u) << "the work should spread over the ranks"; }
 
   std::size_t documents = 0;
   for (const auto& entry : fs::directory_iterator(dir / "kernelindex")) {

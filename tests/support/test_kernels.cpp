@@ -46,8 +46,7 @@ class CrashInstance final : public Instance {
   std::string action_;
 };
 
-template <class T>
-ImplementationSpec implementation(std::string name, Backend backend) {
+template <class T> ImplementationSpec implementation(std::string name, Backend backend) {
   ImplementationSpec spec;
   spec.name = std::move(name);
   spec.backend = backend;

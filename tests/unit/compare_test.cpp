@@ -98,9 +98,7 @@ TEST(CompareRule, BootstrapProbabilitiesSumToOneAndCoverTheMiddle) {
     EXPECT_DOUBLE_EQ(m.median, quantile_linear(samples, 0.5));
     EXPECT_LE(m.values.front(), m.median);
     EXPECT_GE(m.values.back(), m.median);
-    if (n >= 1000) {
-      EXPECT_LT(m.values.size(), n / 2) << "only a window around the middle is kept";
-    }
+    if (n >= 1000) { EXPECT_LT(m.values.size(), n / 2) << "only a window around the middle is kept"; }
   }
 }
 

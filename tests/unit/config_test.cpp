@@ -32,9 +32,7 @@ SweepSpec parse(const std::string& text) { return parse_sweep_text(text, "inline
 SweepFileError parse_error(const std::string& text) {
   try {
     parse(text);
-  } catch (const SweepFileError& error) {
-    return error;
-  }
+  } catch (const SweepFileError& error) { return error; }
   ADD_FAILURE() << "parsed without error:\n" << text;
   return SweepFileError({}, "", "");
 }

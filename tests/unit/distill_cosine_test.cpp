@@ -57,9 +57,7 @@ void expect_gradients_match_finite_differences(const Problem& p) {
   };
   EXPECT_LT(ks::distill::relative_error(numeric(&ks::distill::Inputs::xs), analytic.grad_xs), 1e-5);
   EXPECT_LT(ks::distill::relative_error(numeric(&ks::distill::Inputs::ws), analytic.grad_ws), 1e-5);
-  if (p.bias) {
-    EXPECT_LT(ks::distill::relative_error(numeric(&ks::distill::Inputs::bs), analytic.grad_bs), 1e-5);
-  }
+  if (p.bias) { EXPECT_LT(ks::distill::relative_error(numeric(&ks::distill::Inputs::bs), analytic.grad_bs), 1e-5); }
 }
 
 TEST(DistillReference, GradientsMatchFiniteDifferencesOfTheLoss) {

@@ -368,9 +368,7 @@ TEST(Csv, MalformedQuotingIsAnErrorWithItsLine) {
   const auto line_of_error = [](const std::string& text) {
     try {
       parse_csv(text);
-    } catch (const CsvError& e) {
-      return e.line();
-    }
+    } catch (const CsvError& e) { return e.line(); }
     return std::size_t{0};
   };
   EXPECT_EQ(line_of_error("a,b\n1,\"open\n2,3\n"), 2u);

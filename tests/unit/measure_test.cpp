@@ -26,8 +26,7 @@ class CountingKernel {
     return {[this] {
               ++runs;
               const auto start = std::chrono::steady_clock::now();
-              while (std::chrono::steady_clock::now() - start < call_time_) {
-              }
+              while (std::chrono::steady_clock::now() - start < call_time_) {}
             },
             [] {
               return CheckResult{true, ""};

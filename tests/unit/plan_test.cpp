@@ -116,9 +116,7 @@ std::vector<std::string> describe(const Plan& plan, const std::vector<std::strin
 SweepFileError plan_error(std::vector<KernelBlock> blocks) {
   try {
     plan_of(std::move(blocks));
-  } catch (const SweepFileError& e) {
-    return e;
-  }
+  } catch (const SweepFileError& e) { return e; }
   ADD_FAILURE() << "make_plan accepted the sweep";
   return SweepFileError({}, "", "");
 }
@@ -326,9 +324,7 @@ TEST(Plan, GroupsAreTheModesOfOneShape) {
     ASSERT_LT(group.first, group.last);
     for (std::size_t i = group.first; i < group.last; ++i) {
       EXPECT_EQ(plan.points[i].shape_key(), plan.points[group.first].shape_key());
-      if (i > group.first) {
-        EXPECT_NE(plan.points[i].mode, plan.points[i - 1].mode);
-      }
+      if (i > group.first) { EXPECT_NE(plan.points[i].mode, plan.points[i - 1].mode); }
     }
     if (group.last < plan.points.size()) {
       EXPECT_NE(plan.points[group.last].shape_key(), plan.points[group.first].shape_key());
@@ -473,9 +469,7 @@ TEST(ParseShard, RefusesEverythingElse) {
   PlanOptions options;
   try {
     parse_shard("4/3", options);
-  } catch (const PlanError& e) {
-    EXPECT_NE(std::string(e.what()).find("4/3"), std::string::npos) << e.what();
-  }
+  } catch (const PlanError& e) { EXPECT_NE(std::string(e.what()).find("4/3"), std::string::npos) << e.what(); }
 }
 
 Point make_point(std::string kernel, std::string implementation, std::string mode, Json params) {

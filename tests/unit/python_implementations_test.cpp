@@ -86,8 +86,7 @@ class PythonImplementations : public ::testing::Test {
     }
   }
 
-  template <class T>
-  std::vector<T> read_values(const std::string& name) {
+  template <class T> std::vector<T> read_values(const std::string& name) {
     const std::string bytes = ks::testing::read_text(dir_ / name);
     std::vector<T> values(bytes.size() / sizeof(T));
     std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));

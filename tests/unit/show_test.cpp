@@ -182,9 +182,7 @@ TEST_F(ShowTest, TableHasOneRowPerPointWithItsParametersAsColumns) {
       EXPECT_NE(line.find("abort"), std::string::npos) << line;
       EXPECT_GT(line.size(), line.find(" crashed ") + 20) << "its message: " << line;
     }
-    if (line.find(" passed ") != std::string::npos) {
-      EXPECT_EQ(line.find("sleeps agree"), std::string::npos) << line;
-    }
+    if (line.find(" passed ") != std::string::npos) { EXPECT_EQ(line.find("sleeps agree"), std::string::npos) << line; }
   }
   EXPECT_TRUE(crashed_seen);
 }
@@ -207,9 +205,7 @@ TEST_F(ShowTest, TableFiguresHaveFourSignificantDigitsAndUntimedOnesAreEmpty) {
         digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
         digits.erase(0, digits.find_first_not_of('0'));
         EXPECT_GE(digits.size(), 4u) << match[figure];
-        if (std::stod(match[figure].str()) < 1000) {
-          EXPECT_EQ(digits.size(), 4u) << match[figure];
-        }
+        if (std::stod(match[figure].str()) < 1000) { EXPECT_EQ(digits.size(), 4u) << match[figure]; }
       }
     } else {
       EXPECT_EQ(trimmed(lines[i]), status) << "untimed figures print empty: '" << lines[i] << "'";
@@ -416,9 +412,7 @@ TEST_F(ShowTest, JsonReadsBackWithNumbersAndNulls) {
     const StoredRun& run = latest.at(row.at("point").get<std::string>());
     if (run.n_repeat == 0) continue;
     EXPECT_EQ(row.at("median_ms").get<double>(), run.stats.median_ns / 1e6);
-    if (run.flops > 0) {
-      EXPECT_EQ(row.at("tflops").get<double>(), run.tflops);
-    }
+    if (run.flops > 0) { EXPECT_EQ(row.at("tflops").get<double>(), run.tflops); }
   }
 }
 

@@ -407,9 +407,7 @@ TEST_F(StoreTest, CrashAfterFlushKeepsFlushedRows) {
       std::vector<StoredRun> unflushed = make_batch(40, 30, 4);
       file.append(unflushed);
       file.put_protocol("sha256:late", "{}");
-    } catch (...) {
-      _exit(1);
-    }
+    } catch (...) { _exit(1); }
     _exit(9);  // no close, no destructors, no atexit: as abrupt as a kill
   }
   int status = 0;
@@ -549,9 +547,7 @@ TEST_F(StoreTest, ADamagedFileIsRefusedNeverReadIntoACrash) {
       ResultsFile file = ResultsFile::open_read_only(copy);
       file.read_runs();
       ++read;
-    } catch (const ResultsFileError&) {
-      ++refused;
-    }
+    } catch (const ResultsFileError&) { ++refused; }
   }
   EXPECT_GT(refused, 0) << "no flipped byte was noticed: are the checks in place?";
   EXPECT_GT(read + refused, 90);
@@ -622,8 +618,7 @@ TEST_F(StoreTest, AFileFoundSoundIsReadAgainOnlyOnceChanged) {
     ADD_FAILURE() << "a file without an HDF5 signature was opened";
   } catch (const DamagedResultsFile& error) {
     ADD_FAILURE() << "read again, though its mark matched: " << error.what();
-  } catch (const ResultsFileError&) {
-  }
+  } catch (const ResultsFileError&) {}
 }
 
 TEST_F(StoreTest, AFileChangedRightAfterItsWriterMarkedItIsReadAgain) {
@@ -755,8 +750,7 @@ std::vector<StoredKey> read_run_keys(const fs::path& path) {
 }
 
 // Opens the file's /run_keys to change it as a damaged or cut file would have it.
-template <class Change>
-void change_run_keys(const fs::path& path, Change&& change) {
+template <class Change> void change_run_keys(const fs::path& path, Change&& change) {
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   const hid_t dataset = H5Dopen2(file, "/run_keys", H5P_DEFAULT);
   change(dataset);

@@ -211,63 +211,17 @@ int visible_gpu_count() {
 #endif
 }
 
-Json to_json(const GpuInfo& gpu) {
-  return {{"index", gpu.index},
-          {"name", gpu.name},
-          {"uuid", gpu.uuid},
-          {"pci_bus_id", gpu.pci_bus_id},
-          {"architecture", gpu.architecture},
-          {"memory_bytes", gpu.memory_bytes},
-          {"multiprocessors", gpu.multiprocessors},
-          {"l2_cache_bytes", gpu.l2_cache_bytes},
-          {"driver_version", gpu.driver_version},
-          {"cuda_driver_version", gpu.cuda_driver_version},
-          {"cuda_runtime_version", gpu.cuda_runtime_version},
-          {"cublas_version", gpu.cublas_version},
-          {"nccl_version", gpu.nccl_version}};
-}
+// The JSON keys are the members' names; a key that is missing reads as the member's default.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuInfo, index, name, uuid, pci_bus_id, architecture, memory_bytes,
+                                                multiprocessors, l2_cache_bytes, driver_version, cuda_driver_version,
+                                                cuda_runtime_version, cublas_version, nccl_version)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HostInfo, hostname, cpu_vendor, cpu_model, cpu_cores, cpus_allowed,
+                                                architecture, os, mpi_version)
 
-GpuInfo gpu_info_from_json(const Json& j) {
-  GpuInfo gpu;
-  gpu.index = j.value("index", -1);
-  gpu.name = j.value("name", "");
-  gpu.uuid = j.value("uuid", "");
-  gpu.pci_bus_id = j.value("pci_bus_id", "");
-  gpu.architecture = j.value("architecture", "");
-  gpu.memory_bytes = j.value("memory_bytes", std::size_t{0});
-  gpu.multiprocessors = j.value("multiprocessors", 0);
-  gpu.l2_cache_bytes = j.value("l2_cache_bytes", std::size_t{0});
-  gpu.driver_version = j.value("driver_version", "");
-  gpu.cuda_driver_version = j.value("cuda_driver_version", "");
-  gpu.cuda_runtime_version = j.value("cuda_runtime_version", "");
-  gpu.cublas_version = j.value("cublas_version", "");
-  gpu.nccl_version = j.value("nccl_version", "");
-  return gpu;
-}
-
-Json to_json(const HostInfo& host) {
-  return {{"hostname", host.hostname},
-          {"cpu_vendor", host.cpu_vendor},
-          {"cpu_model", host.cpu_model},
-          {"cpu_cores", host.cpu_cores},
-          {"cpus_allowed", host.cpus_allowed},
-          {"architecture", host.architecture},
-          {"os", host.os},
-          {"mpi_version", host.mpi_version}};
-}
-
-HostInfo host_info_from_json(const Json& j) {
-  HostInfo host;
-  host.hostname = j.value("hostname", "");
-  host.cpu_vendor = j.value("cpu_vendor", "");
-  host.cpu_model = j.value("cpu_model", "");
-  host.cpu_cores = j.value("cpu_cores", 0);
-  host.cpus_allowed = j.value("cpus_allowed", 0);
-  host.architecture = j.value("architecture", "");
-  host.os = j.value("os", "");
-  host.mpi_version = j.value("mpi_version", "");
-  return host;
-}
+Json to_json(const GpuInfo& gpu) { return gpu; }
+GpuInfo gpu_info_from_json(const Json& j) { return j.get<GpuInfo>(); }
+Json to_json(const HostInfo& host) { return host; }
+HostInfo host_info_from_json(const Json& j) { return j.get<HostInfo>(); }
 
 Json environment_spec(const HostInfo& host, const GpuInfo& gpu) {
   return gpu.index >= 0 ? gpu_environment_spec(host, gpu) : cpu_environment_spec(host);

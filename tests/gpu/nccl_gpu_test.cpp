@@ -105,8 +105,7 @@ TEST(NcclGpu, ASweepWithOneRankPerGpuStoresCheckedCollectives) {
   SKIP_WITHOUT_GPU();
   const int gpus = visible_gpu_count();
   const fs::path dir = fresh_directory("nccl_sweep");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, fmt::format(R"(name: nccl
+  const fs::path sweep = write_sweep(dir, fmt::format(R"(name: nccl
 protocol: {{warmup_ms: 2, rep_ms: 10}}
 kernels:
   - kernel: all_reduce
@@ -125,7 +124,7 @@ kernels:
     implementations: [nccl_graph]
     grid: {{bytes: [16M], group_size: [{0}], root: [{1}]}}
 )",
-                                gpus, gpus - 1, gpus > 1 ? fmt::format("1, {}", gpus) : "1"));
+                                                      gpus, gpus - 1, gpus > 1 ? fmt::format("1, {}", gpus) : "1"));
   const auto ids = planned_ids(sweep);
   const auto run = run_shell(
       "timeout 300 " + mpirun_test_cli(gpus, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));

@@ -70,8 +70,7 @@ class GangsOnFourRanks : public ::testing::TestWithParam<std::string> {};
 TEST_P(GangsOnFourRanks, EveryPointOnceEachCollectiveCheckedWithItsBandwidths) {
   const std::string schedule = GetParam();
   const fs::path dir = fresh_directory("gangs_" + schedule);
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, kSweep);
+  const fs::path sweep = write_sweep(dir, kSweep);
   const auto ids = planned_ids(sweep);
   ASSERT_EQ(ids.size(), 30u + 3 * 3 * 4 * 3 + 8 * 2 + 4 + 4 + 4 + 4 + 2);  // test_sleep: two modes
 
@@ -120,8 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Schedules, GangsOnFourRanks, ::testing::Values("dynamic
 
 TEST(Gangs, ABadRootIsRefusedAtValidation) {
   const fs::path dir = fresh_directory("gangs_bad_root");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, R"(name: bad
+  const fs::path sweep = write_sweep(dir, R"(name: bad
 kernels:
   - kernel: broadcast
     implementations: [mpi]
@@ -154,10 +152,9 @@ int pid_of_rank(int rank, const fs::path& sweep) {
 
 TEST(Gangs, AMemberStoppedInTheMiddleOfCollectivesIsRecordedAsATimeoutWithoutAHang) {
   const fs::path dir = fresh_directory("gangs_stopped_member");
-  const fs::path sweep = dir / "sweep.yaml";
   // Twelve points of a few tenths of a second each (rep_ms rules their length, whatever the machine),
   // every one on both ranks: rank 1 spends nearly all its time inside a gang's calls.
-  write_file(sweep, R"(name: stopped
+  const fs::path sweep = write_sweep(dir, R"(name: stopped
 protocol: {warmup_ms: 1, rep_ms: 1000}
 kernels:
   - kernel: all_reduce

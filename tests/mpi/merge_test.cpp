@@ -67,8 +67,7 @@ class MergeShards : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir = fresh_directory("merge_shards");
-    sweep = dir / "sweep.yaml";
-    write_file(sweep, kShardedSweep);
+    sweep = write_sweep(dir, kShardedSweep);
     runs_ok = true;
     const auto whole =
         run_shell(mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), (dir / "whole").string())));

@@ -67,8 +67,8 @@ kernels:
 
 TEST_F(PythonSweep, PythonAndCppImplementationsShareOneFileOnFourRanks) {
   const fs::path dir = fresh_directory("python_mixed");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, fmt::format(kMixedSweep, fmt::arg("examples", fmt::format("{}/examples/python", KS_SOURCE_DIR))));
+  const fs::path sweep = write_sweep(
+      dir, fmt::format(kMixedSweep, fmt::arg("examples", fmt::format("{}/examples/python", KS_SOURCE_DIR))));
   const auto ids = planned_ids(sweep);
   ASSERT_EQ(ids.size(), 8u + 8u + 8u + 3u);
 
@@ -189,8 +189,7 @@ std::string fragile_sweep(const std::string& name, const std::string& kernels) {
 
 TEST_F(PythonSweep, EachMisbehavingImplementationCostsOnlyItsPoints) {
   const fs::path dir = fresh_directory("python_fragile");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, fragile_sweep("fragile", R"(  - kernel: fragile
+  const fs::path sweep = write_sweep(dir, fragile_sweep("fragile", R"(  - kernel: fragile
     timeout_s: 8
     implementations: [steady, missing_package, raises, dies, hangs, wrong]
     grid: {id: [0, 1]}
@@ -223,8 +222,7 @@ TEST_F(PythonSweep, EachMisbehavingImplementationCostsOnlyItsPoints) {
 // C++ points after the Python ones.
 TEST_F(PythonSweep, NoCppWorkerRunsWhileThePythonWorkerMeasures) {
   const fs::path dir = fresh_directory("python_alone");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, fragile_sweep("alone", R"(  - kernel: test_sleep
+  const fs::path sweep = write_sweep(dir, fragile_sweep("alone", R"(  - kernel: test_sleep
     implementations: [cpu]
     modes: [forward]
     grid: {id: [1, 2]}

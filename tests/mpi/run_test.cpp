@@ -39,8 +39,7 @@ class RunOnRanks : public ::testing::TestWithParam<int> {};
 TEST_P(RunOnRanks, EveryPointLandsOnceWithItsSamplesAndDocument) {
   const int ranks = GetParam();
   const fs::path dir = fresh_directory(fmt::format("run_on_{}_ranks", ranks));
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, quick_sweep("mixed", kSleepAndCpuGemmKernels));
+  const fs::path sweep = write_sweep(dir, quick_sweep("mixed", kSleepAndCpuGemmKernels));
   const auto ids = planned_ids(sweep);
   ASSERT_EQ(ids.size(), 6u * 2 * 2 + 4u);
 
@@ -90,8 +89,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, RunOnRanks, ::testing::Values(1, 2, 4));
 // raises the repetitions that rep_ms 0 would leave at one.
 TEST(ProtocolQuantiles, TheQuantilesAskedForAreStoredAndDocumentedAndMinRepeatHolds) {
   const fs::path dir = fresh_directory("protocol_quantiles");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, R"(name: quantiles
+  const fs::path sweep = write_sweep(dir, R"(name: quantiles
 protocol: {warmup_ms: 0, rep_ms: 0, min_repeat: 12, flush_bytes: 0, quantiles: [0.5, 0.1, 0.9]}
 kernels:
   - kernel: gemm
@@ -228,8 +226,7 @@ kernels:
 // counts measurements; show gives the median of each point's medians and their spread.
 TEST(ProtocolRepetitions, MeasureEachPointInInterleavedRoundsAndResumePerRepetition) {
   const fs::path dir = fresh_directory("protocol_repetitions");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, R"(name: repeated
+  const fs::path sweep = write_sweep(dir, R"(name: repeated
 protocol: {warmup_ms: 0, rep_ms: 0, min_repeat: 3, repetitions: 3}
 kernels:
   - kernel: gemm
@@ -320,8 +317,7 @@ std::size_t files_in(const fs::path& folder) {
 // leaves the points skipped for want of a GPU as they are; --retry-skipped records them again.
 TEST(ResumeSkipped, ASkippedPointGetsNoNewRowWhileItsReasonHoldsUnlessAskedFor) {
   const fs::path dir = fresh_directory("resume_skipped");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, quick_sweep("mixed", kSleepAndCpuGemmKernels));
+  const fs::path sweep = write_sweep(dir, quick_sweep("mixed", kSleepAndCpuGemmKernels));
   const std::size_t points = planned_ids(sweep).size();
   constexpr std::size_t kGpuOnly = 6 * 2;
   const std::string run = mpirun_test_cli(2, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
@@ -361,8 +357,7 @@ TEST(ResumeSkipped, ASkippedPointGetsNoNewRowWhileItsReasonHoldsUnlessAskedFor) 
 // code, mpirun could kill the first rank before its message was out (3 jobs of 15 on 2 cores).
 TEST(ArgumentErrors, AreWrittenOnceForTheWholeJob) {
   const fs::path dir = fresh_directory("argument_errors");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, quick_sweep("mixed", kSleepAndCpuGemmKernels));
+  const fs::path sweep = write_sweep(dir, quick_sweep("mixed", kSleepAndCpuGemmKernels));
   for (int job = 0; job < 5; ++job) {
     const auto run = run_shell(mpirun_test_cli(3, fmt::format("run {} --no-such-option", sweep.string())));
     EXPECT_EQ(run.exit_code, 2) << run.output;
@@ -378,8 +373,7 @@ TEST(ArgumentErrors, AreWrittenOnceForTheWholeJob) {
 // records the selection: status judges it against the selected points, and --resume keeps to them.
 TEST(Where, PlanAndRunKeepOnlyTheSelectedPointsAndTheFileRemembersThem) {
   const fs::path dir = fresh_directory("where");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, quick_sweep("mixed", kSleepAndCpuGemmKernels));
+  const fs::path sweep = write_sweep(dir, quick_sweep("mixed", kSleepAndCpuGemmKernels));
   const std::string where = "kernel=gemm and M>=20";
   const auto plan = run_shell(fmt::format("{} plan {} --json --where '{}'", KS_TEST_CLI, sweep.string(), where));
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
@@ -419,8 +413,7 @@ TEST(Where, PlanAndRunKeepOnlyTheSelectedPointsAndTheFileRemembersThem) {
 
 TEST(RunFailures, CrashHangErrorAndFailedCheckCostOnlyTheirPoint) {
   const fs::path dir = fresh_directory("run_failures");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, quick_sweep("failures", R"(  - kernel: test_crash
+  const fs::path sweep = write_sweep(dir, quick_sweep("failures", R"(  - kernel: test_crash
     timeout_s: 3
     grid:
       action: [none, sigkill, abort, hang, throw, fail_check]
@@ -471,10 +464,9 @@ bool process_mentions(const std::string& text) {
 
 TEST(RunResume, KilledJobCompletesWithNoPointMeasuredTwice) {
   const fs::path dir = fresh_directory("run_resume");
-  const fs::path sweep = dir / "sweep.yaml";
   // 24 points of ~0.4 s each on two ranks (about 5 s): the file is written every 2 s, so the job is
   // killed with part of the plan stored.
-  write_file(sweep, quick_sweep("resume", R"(  - kernel: test_sleep
+  const fs::path sweep = write_sweep(dir, quick_sweep("resume", R"(  - kernel: test_sleep
     implementations: [cpu]
     modes: [forward]
     fixed: {setup_ms: 400}
@@ -529,9 +521,8 @@ TEST(RunResume, KilledJobCompletesWithNoPointMeasuredTwice) {
 
 TEST(RunResume, RefusesASweepFileThatChanged) {
   const fs::path dir = fresh_directory("run_resume_changed");
-  const fs::path sweep = dir / "sweep.yaml";
   const std::string kernels = "  - kernel: noop\n    grid:\n      id: [1, 2]\n";
-  write_file(sweep, quick_sweep("changed", kernels));
+  const fs::path sweep = write_sweep(dir, quick_sweep("changed", kernels));
   const std::string run = mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
   ASSERT_EQ(run_shell(run).exit_code, 0);
   write_file(sweep, quick_sweep("changed", "  - kernel: noop\n    grid:\n      id: [1, 2, 3]\n"));
@@ -550,8 +541,8 @@ class RunResumeDocuments : public ::testing::TestWithParam<std::string> {};
 TEST_P(RunResumeDocuments, WritesTheDocumentsAStopLeftPending) {
   const std::string format = GetParam();
   const fs::path dir = fresh_directory("run_resume_documents_" + format);
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, quick_sweep("pending", "  - kernel: noop\n    grid:\n      id: {from: 1, to: 6, step: 1}\n"));
+  const fs::path sweep =
+      write_sweep(dir, quick_sweep("pending", "  - kernel: noop\n    grid:\n      id: {from: 1, to: 6, step: 1}\n"));
   const std::string run = mpirun_test_cli(
       1, fmt::format("run {} --output-dir {} --kernelindex-format {}", sweep.string(), dir.string(), format));
   ASSERT_EQ(run_shell(run).exit_code, 0);
@@ -642,8 +633,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, RunResumeDocuments, ::testing::Values("json", 
 // file itself), leaving it as it was.
 TEST(RunOverwrite, ReplacesOnlyAResultsFile) {
   const fs::path dir = fresh_directory("run_overwrite");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, quick_sweep("overwrite", "  - kernel: noop\n    grid:\n      id: [1, 2]\n"));
+  const fs::path sweep = write_sweep(dir, quick_sweep("overwrite", "  - kernel: noop\n    grid:\n      id: [1, 2]\n"));
   const std::string run = mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()));
   ASSERT_EQ(run_shell(run).exit_code, 0);
   // Files of the user's own beside the documents stay; the replaced run's documents go.
@@ -672,8 +662,7 @@ TEST(RunOverwrite, ReplacesOnlyAResultsFile) {
 // every long point lands on one rank; taken from the dynamic queue, both ranks run long ones.
 std::map<int, int> long_points_per_rank(const std::string& schedule) {
   const fs::path dir = fresh_directory("balance_" + schedule);
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, quick_sweep("balance", R"(  - kernel: test_sleep
+  const fs::path sweep = write_sweep(dir, quick_sweep("balance", R"(  - kernel: test_sleep
     implementations: [cpu]
     modes: [forward]
     zip: [[id, setup_ms]]

@@ -162,13 +162,12 @@ TEST(OlderLayouts, AFileOfLayout7IsReadWithoutEnergyResumedAndMerged) {
 TEST(LargeFiles, StatusAndResumeOfA200000RowFileWrittenThroughTheStore) {
   constexpr int kPoints = 200'000, kMissing = 10, kFailed = 50, kRerun = 20;
   const fs::path dir = fresh_directory("large_file");
-  const fs::path sweep = dir / "sweep.yaml";
   const std::string text = fmt::format(
       "name: large\nprotocol:\n  warmup_ms: 0\n  rep_ms: 0\n  max_repeat: 1\n"
       "  flush_bytes: 0\noutput:\n  kernelindex_format: jsonl\nkernels:\n"
       "  - kernel: noop\n    grid:\n      id: {{from: 1, to: {}, step: 1}}\n",
       kPoints);
-  write_file(sweep, text);
+  const fs::path sweep = write_sweep(dir, text);
   const std::vector<std::string> ids = planned_ids(sweep);
   ASSERT_EQ(ids.size(), static_cast<std::size_t>(kPoints));
   const fs::path path = dir / "large.h5";

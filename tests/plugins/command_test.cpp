@@ -55,23 +55,23 @@ TEST(PluginCommands, KernelsListsAPluginsKernelsAndImplementations) {
 TEST(PluginCommands, ASweepFileNamesItsPluginsByPathRelativeToItself) {
   const fs::path dir = ks::testing::fresh_directory("plugin-commands-path");
   fs::copy_file(KS_TEST_PLUGIN_GOOD, dir / "libsquare.so");
-  ks::testing::write_file(dir / "sweep.yaml", square_sweep("plugins: [libsquare.so]\n"));
-  const auto validated = run_shell(fmt::format("cd / && {} validate {}", KS_CLI, (dir / "sweep.yaml").string()));
+  const fs::path sweep = ks::testing::write_sweep(dir, square_sweep("plugins: [libsquare.so]\n"));
+  const auto validated = run_shell(fmt::format("cd / && {} validate {}", KS_CLI, sweep.string()));
   EXPECT_EQ(validated.exit_code, 0) << validated.output;
   EXPECT_NE(validated.output.find("ok: 7 points"), std::string::npos) << validated.output;
 }
 
 TEST(PluginCommands, ARefusedPluginIsTheSweepFilesErrorAtItsEntry) {
   const fs::path dir = ks::testing::fresh_directory("plugin-commands-refused");
-  ks::testing::write_file(dir / "sweep.yaml",
-                          square_sweep(fmt::format("plugins:\n  - {}\n", KS_TEST_PLUGIN_OTHER_API)));
-  const auto validated = run_shell(fmt::format("{} validate {}", KS_CLI, (dir / "sweep.yaml").string()));
+  const fs::path sweep =
+      ks::testing::write_sweep(dir, square_sweep(fmt::format("plugins:\n  - {}\n", KS_TEST_PLUGIN_OTHER_API)));
+  const auto validated = run_shell(fmt::format("{} validate {}", KS_CLI, sweep.string()));
   EXPECT_EQ(validated.exit_code, 2);
   EXPECT_EQ(validated.output,
             fmt::format("{}:3:5: plugins[0]: plugin library {}: built against kernel API {}; this kernelsweep has {}: "
                         "rebuild the plugin against this kernelsweep\n",
-                        (dir / "sweep.yaml").string(), fs::canonical(KS_TEST_PLUGIN_OTHER_API).string(),
-                        ks::kKernelApiVersion + 1, ks::kKernelApiVersion));
+                        sweep.string(), fs::canonical(KS_TEST_PLUGIN_OTHER_API).string(), ks::kKernelApiVersion + 1,
+                        ks::kKernelApiVersion));
 
   ks::testing::write_file(dir / "builtin.yaml",
                           square_sweep(fmt::format("plugins: [{}]\n", KS_TEST_PLUGIN_BUILTIN_KERNEL)));
@@ -80,8 +80,7 @@ TEST(PluginCommands, ARefusedPluginIsTheSweepFilesErrorAtItsEntry) {
   EXPECT_NE(refused.output.find("builtin.yaml:2:11: plugins[0]: plugin"), std::string::npos) << refused.output;
   EXPECT_NE(refused.output.find("which is already registered (built in)"), std::string::npos) << refused.output;
 
-  const auto missing =
-      run_shell(fmt::format("{} validate {} --plugin no-such-plugin", KS_CLI, (dir / "sweep.yaml").string()));
+  const auto missing = run_shell(fmt::format("{} validate {} --plugin no-such-plugin", KS_CLI, sweep.string()));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("plugin no-such-plugin not found"), std::string::npos) << missing.output;
 }
@@ -89,7 +88,7 @@ TEST(PluginCommands, ARefusedPluginIsTheSweepFilesErrorAtItsEntry) {
 // The plugin named on the rank's command line only: each rank's worker must load it too.
 TEST(PluginCommands, WorkersLoadThePluginsOfTheirRank) {
   const fs::path dir = ks::testing::fresh_directory("plugin-commands-run");
-  ks::testing::write_file(dir / "sweep.yaml", square_sweep(""));
+  ks::testing::write_sweep(dir, square_sweep(""));
   const auto swept =
       run_shell(fmt::format("cd {} && {} -np 2 --oversubscribe {} run sweep.yaml --plugin {} --output-dir out",
                             dir.string(), KS_MPIEXEC, KS_CLI, KS_TEST_PLUGIN_GOOD));
@@ -115,11 +114,10 @@ TEST(PluginCommands, WorkersLoadThePluginsOfTheirRank) {
 // recorded as crashed, a fresh worker takes the next one.
 TEST(PluginCommands, APluginThatCrashesCostsOnlyItsPoint) {
   const fs::path dir = ks::testing::fresh_directory("plugin-commands-crash");
-  ks::testing::write_file(
-      dir / "sweep.yaml",
-      fmt::format("name: misbehaving\nplugins: [{}]\nkernels:\n  - kernel: test_plugin_misbehaving\n"
-                  "    grid:\n      action: [none, abort, throw, none]\n",
-                  KS_TEST_PLUGIN_MISBEHAVING));
+  ks::testing::write_sweep(
+      dir, fmt::format("name: misbehaving\nplugins: [{}]\nkernels:\n  - kernel: test_plugin_misbehaving\n"
+                       "    grid:\n      action: [none, abort, throw, none]\n",
+                       KS_TEST_PLUGIN_MISBEHAVING));
   const auto swept = run_shell(fmt::format("cd {} && {} -np 2 --oversubscribe {} run sweep.yaml --output-dir out",
                                            dir.string(), KS_MPIEXEC, KS_CLI));
   EXPECT_EQ(swept.exit_code, 1) << swept.output;  // some points did not pass

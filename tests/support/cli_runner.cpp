@@ -100,6 +100,12 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   out << text;
 }
 
+std::filesystem::path write_sweep(const std::filesystem::path& dir, const std::string& text) {
+  const auto sweep = dir / "sweep.yaml";
+  write_file(sweep, text);
+  return sweep;
+}
+
 std::uint64_t wait_for_rows(const std::filesystem::path& results, std::uint64_t rows, double seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::uint64_t stored = 0;

@@ -42,6 +42,9 @@ std::filesystem::path fresh_directory(const std::string& name);
 
 void write_file(const std::filesystem::path& path, const std::string& text);
 
+// Writes `text` as the sweep file dir/sweep.yaml; its path.
+std::filesystem::path write_sweep(const std::filesystem::path& dir, const std::string& text);
+
 // Waits until the results file a running sweep writes holds at least `rows` rows, or `seconds` pass;
 // the rows it holds then (0 while the file is not there or not yet flushed once).
 std::uint64_t wait_for_rows(const std::filesystem::path& results, std::uint64_t rows, double seconds = 30);

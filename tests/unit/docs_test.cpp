@@ -199,8 +199,8 @@ TEST(DocsExamples, SweepFilesValidate) {
     if (block.kind != "sweep" && block.kind != "results-sweep") continue;
     SCOPED_TRACE(block.where());
     const auto dir = fresh_directory("docs_sweep");
-    write_file(dir / "sweep.yaml", block.text);
-    const auto r = run_shell(fmt::format("{} validate {}", KS_CLI, (dir / "sweep.yaml").string()));
+    const auto sweep = write_sweep(dir, block.text);
+    const auto r = run_shell(fmt::format("{} validate {}", KS_CLI, sweep.string()));
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.rfind("ok: ", 0), 0u) << r.output;
     ++count;
@@ -656,14 +656,14 @@ TEST(DocsExamples, KernelindexExampleHasTheShapeOfAWrittenDocument) {
   ASSERT_FALSE(examples.empty());
   // The example's point, small: the cpu implementation runs anywhere, fused where a GPU is.
   const auto dir = fresh_directory("docs_kernelindex");
-  write_file(dir / "sweep.yaml",
-             "name: documents\n"
-             "kernels:\n"
-             "  - kernel: distill_cosine_loss\n"
-             "    implementations: [cpu, fused]\n"
-             "    modes: [full]\n"
-             "    fixed: {tokens: 32, hidden: 64, vocab: 512, chunk_size: 16, dtype: bf16}\n"
-             "    include: [{}]\n");
+  write_sweep(dir,
+              "name: documents\n"
+              "kernels:\n"
+              "  - kernel: distill_cosine_loss\n"
+              "    implementations: [cpu, fused]\n"
+              "    modes: [full]\n"
+              "    fixed: {tokens: 32, hidden: 64, vocab: 512, chunk_size: 16, dtype: bf16}\n"
+              "    include: [{}]\n");
   const auto r = run_shell(fmt::format("cd {} && {} -np 1 {} run sweep.yaml --output-dir out --check none",
                                        dir.string(), KS_MPIEXEC, KS_CLI));
   ASSERT_EQ(r.exit_code, 0) << r.output;

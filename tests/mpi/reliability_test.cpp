@@ -72,14 +72,27 @@ std::map<std::string, std::map<std::string, int>> rows_by_point(const fs::path& 
   return rows;
 }
 
+// Each of the `points` of the sweep stored once, passed.
+void expect_each_point_passed_once(const fs::path& results, std::size_t points) {
+  const auto rows = rows_by_point(results);
+  EXPECT_EQ(rows.size(), points);
+  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+}
+
+// The sweep's `command` run again with --resume completes it: each of its `points` passed once.
+void expect_resume_completes(const std::string& command, const fs::path& results, std::size_t points) {
+  const auto resumed = run_command(command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  expect_each_point_passed_once(results, points);
+}
+
 TEST(DiskFull, StopsWithEveryStoredRowReadableThenResumeCompletesEachPointOnce) {
   const fs::path dir = fresh_directory("disk_full");
   std::string why;
   const auto disk = SmallDisk::make(dir / "disk", 64, why);
   if (!disk) GTEST_SKIP() << why;
   constexpr int kPoints = 1000;
-  const fs::path sweep = dir / "full.yaml";
-  write_file(sweep, sleepers_sweep("full", kPoints));
+  const fs::path sweep = write_sweep(dir, sleepers_sweep("full", kPoints));
   const fs::path out = disk->path() / "out";
   const fs::path results = out / "full.h5", documents = out / "kernelindex";
   const std::string command = mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), out.string()));
@@ -144,10 +157,9 @@ int exit_code_of(pid_t job) {
 
 TEST(TwoWriters, TheSecondRunIsRefusedWithHdf5FileLockingOff) {
   const fs::path dir = fresh_directory("two_writers");
-  const fs::path sweep = dir / "shared.yaml";
   // 48 points of 1 s on 2 ranks: the first run writes for about 24 s, several times what the three
   // refused runs take to start under mpirun on a loaded 2-core machine (0.3 s points were too few).
-  write_file(sweep, sleepers_sweep("shared", 48, 1000));
+  const fs::path sweep = write_sweep(dir, sleepers_sweep("shared", 48, 1000));
   const fs::path results = dir / "out" / "shared.h5";
   // HDF5's own lock off for both, as users set it on filesystems without flock.
   const std::string command =
@@ -170,16 +182,13 @@ TEST(TwoWriters, TheSecondRunIsRefusedWithHdf5FileLockingOff) {
       << "the first run ended before the second ones were tried: make it longer";
   const int first_exit = exit_code_of(first);
   ASSERT_EQ(first_exit, 0) << read_text(dir / "first.log");
-  const auto rows = rows_by_point(results);
-  EXPECT_EQ(rows.size(), 48u);
-  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+  expect_each_point_passed_once(results, 48);
   EXPECT_FALSE(fs::exists(WriterLock::lock_path(results))) << "the lock outlived its run";
 }
 
 TEST(TwoWriters, ALockLeftByAKilledRunIsTakenOver) {
   const fs::path dir = fresh_directory("stale_lock");
-  const fs::path sweep = dir / "stale.yaml";
-  write_file(sweep, sleepers_sweep("stale", 8));
+  const fs::path sweep = write_sweep(dir, sleepers_sweep("stale", 8));
   const fs::path results = dir / "out" / "stale.h5";
   fs::create_directories(results.parent_path());
   // The lock file of a run on this host whose process is gone (a pid past any live one).
@@ -198,8 +207,7 @@ TEST(TwoWriters, ALockLeftByAKilledRunIsTakenOver) {
 // tests/support/main_with_test_kernels.cpp): the result of the run.
 CommandOutput run_with_worker_starts(const fs::path& dir, const std::string& name, int points,
                                      const std::string& environment) {
-  const fs::path sweep = dir / (name + ".yaml");
-  write_file(sweep, sleepers_sweep(name, points));
+  const fs::path sweep = write_sweep(dir, sleepers_sweep(name, points));
   return run_command(
       fmt::format("{} KS_TEST_WORKER_START_COUNT={} {}", environment, (dir / "starts").string(),
                   mpirun_test_cli(4, fmt::format("run {} --output-dir {}", sweep.string(), dir.string()))));
@@ -209,9 +217,7 @@ TEST(WorkerStart, AWorkerThatDiesBeforeItsHelloIsStartedAgainAndCostsNothing) {
   const fs::path dir = fresh_directory("worker_dies_at_start");
   const auto run = run_with_worker_starts(dir, "dies", 24, "KS_TEST_WORKER_START=die KS_TEST_WORKER_START_TIMES=2");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const auto rows = rows_by_point(dir / "dies.h5");
-  EXPECT_EQ(rows.size(), 24u);
-  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+  expect_each_point_passed_once(dir / "dies.h5", 24);
   EXPECT_GE(read_text(dir / "starts").size(), 6u) << "fewer worker starts than 4 ranks and 2 failures";
 }
 
@@ -234,9 +240,7 @@ TEST(WorkerStart, AWorkerThatHangsBeforeItsHelloIsKilledAtItsDeadline) {
   const auto run = run_with_worker_starts(
       dir, "hangs", 12, "KERNELSWEEP_WORKER_START_TIMEOUT=2 KS_TEST_WORKER_START=stall KS_TEST_WORKER_START_TIMES=1");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const auto rows = rows_by_point(dir / "hangs.h5");
-  EXPECT_EQ(rows.size(), 12u);
-  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+  expect_each_point_passed_once(dir / "hangs.h5", 12);
 }
 
 // A process's argv, NUL-separated; empty once it is gone.
@@ -315,8 +319,7 @@ SlowSweep start_slow_sweep(const std::string& name, int points, int setup_ms, in
                            const std::string& environment = "") {
   SlowSweep sweep;
   sweep.dir = fresh_directory(name);
-  const fs::path file = sweep.dir / (name + ".yaml");
-  write_file(file, sleepers_sweep(name, points, setup_ms));
+  const fs::path file = write_sweep(sweep.dir, sleepers_sweep(name, points, setup_ms));
   sweep.results = sweep.dir / (name + ".h5");
   sweep.command = environment + " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
                   mpirun_test_cli(ranks, fmt::format("run {} --output-dir {}", file.string(), sweep.dir.string()));
@@ -360,11 +363,7 @@ TEST_P(OneRankSignalled, StopsEveryRankWithOneMessageAndTheResumableExitCode) {
   ASSERT_LT(stopped.size(), 30u) << "the job ended before the signal";
   for (const auto& [point, statuses] : stopped)
     EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point << ": " << log;
-  const auto resumed = run_command(sweep.command + " --resume");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  const auto rows = rows_by_point(sweep.results);
-  EXPECT_EQ(rows.size(), 30u);
-  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+  expect_resume_completes(sweep.command, sweep.results, 30);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, OneRankSignalled, ::testing::Values(true, false),
@@ -397,11 +396,7 @@ TEST(StopSignals, SigtermToEveryProcessOfTheJobRecordsNoPointCrashed) {
   for (const auto& [point, statuses] : stopped)
     EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point << ": " << sweep.log();
 
-  const auto resumed = run_command(command + " --resume");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  const auto rows = rows_by_point(results);
-  EXPECT_EQ(rows.size(), 30u);
-  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+  expect_resume_completes(command, results, 30);
 }
 
 // --stop-file: what a batch script uses instead of signalling the job step. Its appearance stops the
@@ -409,8 +404,7 @@ TEST(StopSignals, SigtermToEveryProcessOfTheJobRecordsNoPointCrashed) {
 TEST(StopFile, ItsAppearanceStopsEveryRankInOrderWithItsReason) {
   const fs::path dir = fresh_directory("stop_file");
   const fs::path stop = dir / "stop-now";
-  const fs::path file = dir / "stop_file.yaml";
-  write_file(file, sleepers_sweep("stop_file", 30, 500));
+  const fs::path file = write_sweep(dir, sleepers_sweep("stop_file", 30, 500));
   const fs::path results = dir / "stop_file.h5";
   const std::string command = " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
                               mpirun_test_cli(3, fmt::format("run {} --output-dir {} --stop-file {}", file.string(),
@@ -426,11 +420,7 @@ TEST(StopFile, ItsAppearanceStopsEveryRankInOrderWithItsReason) {
   ASSERT_LT(stopped.size(), 30u) << "the job ended before the stop file appeared";
 
   fs::remove(stop);
-  const auto resumed = run_command(command + " --resume");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  const auto rows = rows_by_point(results);
-  EXPECT_EQ(rows.size(), 30u);
-  for (const auto& [point, statuses] : rows) EXPECT_EQ(statuses, (std::map<std::string, int>{{"passed", 1}})) << point;
+  expect_resume_completes(command, results, 30);
 }
 
 TEST(SilentRank, AStoppedRankCostsOnlyThePointsItHeldAndTheSweepEnds) {
@@ -506,8 +496,7 @@ TEST(Chaos, EveryPointEndsPassedOnceWhateverDiesStopsOrFills) {
   const auto disk = SmallDisk::make(dir / "disk", 96, why);
   if (!disk) GTEST_SKIP() << why;
   constexpr int kPoints = 300;
-  const fs::path sweep = dir / "chaos.yaml";
-  write_file(sweep, sleepers_sweep("chaos", kPoints, 40));
+  const fs::path sweep = write_sweep(dir, sleepers_sweep("chaos", kPoints, 40));
   const fs::path out = disk->path() / "out", results = out / "chaos.h5";
   const std::string command =
       "KERNELSWEEP_RANK_SILENCE_TIMEOUT=3 KERNELSWEEP_WORKER_START_TIMEOUT=5 OMPI_ALLOW_RUN_AS_ROOT=1 "

@@ -127,16 +127,13 @@ TEST_F(PythonSweep, PythonAndCppImplementationsShareOneFileOnFourRanks) {
 // compute the gradients in forward: torch declares its own counts, and cpu keeps the kernel's.
 TEST_F(PythonSweep, TorchDistillationCountsTheWorkAutogradDoesInEachMode) {
   const fs::path dir = fresh_directory("python_distill_work");
-  const fs::path sweep = dir / "sweep.yaml";
-  write_file(sweep, R"(name: distill_work
-protocol: {warmup_ms: 1, rep_ms: 4, max_repeat: 20, flush_bytes: 0}
-kernels:
-  - kernel: distill_cosine_loss
+  const std::string kernels = R"(  - kernel: distill_cosine_loss
     implementations: [cpu, torch]
     modes: [forward, backward, full, no-grad-forward]
     grid: {tokens: [6], hidden: [8], vocab: [20], dtype: [fp32]}
     fixed: {chunk_size: 4}
-)");
+)";
+  const fs::path sweep = write_sweep(dir, quick_sweep("distill_work", kernels, 20));
   const auto run = run_shell(mpirun_test_cli(1, fmt::format("run {} --output-dir {}", sweep.string(), dir.string())));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   // BT 6, V 20, H 8 (the student's 4), fp32: the logits' products 2·6·20·(4 + 8), the gradients' 2·6·20·(4 + 4).

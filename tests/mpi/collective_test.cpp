@@ -21,10 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kSweep = R"(name: gangs
-protocol:
-  warmup_ms: 1
-  rep_ms: 4
-  max_repeat: 40
+protocol: {warmup_ms: 1, rep_ms: 4, max_repeat: 40}
 kernels:
   - kernel: noop
     implementations: [cpu]

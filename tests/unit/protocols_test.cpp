@@ -19,6 +19,7 @@
 #include "measure/graph.h"
 #include "measure/protocol.h"
 #include "record/run_record.h"
+#include "support/measured_record.h"
 #include "support/synthetic_timer.h"
 
 namespace ks {
@@ -249,7 +250,7 @@ TEST(SampleClocks, AClockLeftUnreadCrossesTheWorkersMessagesAsUnread) {
 // A record crosses from a rank to rank 0 as bytes: every field, sample, clock and quantile comes back
 // as it was, NaN included, and bytes cut short anywhere are refused rather than read as a record.
 TEST(RunRecordBytes, EveryFieldComesBackAndBytesCutShortAreRefused) {
-  RunRecord record;
+  RunRecord record = testing::cold_gpu_record();
   record.point_id = "3b1f9c2e";
   record.kernel = "distill_cosine_loss";
   record.implementation = "liger";
@@ -260,21 +261,10 @@ TEST(RunRecordBytes, EveryFieldComesBackAndBytesCutShortAreRefused) {
   record.rank = 3;
   record.host = "gpu-node-017";
   record.gpu_uuid = "GPU-eaa14d9f";
-  record.started_at = "2026-12-03T10:00:00.250Z";
-  record.ended_at = "2026-12-03T10:00:01.750Z";
-  record.n_warmup = 5;
-  record.n_repeat = 3;
-  record.stats = {8.3e6, 8.1e6, 8.9e6, 8.4e6, 7.9e6, 9.5e6, 1.2e5};
   record.flops = 3.2e12;
   record.tflops = std::numeric_limits<double>::quiet_NaN();
-  record.device_peak_bytes = 4563402752;
-  record.samples_ns = {8.3e6, 7.9e6, 9.5e6};
   record.quantiles = {{0.5, 8.3e6}, {0.2, 8.1e6}, {0.8, 8.9e6}};
-  record.gpu_start = {1980, 3201, 402.5, 39, 1};
-  record.gpu_end = {1635, 3201, 699.75, 52, 4};
   record.repetition = 2;
-  record.noise = {0.004, 1, 7};
-  record.sample_sm_clock_mhz = {1757, std::numeric_limits<double>::quiet_NaN(), 1804};
   record.sample_sm_clock_min_mhz = 1757;
   record.sample_sm_clock_median_mhz = 1780.5;
   record.joules_per_call = 0.35;

@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "cluster/worker_messages.h"
 #include "cluster/worker_process.h"
+#include "support/measured_record.h"
 #include "support/python_worker.h"
 
 namespace ks {
@@ -30,21 +30,10 @@ MeasureRequest collective_request() {
 
 MeasureResult measured_result() {
   MeasureResult result;
-  RunRecord& record = result.record;
-  record.status = "failed";
-  record.message = "all_reduce: 7 of 1024 elements differ; \"quoted\"\nµs";
-  record.started_at = "2026-12-03T10:00:00.250Z";
-  record.ended_at = "2026-12-03T10:00:01.750Z";
-  record.n_warmup = 5;
-  record.n_repeat = 3;
-  record.stats = {8.3e6, 8.1e6, 8.9e6, 8.4e6, 7.9e6, 9.5e6, 1.2e5};
-  record.device_peak_bytes = 4563402752;
-  record.samples_ns = {8.3e6, 7.9e6, 9.5e6};
-  record.gpu_start = {1980, 3201, 402.5, 39, 1};
-  record.gpu_end = {1635, 3201, 699.75, 52, 4};
-  record.noise = {0.004, 1, 7};
-  record.sample_sm_clock_mhz = {1757, std::numeric_limits<double>::quiet_NaN(), 1804};
-  record.wrong_elements = 7;
+  result.record = testing::cold_gpu_record();
+  result.record.status = "failed";
+  result.record.message = "all_reduce: 7 of 1024 elements differ; \"quoted\"\nµs";
+  result.record.wrong_elements = 7;
   result.protocol = {{"name", "cold"}, {"timer", "cuda_events"}, {"quantiles", {0.5, 0.2, 0.8}}};
   result.implementation = {{"module", "kernels.triton_softmax"}, {"labels", {{"liger_version", "0.5.10"}}}};
   result.worker_exits = true;

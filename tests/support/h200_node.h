@@ -20,8 +20,12 @@ HostInfo h200_node_host(const std::string& hostname, const std::string& mpi_vers
 // The BenchmarkProtocol content of the default do_bench protocol on a GPU.
 Json do_bench_gpu_protocol();
 
+// The timing of the seed document's run (tests/data/seed): its median and 20th and 80th percentiles in
+// whole nanoseconds, as its latencies give them, with a mean, extremes and spread to go with them.
+Statistics seed_statistics();
+
 // A passed run of the fused distillation kernel on the node with `params`, timed as `stats` says; its
 // mode, rank and times are the caller's to set.
-RunRecord distill_run_record(const Json& params, const Statistics& stats);
+RunRecord distill_run_record(const Json& params, const Statistics& stats = seed_statistics());
 
 }  // namespace ks::testing

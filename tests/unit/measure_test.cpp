@@ -1,5 +1,6 @@
 // The do_bench protocol on the CPU (call counts, repetition formulas, cap, zero-time guard),
 // quantiles against numpy's "linear" method, the aggregates, and protocol resolution.
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -175,24 +176,19 @@ std::vector<double> sorted(std::vector<double> values) {
   return values;
 }
 
+// quantile_linear of the values at q = 0, 0.2, 0.33, 0.5, 0.8 and 1 is numpy's, bit for bit.
+void expect_numpy_quantiles(const std::vector<double>& values, const std::array<double, 6>& numpy) {
+  const std::vector<double> s = sorted(values);
+  const std::array<double, 6> qs = {0.0, 0.2, 0.33, 0.5, 0.8, 1.0};
+  for (std::size_t i = 0; i < qs.size(); ++i) EXPECT_EQ(quantile_linear(s, qs[i]), numpy[i]) << "q " << qs[i];
+}
+
 TEST(Quantile, MatchesNumpyLinearOnAnOddCount) {
-  const std::vector<double> s = sorted(kOdd);
-  EXPECT_EQ(quantile_linear(s, 0.0), 1.0);
-  EXPECT_EQ(quantile_linear(s, 0.2), 2.62);
-  EXPECT_EQ(quantile_linear(s, 0.33), 3.088);
-  EXPECT_EQ(quantile_linear(s, 0.5), 4.75);
-  EXPECT_EQ(quantile_linear(s, 0.8), 7.000000000000001);  // numpy's rounding, bit for bit
-  EXPECT_EQ(quantile_linear(s, 1.0), 9.0);
+  expect_numpy_quantiles(kOdd, {1.0, 2.62, 3.088, 4.75, 7.000000000000001, 9.0});  // numpy's rounding at 0.8
 }
 
 TEST(Quantile, MatchesNumpyLinearOnAnEvenCount) {
-  const std::vector<double> s = sorted(kEven);
-  EXPECT_EQ(quantile_linear(s, 0.0), 1.5);
-  EXPECT_EQ(quantile_linear(s, 0.2), 2.95);
-  EXPECT_EQ(quantile_linear(s, 0.33), 3.97);
-  EXPECT_EQ(quantile_linear(s, 0.5), 7.0);
-  EXPECT_EQ(quantile_linear(s, 0.8), 13.900000000000002);
-  EXPECT_EQ(quantile_linear(s, 1.0), 30.0);
+  expect_numpy_quantiles(kEven, {1.5, 2.95, 3.97, 7.0, 13.900000000000002, 30.0});
 }
 
 TEST(Quantile, OneValueIsEveryQuantile) {
@@ -217,23 +213,31 @@ TEST(Quantile, QuantilesOfUnsortedSamplesComeInTheOrderAsked) {
   EXPECT_TRUE(quantiles_of({}, {0.5}).empty());  // a point never timed has none
 }
 
+// What numpy gives for a list of samples: its quantiles at 0.5, 0.2 and 0.8, mean and sample
+// standard deviation (ddof=1).
+struct NumpySummary {
+  double median, p20, p80, mean, stddev;
+};
+
+// summarize() of the samples, unsorted, against numpy's figures for them.
+void expect_numpy_summary(const std::vector<double>& samples, const NumpySummary& numpy) {
+  const Statistics stats = summarize(samples);
+  EXPECT_EQ(stats.median_ns, numpy.median);
+  EXPECT_EQ(stats.p20_ns, numpy.p20);
+  EXPECT_EQ(stats.p80_ns, numpy.p80);
+  EXPECT_DOUBLE_EQ(stats.mean_ns, numpy.mean);
+  EXPECT_DOUBLE_EQ(stats.stddev_ns, numpy.stddev);
+}
+
 TEST(Summarize, MatchesNumpyOnUnsortedSamples) {
   // /usr/bin/python3 -c 'import numpy as np; d=[...]; print(repr(float(np.mean(d))), repr(float(np.std(d, ddof=1))))'
+  expect_numpy_summary(
+      kOdd, {.median = 4.75, .p20 = 2.62, .p80 = 7.000000000000001, .mean = 4.8, .stddev = 2.8197222085399356});
   const Statistics odd = summarize(kOdd);
-  EXPECT_EQ(odd.median_ns, 4.75);
-  EXPECT_EQ(odd.p20_ns, 2.62);
-  EXPECT_EQ(odd.p80_ns, 7.000000000000001);
   EXPECT_EQ(odd.min_ns, 1.0);
   EXPECT_EQ(odd.max_ns, 9.0);
-  EXPECT_DOUBLE_EQ(odd.mean_ns, 4.8);
-  EXPECT_DOUBLE_EQ(odd.stddev_ns, 2.8197222085399356);  // sample standard deviation, ddof=1
-
-  const Statistics even = summarize(kEven);
-  EXPECT_EQ(even.median_ns, 7.0);
-  EXPECT_EQ(even.p20_ns, 2.95);
-  EXPECT_EQ(even.p80_ns, 13.900000000000002);
-  EXPECT_DOUBLE_EQ(even.mean_ns, 9.55);
-  EXPECT_DOUBLE_EQ(even.stddev_ns, 8.977440862765091);
+  expect_numpy_summary(
+      kEven, {.median = 7.0, .p20 = 2.95, .p80 = 13.900000000000002, .mean = 9.55, .stddev = 8.977440862765091});
 }
 
 TEST(Summarize, MedianOfAnEvenCountIsInterpolated) {

@@ -28,6 +28,9 @@ std::string source_path(const std::string& relative) { return std::string(KS_SOU
 
 SweepSpec parse(const std::string& text) { return parse_sweep_text(text, "inline.yaml", builtin_registry()); }
 
+// The first kernel block of the sweep file `text`.
+KernelBlock first_block(const std::string& text) { return parse(text).kernels.at(0); }
+
 // The error a text gives; fails the test when it parses.
 SweepFileError parse_error(const std::string& text) {
   try {
@@ -161,10 +164,9 @@ TEST(ConfigParse, OmittedKeysTakeTheirDefaults) {
 }
 
 TEST(ConfigParse, IncludeAloneGivesPoints) {
-  const SweepSpec spec = parse(
+  const KernelBlock block = first_block(
       "name: only-include\nkernels:\n  - kernel: gemm\n    fixed: {K: 64}\n"
       "    include:\n      - {M: 8, N: 16}\n      - {}\n");
-  const KernelBlock& block = spec.kernels.at(0);
   EXPECT_TRUE(block.grid.empty());
   ASSERT_EQ(block.include.size(), 2u);
   EXPECT_EQ(block.include[0], (Json{{"M", 8}, {"N", 16}}));
@@ -173,13 +175,12 @@ TEST(ConfigParse, IncludeAloneGivesPoints) {
 }
 
 TEST(ConfigParse, RangesExpandInclusively) {
-  const SweepSpec spec = parse(
+  const KernelBlock block = first_block(
       "name: ranges\nkernels:\n  - kernel: distill_cosine_loss\n    grid:\n"
       "      tokens: {from: 1000, to: 5000, mul: 2}\n"  // stops before passing `to`
       "      vocab: {from: 7, to: 7, step: 3}\n"        // from == to: one value
       "      hidden: {from: 2, to: 12, step: 4}\n"      // lands short of `to`
       "      beta: {from: 0, to: 0.3, step: 0.1}\n");   // 0.1 steps do not add up to 0.3 exactly
-  const KernelBlock& block = spec.kernels.at(0);
   EXPECT_EQ(axis(block, "tokens").values, ints({1000, 2000, 4000}));
   EXPECT_EQ(axis(block, "vocab").values, ints({7}));
   EXPECT_EQ(axis(block, "hidden").values, ints({2, 6, 10}));
@@ -192,15 +193,15 @@ TEST(ConfigParse, RangesExpandInclusively) {
 }
 
 TEST(ConfigParse, IntegersTakeBinarySizeSuffixes) {
-  const SweepSpec spec = parse(
+  const KernelBlock block = first_block(
       "name: sizes\nkernels:\n  - kernel: all_reduce\n    grid:\n"
       "      bytes: {from: 512, to: 2K, mul: 2}\n"
       "      group_size: [1, 1K]\n");
-  const KernelBlock& block = spec.kernels.at(0);
   EXPECT_EQ(axis(block, "bytes").values, ints({512, 1024, 2048}));
   EXPECT_EQ(axis(block, "group_size").values, ints({1, 1024}));
-  const SweepSpec big = parse("name: big\nkernels:\n  - kernel: all_reduce\n    grid:\n      bytes: [8G, 1T]\n");
-  EXPECT_EQ(axis(big.kernels.at(0), "bytes").values, ints({std::int64_t{8} << 30, std::int64_t{1} << 40}));
+  const KernelBlock big =
+      first_block("name: big\nkernels:\n  - kernel: all_reduce\n    grid:\n      bytes: [8G, 1T]\n");
+  EXPECT_EQ(axis(big, "bytes").values, ints({std::int64_t{8} << 30, std::int64_t{1} << 40}));
   EXPECT_STREQ(parse_error("name: x\nkernels:\n  - kernel: all_reduce\n    grid:\n      bytes: [9999999T]\n").what(),
                "inline.yaml:5:15: kernels[0].grid.bytes[0]: integer 9999999T is out of range");
   EXPECT_NE(std::string(parse_error("name: x\nkernels:\n  - kernel: all_reduce\n    grid:\n      bytes: [8X]\n").what())
@@ -209,11 +210,10 @@ TEST(ConfigParse, IntegersTakeBinarySizeSuffixes) {
 }
 
 TEST(ConfigParse, ZipGroupsAndSpecialValues) {
-  const SweepSpec spec = parse(
+  const KernelBlock block = first_block(
       "name: zipped\nkernels:\n  - kernel: distill_cosine_loss\n    grid:\n"
       "      tokens: [64, 128]\n      vocab: [1000, 2000]\n      hidden: [2, 4]\n      chunk_size: [8, 16]\n"
       "    zip: [[tokens, vocab], [chunk_size, hidden]]\n");
-  const KernelBlock& block = spec.kernels.at(0);
   EXPECT_EQ(block.zip, (std::vector<std::vector<std::string>>{{"tokens", "vocab"}, {"chunk_size", "hidden"}}));
 }
 

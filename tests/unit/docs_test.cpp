@@ -249,6 +249,13 @@ TEST(DocsExamples, ErrorLinesAreThoseValidatePrints) {
 struct ResultsRun {
   fs::path dir;      // where the sweep ran; the page's relative paths hold there
   std::string file;  // the results file, relative to dir
+
+  // A shell command run in dir.
+  CommandResult shell(const std::string& command) const {
+    return run_shell(fmt::format("cd {} && {}", dir.string(), command));
+  }
+  // h5dump OPTIONS of the results file.
+  CommandResult h5dump(const std::string& options) const { return shell(fmt::format("h5dump {} {}", options, file)); }
 };
 
 // Runs the page's results-sweep on 2 CPU ranks, once per test program (the first test that needs it).
@@ -262,14 +269,25 @@ const ResultsRun& results_run(const std::string& page) {
   run.dir = fresh_directory(fmt::format("docs_results_{}_{}", fs::path(page).stem().string(),
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name()));
   write_file(run.dir / "example.yaml", sweeps[0].text);
-  const auto r = run_shell(fmt::format("cd {} && CUDA_VISIBLE_DEVICES= {} -np 2 --oversubscribe {} run example.yaml",
-                                       run.dir.string(), KS_MPIEXEC, KS_CLI));
+  const auto r =
+      run.shell(fmt::format("CUDA_VISIBLE_DEVICES= {} -np 2 --oversubscribe {} run example.yaml", KS_MPIEXEC, KS_CLI));
   if (r.exit_code != 0) throw std::runtime_error("the example sweep failed:\n" + r.output);
   std::smatch m;
   if (!std::regex_search(r.output, m, std::regex(R"re(results:\s+(\S+))re")))
     throw std::runtime_error("run did not name its results file:\n" + r.output);
   run.file = m[1];
   return runs[page] = run;
+}
+
+// Calls check(block, run) for each block of `kind` (the pages have one at least), `run` the results of
+// the sweep of the block's page.
+template <class Check> void for_each_block_with_its_run(const std::string& kind, const Check& check) {
+  const auto blocks = blocks_of_kind(kind);
+  ASSERT_FALSE(blocks.empty()) << "no " << kind << " block";
+  for (const auto& block : blocks) {
+    SCOPED_TRACE(block.where());
+    check(block, results_run(block.page));
+  }
 }
 
 std::string without_string_type_lines(const std::string& text) {
@@ -286,16 +304,12 @@ std::string normalised_header(const std::string& text) {
 }
 
 TEST(DocsExamples, H5dumpHeaderIsTheResultsFiles) {
-  const auto headers = blocks_of_kind("h5dump-header");
-  ASSERT_FALSE(headers.empty());
-  for (const auto& block : headers) {
-    SCOPED_TRACE(block.where());
-    const auto& run = results_run(block.page);
-    const auto r = run_shell(fmt::format("cd {} && h5dump -H {}", run.dir.string(), run.file));
+  for_each_block_with_its_run("h5dump-header", [](const Block& block, const ResultsRun& run) {
+    const auto r = run.h5dump("-H");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(lines_of(block.text).at(0), fmt::format("HDF5 \"{}\" {{", run.file));
     EXPECT_EQ(normalised_header(block.text), normalised_header(without_string_type_lines(r.output)));
-  }
+  });
 }
 
 // The column names of /runs, in order, from an h5dump -H listing.
@@ -344,13 +358,9 @@ bool same_value(const std::string& column, const std::string& shown, const std::
 }
 
 TEST(DocsExamples, H5dumpRunsAreTheResultsFiles) {
-  const auto listings = blocks_of_kind("h5dump-runs");
-  ASSERT_FALSE(listings.empty());
-  for (const auto& block : listings) {
-    SCOPED_TRACE(block.where());
-    const auto& run = results_run(block.page);
-    const auto header = run_shell(fmt::format("cd {} && h5dump -H {}", run.dir.string(), run.file));
-    const auto made = run_shell(fmt::format("cd {} && h5dump -d /runs -c 2 {}", run.dir.string(), run.file));
+  for_each_block_with_its_run("h5dump-runs", [](const Block& block, const ResultsRun& run) {
+    const auto header = run.h5dump("-H");
+    const auto made = run.h5dump("-d /runs -c 2");
     ASSERT_EQ(made.exit_code, 0) << made.output;
     const auto columns = runs_columns(header.output);
     const auto shown_records = runs_records(block.text);
@@ -373,7 +383,7 @@ TEST(DocsExamples, H5dumpRunsAreTheResultsFiles) {
         EXPECT_TRUE(same_value(columns[c], shown[c], match->at(c)))
             << columns[c] << ": the page shows " << shown[c] << ", the file holds " << match->at(c);
     }
-  }
+  });
 }
 
 // The commands of a block: its lines without their trailing comments, empty ones left out.
@@ -387,26 +397,19 @@ std::vector<std::string> commands_in(const std::string& text) {
 }
 
 TEST(DocsExamples, H5dumpCommandsRunOnTheResultsFile) {
-  const auto commands = blocks_of_kind("h5dump-commands");
-  ASSERT_FALSE(commands.empty());
-  for (const auto& block : commands) {
-    const auto& run = results_run(block.page);
+  for_each_block_with_its_run("h5dump-commands", [](const Block& block, const ResultsRun& run) {
     for (const std::string& command : commands_in(block.text)) {
-      SCOPED_TRACE(block.where() + ": " + command);
+      SCOPED_TRACE(command);
       EXPECT_NE(command.find(run.file), std::string::npos) << "the command does not read " << run.file;
-      const auto r = run_shell(fmt::format("cd {} && {}", run.dir.string(), command));
+      const auto r = run.shell(command);
       EXPECT_EQ(r.exit_code, 0) << r.output;
     }
-  }
+  });
 }
 
 TEST(DocsExamples, DocumentIndexHasTheFormOfTheIndexWritten) {
-  const auto blocks = blocks_of_kind("document-index");
-  ASSERT_FALSE(blocks.empty());
   const std::regex entry(R"re([0-9a-f]{64}\t[a-z0-9-]+\tkernelindex-\d{4}\.jsonl(\.gz|\.zst)?\t\d+\t\d+\t\d+\t\d+)re");
-  for (const auto& block : blocks) {
-    SCOPED_TRACE(block.where());
-    const auto& run = results_run(block.page);
+  for_each_block_with_its_run("document-index", [&entry](const Block& block, const ResultsRun& run) {
     const auto written = lines_of(read_text(run.dir / "out" / "kernelindex" / "kernelindex.index"));
     const auto shown = lines_of(std::regex_replace(block.text, std::regex(R"re(\\t)re"), "\t"));
     ASSERT_GE(written.size(), 2u);
@@ -414,23 +417,21 @@ TEST(DocsExamples, DocumentIndexHasTheFormOfTheIndexWritten) {
     EXPECT_EQ(shown.front(), written.front());
     for (std::size_t i = 1; i < written.size(); ++i) EXPECT_TRUE(std::regex_match(written[i], entry)) << written[i];
     for (std::size_t i = 1; i < shown.size(); ++i) EXPECT_TRUE(std::regex_match(shown[i], entry)) << shown[i];
-  }
+  });
 }
 
 TEST(DocsExamples, DocumentCommandsRunOnTheDocumentsWritten) {
-  const auto blocks = blocks_of_kind("document-commands");
-  ASSERT_FALSE(blocks.empty());
-  for (const auto& block : blocks) {
-    const auto& run = results_run(block.page);
+  for_each_block_with_its_run("document-commands", [](const Block& block, const ResultsRun& run) {
     for (const std::string& command : commands_in(block.text)) {
-      SCOPED_TRACE(block.where() + ": " + command);
-      write_file(run.dir / "command.sh",
-                 std::regex_replace(command, std::regex(R"re(\bkernelsweep )re"), std::string(KS_CLI) + " ") + "\n");
-      const auto r = run_shell(fmt::format("cd {} && bash -o pipefail command.sh", run.dir.string()));
+      SCOPED_TRACE(command);
+      const std::string script =
+          std::regex_replace(command, std::regex(R"re(\bkernelsweep )re"), KS_CLI + std::string(" "));
+      write_file(run.dir / "command.sh", script + "\n");
+      const auto r = run.shell("bash -o pipefail command.sh");
       EXPECT_EQ(r.exit_code, 0) << r.output;
       EXPECT_FALSE(r.output.empty());
     }
-  }
+  });
 }
 
 // What Python's print() shows for a parameter object read with json.loads: {'K': 256, 'dtype': 'fp32'}.
@@ -449,12 +450,12 @@ std::string python_repr(const Json& value) {
 // Checks lines printed by the page's h5py program against the results file, read with h5dump.
 void expect_h5py_output(const std::string& output, const ResultsRun& run) {
   const auto attribute = [&](const std::string& name) {
-    const auto r = run_shell(fmt::format("cd {} && h5dump -a /{} {}", run.dir.string(), name, run.file));
+    const auto r = run.h5dump("-a /" + name);
     std::smatch m;
     std::regex_search(r.output, m, std::regex(R"re(\(0\): "?([^"\n]*)"?)re"));
     return m[1].str();
   };
-  const auto made = run_shell(fmt::format("cd {} && h5dump -d /runs {}", run.dir.string(), run.file));
+  const auto made = run.h5dump("-d /runs");
   std::map<std::string, std::pair<std::string, std::string>> rows;  // point id -> status, params
   for (const auto& record : runs_records(made.output)) {
     const std::string params = record.at(4).substr(1, record.at(4).size() - 2);
@@ -486,12 +487,8 @@ void expect_h5py_output(const std::string& output, const ResultsRun& run) {
 }
 
 TEST(DocsExamples, H5pyProgramsPrintWhatThePageShows) {
-  const auto outputs = blocks_of_kind("h5py-output");
-  ASSERT_FALSE(outputs.empty());
-  for (const auto& block : outputs) {
-    SCOPED_TRACE(block.where());
-    expect_h5py_output(block.text, results_run(block.page));
-  }
+  for_each_block_with_its_run("h5py-output",
+                              [](const Block& block, const ResultsRun& run) { expect_h5py_output(block.text, run); });
   const auto python = python_with_h5py();
   if (!python) GTEST_SKIP() << "no python3 with h5py: the h5py programs were only parsed";
   for (const auto& block : blocks_of_kind("h5py")) {
@@ -502,7 +499,7 @@ TEST(DocsExamples, H5pyProgramsPrintWhatThePageShows) {
     const std::string program =
         own ? block.text : std::regex_replace(block.text, std::regex(R"re("[^"]+\.h5")re"), "\"" + run.file + "\"");
     write_file(run.dir / "block.py", program);
-    const auto r = run_shell(fmt::format("cd {} && {} block.py", run.dir.string(), *python));
+    const auto r = run.shell(*python + " block.py");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     if (!blocks_of_kind("h5py-output", block.page).empty()) expect_h5py_output(r.output, run);
   }

@@ -33,14 +33,13 @@ std::string shard_file(int shard) { return fmt::format("shards/sharded.shard-{}-
 
 // What of a point does not depend on the run's timing: the same in any two runs of one build.
 Json deterministic(const StoredRun& run) {
-  return {{"kernel", run.kernel},
-          {"implementation", run.implementation},
-          {"mode", run.mode},
-          {"params", run.params_json},
-          {"status", run.status},
-          {"protocol", run.cited.protocol_digest},
-          {"workload", run.cited.workload_digest},
-          {"implementation_digest", run.cited.implementation_digest}};
+  const Json columns = fields_to_json(run, run_record_fields<StoredRun>());
+  Json out = Json::object();
+  for (const char* column : {"kernel", "implementation", "mode", "params", "status"}) out[column] = columns.at(column);
+  out["protocol"] = run.cited.protocol_digest;
+  out["workload"] = run.cited.workload_digest;
+  out["implementation_digest"] = run.cited.implementation_digest;
+  return out;
 }
 
 std::map<std::string, Json> deterministic_view(const fs::path& file) {

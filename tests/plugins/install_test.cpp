@@ -24,6 +24,11 @@ namespace {
 namespace fs = std::filesystem;
 using ks::testing::read_text;
 
+// `cmake --install` of this build into `prefix`.
+ks::testing::CommandResult install_this_build(const fs::path& prefix) {
+  return ks::testing::run_shell(fmt::format("{} --install {} --prefix {}", KS_CMAKE, KS_BINARY_DIR, prefix.string()));
+}
+
 // The example copied out of the source tree and built against `prefix`: the path of libaxpy.so.
 fs::path build_example(const fs::path& prefix, const fs::path& work, bool cuda) {
   const fs::path source = work / "axpy";
@@ -99,9 +104,7 @@ void sweep_example(const fs::path& prefix, const fs::path& library, const fs::pa
 TEST(InstalledPackage, BuildsLoadsAndSweepsTheExamplePlugin) {
   const fs::path work = ks::testing::fresh_directory("plugin-install");
   const fs::path prefix = work / "prefix";
-
-  const auto installed =
-      ks::testing::run_shell(fmt::format("{} --install {} --prefix {}", KS_CMAKE, KS_BINARY_DIR, prefix.string()));
+  const auto installed = install_this_build(prefix);
   ASSERT_EQ(installed.exit_code, 0) << installed.output;
   for (const char* file :
        {"bin/kernelsweep", "include/kernelsweep/kernels/kernel.h", "include/kernelsweep/kernels/plugin.h",
@@ -162,8 +165,7 @@ TEST(InstalledPackage, BuildsLoadsAndSweepsTheExamplePlugin) {
 TEST(InstalledPackage, BuildsTheExamplePluginWithoutCuda) {
   const fs::path work = ks::testing::fresh_directory("plugin-install-no-cuda");
   const fs::path prefix = work / "prefix";
-  const auto installed =
-      ks::testing::run_shell(fmt::format("{} --install {} --prefix {}", KS_CMAKE, KS_BINARY_DIR, prefix.string()));
+  const auto installed = install_this_build(prefix);
   ASSERT_EQ(installed.exit_code, 0) << installed.output;
   fs::create_directories(work / "without-cuda");
   const fs::path library = build_example(prefix, work / "without-cuda", false);

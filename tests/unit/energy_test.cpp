@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -61,61 +62,62 @@ TEST(GflopsPerJoule, IsTheFlopsOverTheJoulesAndNaNWithoutFlopsOrEnergy) {
   EXPECT_TRUE(std::isnan(gflops_per_joule(flops, 0))) << "a counter that did not move";
 }
 
+// The window of a point's own that point_energy may run: it reads `measured`, and counts its runs.
+struct OwnWindow {
+  EnergyWindow measured;
+  int runs = 0;
+
+  std::function<EnergyWindow()> runner() {
+    return [this] {
+      ++runs;
+      return measured;
+    };
+  }
+};
+
 TEST(PointEnergy, TimedRepetitionsOfTenSecondsAreTheFigureAndNoWindowRuns) {
-  int windows = 0;
-  const auto window = [&] {
-    ++windows;
-    return EnergyWindow{};
-  };
+  OwnWindow window;
   const EnergyWindow timed{.start_mj = 0, .end_mj = 6'000'000, .seconds = 12, .calls = 30000};
   for (const bool asked : {false, true}) {
-    const EnergyFigure figure = point_energy(timed, asked, window);
+    const EnergyFigure figure = point_energy(timed, asked, window.runner());
     EXPECT_DOUBLE_EQ(figure.joules_per_call, 0.2);
     EXPECT_DOUBLE_EQ(figure.window_s, 12);
   }
-  EXPECT_EQ(windows, 0);
+  EXPECT_EQ(window.runs, 0);
   // A second and a half of timed repetitions is a window, but read at arbitrary moments: up to a
   // tenth off at each end. No figure of its own; a window where the protocol asks for one.
   const EnergyWindow short_timed{.start_mj = 0, .end_mj = 600'000, .seconds = 1.5, .calls = 3000};
-  EXPECT_TRUE(std::isnan(point_energy(short_timed, false, window).joules_per_call));
-  EXPECT_EQ(windows, 0);
-  point_energy(short_timed, true, window);
-  EXPECT_EQ(windows, 1);
+  EXPECT_TRUE(std::isnan(point_energy(short_timed, false, window.runner()).joules_per_call));
+  EXPECT_EQ(window.runs, 0);
+  point_energy(short_timed, true, window.runner());
+  EXPECT_EQ(window.runs, 1);
 }
 
 TEST(PointEnergy, TimedRepetitionsWithAFlushBetweenTheCallsAreNoCallsFigure) {
-  int windows = 0;
-  const auto window = [&] {
-    ++windows;
-    return EnergyWindow{.start_mj = 0, .end_mj = 300'000, .seconds = 1.2, .calls = 3000};
-  };
+  OwnWindow window{.measured = {.start_mj = 0, .end_mj = 300'000, .seconds = 1.2, .calls = 3000}};
   const EnergyWindow flushed{.start_mj = 0, .end_mj = 6'000'000, .seconds = 12, .calls = 30000, .calls_only = false};
-  EXPECT_TRUE(std::isnan(point_energy(flushed, false, window).joules_per_call));
-  EXPECT_EQ(windows, 0);
-  const EnergyFigure asked = point_energy(flushed, true, window);
+  EXPECT_TRUE(std::isnan(point_energy(flushed, false, window.runner()).joules_per_call));
+  EXPECT_EQ(window.runs, 0);
+  const EnergyFigure asked = point_energy(flushed, true, window.runner());
   EXPECT_DOUBLE_EQ(asked.joules_per_call, 0.1);  // the window's calls alone
   EXPECT_DOUBLE_EQ(asked.window_s, 1.2);
-  EXPECT_EQ(windows, 1);
+  EXPECT_EQ(window.runs, 1);
 }
 
 TEST(PointEnergy, ShortTimedRepetitionsGiveAFigureOnlyFromAWindowTheProtocolAsksFor) {
-  int windows = 0;
-  const auto window = [&] {
-    ++windows;
-    return EnergyWindow{.start_mj = 100, .end_mj = 500'100, .seconds = 1.05, .calls = 1000};
-  };
+  OwnWindow window{.measured = {.start_mj = 100, .end_mj = 500'100, .seconds = 1.05, .calls = 1000}};
   const EnergyWindow short_timed{.start_mj = 0, .end_mj = 0, .seconds = 0.1, .calls = 400};
-  const EnergyFigure not_asked = point_energy(short_timed, false, window);
+  const EnergyFigure not_asked = point_energy(short_timed, false, window.runner());
   EXPECT_TRUE(std::isnan(not_asked.joules_per_call));
-  EXPECT_EQ(windows, 0);
-  const EnergyFigure asked = point_energy(short_timed, true, window);
+  EXPECT_EQ(window.runs, 0);
+  const EnergyFigure asked = point_energy(short_timed, true, window.runner());
   EXPECT_DOUBLE_EQ(asked.joules_per_call, 0.5);
   EXPECT_DOUBLE_EQ(asked.window_s, 1.05);
-  EXPECT_EQ(windows, 1);
+  EXPECT_EQ(window.runs, 1);
   // A GPU without the counter: no window is run for nothing.
   const EnergyWindow unread{.start_mj = kNaN, .end_mj = kNaN, .seconds = 0.1, .calls = 400};
-  EXPECT_TRUE(std::isnan(point_energy(unread, true, window).joules_per_call));
-  EXPECT_EQ(windows, 1);
+  EXPECT_TRUE(std::isnan(point_energy(unread, true, window.runner()).joules_per_call));
+  EXPECT_EQ(window.runs, 1);
 }
 
 // A device of a synthetic clock and counter, as NVML's behaves: each call runs `call_s` drawing

@@ -102,6 +102,36 @@ RunInfo make_info() {
   return info;
 }
 
+// The same figure, or neither measured (NaN).
+bool same_figure(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+void expect_same_statistics(const Statistics& got, const Statistics& want) {
+  EXPECT_EQ(got.median_ns, want.median_ns);
+  EXPECT_EQ(got.p20_ns, want.p20_ns);
+  EXPECT_EQ(got.p80_ns, want.p80_ns);
+  EXPECT_EQ(got.mean_ns, want.mean_ns);
+  EXPECT_EQ(got.min_ns, want.min_ns);
+  EXPECT_EQ(got.max_ns, want.max_ns);
+  EXPECT_EQ(got.stddev_ns, want.stddev_ns);
+}
+
+void expect_same_citations(const Citations& got, const Citations& want) {
+  EXPECT_EQ(got.protocol_digest, want.protocol_digest);
+  EXPECT_EQ(got.environment_digest, want.environment_digest);
+  EXPECT_EQ(got.workload_digest, want.workload_digest);
+  EXPECT_EQ(got.implementation_digest, want.implementation_digest);
+}
+
+// The GPU's state at the start or the end (`when`) of the timed repetitions.
+void expect_same_gpu_state(const std::string& when, const GpuState& got, const GpuState& want) {
+  SCOPED_TRACE("GPU state at the " + when);
+  EXPECT_TRUE(same_figure(got.sm_clock_mhz, want.sm_clock_mhz));
+  EXPECT_TRUE(same_figure(got.memory_clock_mhz, want.memory_clock_mhz));
+  EXPECT_TRUE(same_figure(got.power_w, want.power_w));
+  EXPECT_TRUE(same_figure(got.temperature_c, want.temperature_c));
+  EXPECT_EQ(got.throttle_reasons, want.throttle_reasons);
+}
+
 void expect_same_row(const StoredRun& got, const StoredRun& want) {
   SCOPED_TRACE("point " + want.point_id);
   EXPECT_EQ(got.point_id, want.point_id);
@@ -118,22 +148,13 @@ void expect_same_row(const StoredRun& got, const StoredRun& want) {
   EXPECT_EQ(got.ended_at, want.ended_at);
   EXPECT_EQ(got.n_warmup, want.n_warmup);
   EXPECT_EQ(got.n_repeat, want.n_repeat);
-  EXPECT_EQ(got.stats.median_ns, want.stats.median_ns);
-  EXPECT_EQ(got.stats.p20_ns, want.stats.p20_ns);
-  EXPECT_EQ(got.stats.p80_ns, want.stats.p80_ns);
-  EXPECT_EQ(got.stats.mean_ns, want.stats.mean_ns);
-  EXPECT_EQ(got.stats.min_ns, want.stats.min_ns);
-  EXPECT_EQ(got.stats.max_ns, want.stats.max_ns);
-  EXPECT_EQ(got.stats.stddev_ns, want.stats.stddev_ns);
+  expect_same_statistics(got.stats, want.stats);
   EXPECT_EQ(got.flops, want.flops);
   EXPECT_EQ(got.bytes, want.bytes);
   EXPECT_EQ(got.tflops, want.tflops);
   EXPECT_EQ(got.gbps, want.gbps);
   EXPECT_EQ(got.device_peak_bytes, want.device_peak_bytes);
-  EXPECT_EQ(got.cited.protocol_digest, want.cited.protocol_digest);
-  EXPECT_EQ(got.cited.environment_digest, want.cited.environment_digest);
-  EXPECT_EQ(got.cited.workload_digest, want.cited.workload_digest);
-  EXPECT_EQ(got.cited.implementation_digest, want.cited.implementation_digest);
+  expect_same_citations(got.cited, want.cited);
   EXPECT_EQ(got.samples_offset, want.samples_offset);
   EXPECT_EQ(got.samples_count, want.samples_count);
   EXPECT_EQ(got.quantiles_offset, want.quantiles_offset);
@@ -141,27 +162,16 @@ void expect_same_row(const StoredRun& got, const StoredRun& want) {
   EXPECT_EQ(got.sample_clocks_offset, want.sample_clocks_offset);
   EXPECT_EQ(got.sample_clocks_count, want.sample_clocks_count);
   EXPECT_EQ(got.repetition, want.repetition);
-  EXPECT_TRUE((std::isnan(got.noise.noise) && std::isnan(want.noise.noise)) || got.noise.noise == want.noise.noise);
+  EXPECT_TRUE(same_figure(got.noise.noise, want.noise.noise));
   EXPECT_EQ(got.noise.goal_met, want.noise.goal_met);
   EXPECT_EQ(got.noise.samples_dropped, want.noise.samples_dropped);
-  EXPECT_TRUE((std::isnan(got.sample_sm_clock_min_mhz) && std::isnan(want.sample_sm_clock_min_mhz)) ||
-              got.sample_sm_clock_min_mhz == want.sample_sm_clock_min_mhz);
-  EXPECT_TRUE((std::isnan(got.sample_sm_clock_median_mhz) && std::isnan(want.sample_sm_clock_median_mhz)) ||
-              got.sample_sm_clock_median_mhz == want.sample_sm_clock_median_mhz);
-  const auto same_figure = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+  EXPECT_TRUE(same_figure(got.sample_sm_clock_min_mhz, want.sample_sm_clock_min_mhz));
+  EXPECT_TRUE(same_figure(got.sample_sm_clock_median_mhz, want.sample_sm_clock_median_mhz));
   EXPECT_TRUE(same_figure(got.joules_per_call, want.joules_per_call));
   EXPECT_TRUE(same_figure(got.gflops_per_joule, want.gflops_per_joule));
   EXPECT_TRUE(same_figure(got.energy_window_s, want.energy_window_s));
-  for (const auto& [name, pair] : {std::pair("start", std::pair(&got.gpu_start, &want.gpu_start)),
-                                   std::pair("end", std::pair(&got.gpu_end, &want.gpu_end))}) {
-    SCOPED_TRACE(std::string("GPU state at the ") + name);
-    const auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
-    EXPECT_TRUE(same(pair.first->sm_clock_mhz, pair.second->sm_clock_mhz));
-    EXPECT_TRUE(same(pair.first->memory_clock_mhz, pair.second->memory_clock_mhz));
-    EXPECT_TRUE(same(pair.first->power_w, pair.second->power_w));
-    EXPECT_TRUE(same(pair.first->temperature_c, pair.second->temperature_c));
-    EXPECT_EQ(pair.first->throttle_reasons, pair.second->throttle_reasons);
-  }
+  expect_same_gpu_state("start", got.gpu_start, want.gpu_start);
+  expect_same_gpu_state("end", got.gpu_end, want.gpu_end);
 }
 
 // Every row equals the record appended, and its samples are where the row says.

@@ -28,8 +28,8 @@ using Json = nlohmann::json;
 
 constexpr const char* kPython = "/usr/bin/python3";
 
-// What every script starts with: its input (argv[1], JSON) as `args`, and writers of raw
-// little-endian float32 and int64 files.
+// What every script starts with: its input (argv[1], JSON) as `args`, writers of raw little-endian
+// float32 and int64 files, and what the checks' tests run a spoiled pass with.
 constexpr const char* kPrelude = R"py(
 import json, struct, sys
 import torch
@@ -43,6 +43,22 @@ def write_int64(path, tensor):
     values = tensor.detach().to(torch.int64).cpu().reshape(-1).tolist()
     with open(path, "wb") as out:
         out.write(struct.pack(f"<{len(values)}q", *values))
+
+def then(first, second):
+    """A pass that runs `first`, then `second` (which spoils what first wrote)."""
+    def run():
+        first()
+        second()
+    return run
+
+def check_with(instance, mode, method, run):
+    """Whether mode's check passes with the instance's `method` replaced by `run` (put back after)."""
+    bound = instance.bind(mode)
+    real = getattr(instance, method)
+    setattr(instance, method, run)
+    passed = bound.check().passed
+    setattr(instance, method, real)
+    return passed
 
 with open(sys.argv[1]) as f:
     args = json.load(f)
@@ -423,31 +439,22 @@ for label, params in args.items():
     instance = distill_cosine.make_torch(params, "cpu")
     real = {name: getattr(instance, name) for name in ("forward", "full", "no_grad_forward")}
     t = instance.tensors
-    def spoil_after(name, spoil):
-        def run():
-            real[name]()
-            spoil()
-        return run
     def scale_loss():
         instance.loss = instance.loss.detach() * 1.01
     corruptions = {
         "full/real": ("full", real["full"]),
-        "full/loss": ("full", spoil_after("full", scale_loss)),
-        "full/nan_loss": ("full", spoil_after("full", lambda: setattr(instance, "loss", torch.tensor(float("nan"))))),
-        "full/grad_xs": ("full", spoil_after("full", lambda: t.xs.grad.mul_(1.05))),
-        "full/grad_ws": ("full", spoil_after("full", lambda: t.ws.grad[0].add_(1.0))),
-        "full/grad_bs": ("full", spoil_after("full", lambda: t.bs.grad.neg_())),
-        "full/no_grad_xs": ("full", spoil_after("full", lambda: setattr(t.xs, "grad", None))),
+        "full/loss": ("full", then(real["full"], scale_loss)),
+        "full/nan_loss": ("full", then(real["full"], lambda: setattr(instance, "loss", torch.tensor(float("nan"))))),
+        "full/grad_xs": ("full", then(real["full"], lambda: t.xs.grad.mul_(1.05))),
+        "full/grad_ws": ("full", then(real["full"], lambda: t.ws.grad[0].add_(1.0))),
+        "full/grad_bs": ("full", then(real["full"], lambda: t.bs.grad.neg_())),
+        "full/no_grad_xs": ("full", then(real["full"], lambda: setattr(t.xs, "grad", None))),
         "no-grad-forward/real": ("no_grad_forward", real["no_grad_forward"]),
-        "no-grad-forward/loss": ("no_grad_forward", spoil_after("no_grad_forward", scale_loss)),
+        "no-grad-forward/loss": ("no_grad_forward", then(real["no_grad_forward"], scale_loss)),
         "forward/nothing": ("forward", lambda: None),
     }
     for name, (method, run) in corruptions.items():
-        mode = name.split("/")[0]
-        bound = instance.bind(mode)
-        setattr(instance, method, run)
-        results[f"{label}/{name}"] = bound.check().passed
-        setattr(instance, method, real[method])
+        results[f"{label}/{name}"] = check_with(instance, name.split("/")[0], method, run)
     # Every mode's check passes on the real passes.
     for mode in ("forward", "backward", "full", "no-grad-forward"):
         bound = instance.bind(mode)

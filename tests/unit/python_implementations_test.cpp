@@ -18,6 +18,7 @@
 #include "kernels/common/inputs.h"
 #include "kernels/distill_cosine/distill_cosine.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/rms_norm/rms_norm.h"
 #include "support/cli_runner.h"
 #include "support/kernels.h"
 
@@ -28,8 +29,8 @@ using Json = nlohmann::json;
 
 constexpr const char* kPython = "/usr/bin/python3";
 
-// What every script starts with: its input (argv[1], JSON) as `args`, and writers of raw
-// little-endian float32 and int64 files.
+// What every script starts with: its input (argv[1], JSON) as `args`, writers of raw little-endian
+// float32 and int64 files, and what the checks' tests run a spoiled pass with.
 constexpr const char* kPrelude = R"py(
 import json, struct, sys
 import torch
@@ -43,6 +44,22 @@ def write_int64(path, tensor):
     values = tensor.detach().to(torch.int64).cpu().reshape(-1).tolist()
     with open(path, "wb") as out:
         out.write(struct.pack(f"<{len(values)}q", *values))
+
+def then(first, second):
+    """A pass that runs `first`, then `second` (which spoils what first wrote)."""
+    def run():
+        first()
+        second()
+    return run
+
+def check_with(instance, mode, method, run):
+    """Whether mode's check passes with the instance's `method` replaced by `run` (put back after)."""
+    bound = instance.bind(mode)
+    real = getattr(instance, method)
+    setattr(instance, method, run)
+    passed = bound.check().passed
+    setattr(instance, method, real)
+    return passed
 
 with open(sys.argv[1]) as f:
     args = json.load(f)
@@ -153,7 +170,29 @@ std::vector<Json> gemm_points() {
           gemm_params(1, 1, 300, "bf16", 2)};
 }
 
+Json rms_norm_params(std::int64_t tokens, std::int64_t hidden, const std::string& dtype) {
+  return params_of("rms_norm", {{"tokens", tokens}, {"hidden", hidden}, {"dtype", dtype}, {"seed", 5}});
+}
+
+// LlamaRMSNorm's points (llama, offset 0): one element, a row no multiple of 8, more rows than 64 dw chunks.
+std::vector<Json> rms_norm_points() {
+  return {rms_norm_params(70, 100, "bf16"), rms_norm_params(3, 1001, "fp32"), rms_norm_params(1, 1, "bf16"),
+          rms_norm_params(130, 24, "fp32")};
+}
+
 std::vector<double> widen(const std::vector<float>& values) { return {values.begin(), values.end()}; }
+
+// The largest |got − want| over the largest |want|: infinite where got has another size or a NaN.
+double largest_difference(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return INFINITY;
+  double difference = 0, magnitude = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(got[i]) - want[i]);
+    difference = std::isnan(d) ? INFINITY : std::max(difference, d);
+    magnitude = std::max(magnitude, std::fabs(static_cast<double>(want[i])));
+  }
+  return difference / magnitude;
+}
 
 // ---- (a) the counter generator ----
 
@@ -351,6 +390,42 @@ for i, params in enumerate(args):
   }
 }
 
+TEST_F(PythonImplementations, TorchRmsNormPassesItsChecksAndAgreesWithTheCpuImplementation) {
+  const std::vector<Json> points = rms_norm_points();
+  const Json checks = run_python_json(R"py(
+from kernelsweep.implementations import rms_norm
+checks = {}
+for i, params in enumerate(args):
+    instance = rms_norm.make_torch(params, "cpu")
+    for mode in ("forward", "backward", "full"):
+        check = instance.bind(mode).check()
+        checks[f"{i}/{mode}"] = {"passed": check.passed, "detail": check.detail}
+    fresh = rms_norm.make_torch(params, "cpu")  # no weight gradient accumulated yet
+    fresh.bind("full").run()
+    outputs = {"y": fresh.y, "dx": fresh.x.grad, "dw": fresh.norm.weight.grad}
+    for name, tensor in {**fresh.inputs, **outputs}.items():
+        write_floats(f"{i}_{name}.f32", tensor)
+print(json.dumps(checks))
+)py",
+                                      points);
+  ASSERT_EQ(checks.size(), 3 * points.size()) << checks.dump();
+  for (const auto& [point_and_mode, check] : checks.items())
+    EXPECT_TRUE(check.value("passed", false)) << point_and_mode << ": " << check.dump();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const ks::rms_norm::Problem p{ks::Parameters(points[i])};
+    ks::rms_norm::Tensors cpu = ks::rms_norm::make_inputs(p);
+    ks::rms_norm::run(p, cpu, "full");
+    const auto file = [&](const char* name) { return read_values<float>(fmt::format("{}_{}.f32", i, name)); };
+    using Named = std::vector<std::pair<const char*, const std::vector<float>*>>;
+    for (const auto& [name, values] : Named{{"x", &cpu.x}, {"w", &cpu.w}, {"dy", &cpu.dy}})
+      EXPECT_TRUE(same_bits(file(name), *values)) << name << " of " << points[i].dump();
+    // Within the checks' tolerance of the CPU implementation, relative to each output's largest value.
+    for (const auto& [name, values] : Named{{"y", &cpu.y}, {"dx", &cpu.dx}, {"dw", &cpu.dw}})
+      EXPECT_LE(largest_difference(file(name), *values), p.bf16 ? 6.0 / 256 : 1e-4)
+          << name << " of " << points[i].dump();
+  }
+}
+
 // ---- (d) liger without liger_kernel ----
 
 TEST_F(PythonImplementations, LigerWithoutLigerKernelIsSkippedAndImportingNeedsNeither) {
@@ -423,31 +498,22 @@ for label, params in args.items():
     instance = distill_cosine.make_torch(params, "cpu")
     real = {name: getattr(instance, name) for name in ("forward", "full", "no_grad_forward")}
     t = instance.tensors
-    def spoil_after(name, spoil):
-        def run():
-            real[name]()
-            spoil()
-        return run
     def scale_loss():
         instance.loss = instance.loss.detach() * 1.01
     corruptions = {
         "full/real": ("full", real["full"]),
-        "full/loss": ("full", spoil_after("full", scale_loss)),
-        "full/nan_loss": ("full", spoil_after("full", lambda: setattr(instance, "loss", torch.tensor(float("nan"))))),
-        "full/grad_xs": ("full", spoil_after("full", lambda: t.xs.grad.mul_(1.05))),
-        "full/grad_ws": ("full", spoil_after("full", lambda: t.ws.grad[0].add_(1.0))),
-        "full/grad_bs": ("full", spoil_after("full", lambda: t.bs.grad.neg_())),
-        "full/no_grad_xs": ("full", spoil_after("full", lambda: setattr(t.xs, "grad", None))),
+        "full/loss": ("full", then(real["full"], scale_loss)),
+        "full/nan_loss": ("full", then(real["full"], lambda: setattr(instance, "loss", torch.tensor(float("nan"))))),
+        "full/grad_xs": ("full", then(real["full"], lambda: t.xs.grad.mul_(1.05))),
+        "full/grad_ws": ("full", then(real["full"], lambda: t.ws.grad[0].add_(1.0))),
+        "full/grad_bs": ("full", then(real["full"], lambda: t.bs.grad.neg_())),
+        "full/no_grad_xs": ("full", then(real["full"], lambda: setattr(t.xs, "grad", None))),
         "no-grad-forward/real": ("no_grad_forward", real["no_grad_forward"]),
-        "no-grad-forward/loss": ("no_grad_forward", spoil_after("no_grad_forward", scale_loss)),
+        "no-grad-forward/loss": ("no_grad_forward", then(real["no_grad_forward"], scale_loss)),
         "forward/nothing": ("forward", lambda: None),
     }
     for name, (method, run) in corruptions.items():
-        mode = name.split("/")[0]
-        bound = instance.bind(mode)
-        setattr(instance, method, run)
-        results[f"{label}/{name}"] = bound.check().passed
-        setattr(instance, method, real[method])
+        results[f"{label}/{name}"] = check_with(instance, name.split("/")[0], method, run)
     # Every mode's check passes on the real passes.
     for mode in ("forward", "backward", "full", "no-grad-forward"):
         bound = instance.bind(mode)
@@ -467,6 +533,66 @@ print(json.dumps(results))
   ASSERT_EQ(out.size(), 2u * 16) << out.dump();
   for (const auto& [name, passed] : out.items())
     EXPECT_EQ(passed.get<bool>(), name.find("/real") != std::string::npos) << name;
+}
+
+TEST_F(PythonImplementations, RmsNormCheckFailsWhenThePassSpoilsAnOutput) {
+  // A pass that writes nothing, or spoils one output after the real pass, fails the check of its mode.
+  const Json out = run_python_json(R"py(
+from kernelsweep.implementations import rms_norm
+results = {}
+for params in args:
+    instance = rms_norm.make_torch(params, "cpu")
+    real = {mode: getattr(instance, mode) for mode in ("forward", "backward", "full")}
+    x, weight = instance.x, instance.norm.weight
+    corruptions = {
+        "forward/real": real["forward"],
+        "forward/y_scaled": then(real["forward"], lambda: instance.y.data.mul_(1.05)),
+        "forward/y_nan": then(real["forward"], lambda: instance.y.data[-1, -1].fill_(float("nan"))),
+        "forward/nothing": lambda: None,
+        "backward/real": real["backward"],
+        "backward/dx_row": then(real["backward"], lambda: x.grad[-1].add_(0.25)),
+        "backward/dw_negated": then(real["backward"], lambda: weight.grad.neg_()),
+        "backward/no_dx": then(real["backward"], lambda: setattr(x, "grad", None)),
+        "full/real": real["full"],
+        "full/y_scaled": then(real["full"], lambda: instance.y.data.mul_(1.05)),
+        "full/dw_negated": then(real["full"], lambda: weight.grad.neg_()),
+    }
+    for name, run in corruptions.items():
+        mode = name.split("/")[0]
+        results[f"{params['dtype']}/{name}"] = check_with(instance, mode, mode, run)
+print(json.dumps(results))
+)py",
+                                   Json{rms_norm_params(70, 100, "bf16"), rms_norm_params(9, 64, "fp32")});
+  ASSERT_EQ(out.size(), 2u * 11) << out.dump();
+  for (const auto& [name, passed] : out.items())
+    EXPECT_EQ(passed.get<bool>(), name.find("/real") != std::string::npos) << name;
+}
+
+TEST_F(PythonImplementations, RmsNormTorchSkipsWhatLlamaRmsNormCannotDoAndLigerNeedsLigerKernel) {
+  const Json out = run_python_json(R"py(
+import kernelsweep as ks
+from kernelsweep.implementations import rms_norm
+registered = {i: d.backend for (k, i), d in ks.registry.implementations.items() if k == "rms_norm"}
+sys.modules["liger_kernel"] = None  # not importable, even where it is installed
+outcomes = {}
+for label, make, overrides in (("gemma", rms_norm.make_torch, {"casting_mode": "gemma"}),
+                               ("none", rms_norm.make_torch, {"casting_mode": "none"}),
+                               ("offset", rms_norm.make_torch, {"offset": 1.0}),
+                               ("liger", rms_norm.make_liger, {})):
+    try:
+        make(dict(args, **overrides), "cpu")
+        outcomes[label] = "made"
+    except ks.Skip as skip:
+        outcomes[label] = str(skip)
+print(json.dumps({"registered": registered, **outcomes}))
+)py",
+                                   rms_norm_params(4, 8, "bf16"));
+  EXPECT_EQ(out.value("registered", Json()), (Json{{"torch", "any"}, {"liger", "cuda"}})) << out.dump();
+  EXPECT_NE(out.value("gemma", "").find("LlamaRMSNorm casts as casting_mode llama only"), std::string::npos)
+      << out.dump();
+  EXPECT_NE(out.value("none", "").find("casting_mode none needs cpu, cuda or liger"), std::string::npos) << out.dump();
+  EXPECT_NE(out.value("offset", "").find("adds no offset to its weight; offset 1 "), std::string::npos) << out.dump();
+  EXPECT_EQ(out.value("liger", "").rfind("liger_kernel is not importable: ", 0), 0u) << out.dump();
 }
 
 }  // namespace

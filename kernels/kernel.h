@@ -157,6 +157,14 @@ struct BoundMode {
   std::function<CheckResult()> check;
 };
 
+// The usual BoundMode: `run`, and a check that runs it once more, then compares what it made.
+inline BoundMode run_then_compare(std::function<void()> run, std::function<CheckResult()> compare) {
+  return {run, [run, compare] {
+            run();
+            return compare();
+          }};
+}
+
 // One point's kernel, ready to run: made once per shape (kernel, implementation, parameters) and
 // bound to each of its modes in turn, so setup (allocation, inputs, weights) is paid once. Errors
 // are thrown as std::exception with a message that says what failed.
@@ -200,6 +208,13 @@ struct ImplementationSpec {
 
 // ---- what a kernel declares ----------------------------------------------------------------------
 
+// The element of `items` (parameters, implementations, kernels) named `wanted`, or null.
+template <class Items> auto find_named(Items& items, std::string_view wanted) -> decltype(&*items.begin()) {
+  for (auto& item : items)
+    if (item.name == wanted) return &item;
+  return nullptr;
+}
+
 struct KernelSpec {
   std::string name;
   std::string title;  // human name, used in document titles: "Chunked distillation cosine loss"
@@ -213,21 +228,11 @@ struct KernelSpec {
   std::function<Work(const Parameters&, const std::string& mode)> work;
   Origin origin;  // of the declaration
 
-  const ParamSpec* parameter(std::string_view wanted) const {
-    for (const auto& p : parameters)
-      if (p.name == wanted) return &p;
-    return nullptr;
-  }
+  const ParamSpec* parameter(std::string_view wanted) const { return find_named(parameters, wanted); }
   const ImplementationSpec* implementation(std::string_view wanted) const {
-    for (const auto& i : implementations)
-      if (i.name == wanted) return &i;
-    return nullptr;
+    return find_named(implementations, wanted);
   }
-  bool has_mode(std::string_view wanted) const {
-    for (const auto& m : modes)
-      if (m == wanted) return true;
-    return false;
-  }
+  bool has_mode(std::string_view wanted) const { return std::find(modes.begin(), modes.end(), wanted) != modes.end(); }
 
   // The problem with a complete parameter object (every parameter, each of its type and within its
   // bounds, then validate()), as "key: what is wrong"; nothing when it is a point of this kernel.
@@ -270,20 +275,17 @@ struct KernelSpec {
 class ParamDeclaration {
  public:
   ParamDeclaration(std::vector<ParamSpec>& parameters, std::size_t index) : parameters_(parameters), index_(index) {}
-  ParamDeclaration& min(double value) {
-    return set([&](ParamSpec& p) { p.min = value; });
-  }
-  ParamDeclaration& max(double value) {
-    return set([&](ParamSpec& p) { p.max = value; });
-  }
+  ParamDeclaration& min(double value) { return bound(&ParamSpec::min, value); }
+  ParamDeclaration& max(double value) { return bound(&ParamSpec::max, value); }
   // A value accepted besides those of the type ("auto").
   ParamDeclaration& also(Json value) {
-    return set([&](ParamSpec& p) { p.special.push_back(std::move(value)); });
+    parameters_[index_].special.push_back(std::move(value));
+    return *this;
   }
 
  private:
-  template <class Change> ParamDeclaration& set(Change&& change) {
-    change(parameters_[index_]);
+  ParamDeclaration& bound(std::optional<double> ParamSpec::*which, double value) {
+    parameters_[index_].*which = value;
     return *this;
   }
   std::vector<ParamSpec>& parameters_;
@@ -347,7 +349,7 @@ class Registry {
   // Adds an implementation to a registered kernel; throws std::invalid_argument when the kernel is
   // unknown or already has an implementation of that name.
   void add(const std::string& kernel, ImplementationSpec implementation) {
-    KernelSpec* target = find_mutable(kernel);
+    KernelSpec* target = find_named(kernels_, kernel);
     if (!target)
       throw std::invalid_argument("implementation " + implementation.name + " (" + describe(implementation.origin) +
                                   ") is for kernel " + kernel + ", which is not registered");
@@ -356,11 +358,7 @@ class Registry {
                                   describe(taken->origin) + " and " + describe(implementation.origin) + ")");
     target->implementations.push_back(std::move(implementation));
   }
-  const KernelSpec* find(std::string_view name) const {
-    for (const auto& k : kernels_)
-      if (k.name == name) return &k;
-    return nullptr;
-  }
+  const KernelSpec* find(std::string_view name) const { return find_named(kernels_, name); }
   const std::vector<KernelSpec>& all() const { return kernels_; }
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -375,11 +373,6 @@ class Registry {
   }
 
  private:
-  KernelSpec* find_mutable(std::string_view name) {
-    for (auto& k : kernels_)
-      if (k.name == name) return &k;
-    return nullptr;
-  }
   std::vector<KernelSpec> kernels_;
 };
 
@@ -398,29 +391,20 @@ struct Registrations {
   // std::invalid_argument (from Registry::add) on a name already taken or an unknown kernel.
   void apply_to(Registry& registry, const Origin& origin) const {
     Registry trial = registry;  // refuse before changing anything
-    apply(trial, origin);
-    registry = std::move(trial);
-  }
-
- private:
-  void apply(Registry& registry, const Origin& origin) const {
-    std::vector<const KernelSpec*> kernel_order;
-    for (const auto& kernel : kernels) kernel_order.push_back(&kernel);
-    std::sort(kernel_order.begin(), kernel_order.end(), [](auto* a, auto* b) { return a->name < b->name; });
-    for (const KernelSpec* declared : kernel_order) {
-      KernelSpec kernel = *declared;
+    std::vector<KernelSpec> kernels_in_order = kernels;
+    std::sort(kernels_in_order.begin(), kernels_in_order.end(), [](auto& a, auto& b) { return a.name < b.name; });
+    for (KernelSpec& kernel : kernels_in_order) {
       kernel.origin = origin;
-      registry.add(std::move(kernel));
+      trial.add(std::move(kernel));
     }
-    std::vector<const std::pair<std::string, ImplementationSpec>*> implementation_order;
-    for (const auto& entry : implementations) implementation_order.push_back(&entry);
-    std::sort(implementation_order.begin(), implementation_order.end(),
-              [](auto* a, auto* b) { return std::tie(a->first, a->second.name) < std::tie(b->first, b->second.name); });
-    for (const auto* entry : implementation_order) {
-      ImplementationSpec implementation = entry->second;
+    auto implementations_in_order = implementations;
+    std::sort(implementations_in_order.begin(), implementations_in_order.end(),
+              [](auto& a, auto& b) { return std::tie(a.first, a.second.name) < std::tie(b.first, b.second.name); });
+    for (auto& [kernel, implementation] : implementations_in_order) {
       implementation.origin = origin;
-      registry.add(entry->first, std::move(implementation));
+      trial.add(kernel, std::move(implementation));
     }
+    registry = std::move(trial);
   }
 };
 
@@ -490,12 +474,8 @@ inline InstanceFactory runs_in_python_worker(const std::string& kernel, const st
 
 // An implementation this build cannot run (a CUDA implementation in a build without CUDA): it stays
 // known, so that sweep files naming it stay valid everywhere, and making an instance says why not.
-#define KS_UNAVAILABLE_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP)                           \
-  static const ::ks::ImplementationRegistrar ks_implementation_registrar_##KERNEL##_##NAME { \
-#KERNEL, #NAME, ::ks::Backend::BACKEND, HELP,                                            \
-        [](const ::ks::Parameters&) -> std::unique_ptr < ::ks::Instance>                     \
-    { throw std::runtime_error(#KERNEL " " #NAME ": kernelsweep was built without CUDA"); }  \
-  }
+#define KS_UNAVAILABLE_IMPLEMENTATION(KERNEL, NAME, BACKEND, HELP) \
+  KS_UNAVAILABLE_IMPLEMENTATION_BECAUSE(KERNEL, NAME, BACKEND, HELP, "kernelsweep was built without CUDA")
 
 // The same, saying why not in REASON (a string literal): plugins built without CUDA say so, since
 // the kernelsweep that loads them may well have CUDA.

@@ -1,8 +1,14 @@
 #pragma once
 // bf16 on the host: the rounding the device's __float2bfloat16_rn does, and the conversions of raw
-// bf16 bits that copies from the device come back as.
+// bf16 bits that copies from the device come back as; on the device, the conversions between float
+// and the element types that the kernels compute through.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#endif
 
 namespace ks {
 
@@ -32,5 +38,15 @@ inline std::uint16_t float_to_bf16_bits(float value) {
   std::memcpy(&bits, &rounded, sizeof bits);
   return static_cast<std::uint16_t>(bits >> 16);
 }
+
+#if defined(__CUDACC__)
+__device__ inline float to_float(float v) { return v; }
+__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+// Rounded to the nearest value of T (bf16: ties to even, as round_to_bf16).
+template <class T> __device__ inline T from_float(float v) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
+  else return static_cast<T>(v);
+}
+#endif
 
 }  // namespace ks

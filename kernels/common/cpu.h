@@ -14,10 +14,6 @@ namespace ks {
 template <class Body> void parallel_for(std::int64_t count, Body&& body, std::int64_t min_per_thread = 1) {
   const std::int64_t cores = usable_cores();
   const std::int64_t threads = std::clamp<std::int64_t>(count / std::max<std::int64_t>(min_per_thread, 1), 1, cores);
-  if (threads == 1) {
-    body(std::int64_t{0}, count);
-    return;
-  }
   std::vector<std::thread> workers;
   workers.reserve(static_cast<std::size_t>(threads - 1));
   for (std::int64_t t = 1; t < threads; ++t) workers.emplace_back(body, count * t / threads, count * (t + 1) / threads);

@@ -1,12 +1,11 @@
 #pragma once
-// The cuBLAS and cuBLASLt error check, cuBLASLt's workspace, and ownership of their objects.
+// The cuBLAS and cuBLASLt error check, cuBLASLt's workspace size, and ownership of their objects.
 //
 // Both libraries are opened at their first call, not when a program starts (kernels/common/
 // lazy_library.h says why): the functions below stand for the headers' ones inside namespace ks, so
 // code in it calls cuBLAS as the headers declare it. A cuBLAS function not listed here fails to link:
 // add it to the list.
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <type_traits>
 
@@ -69,18 +68,5 @@ template <class Handle, auto Destroy> struct Destroyer {
 };
 template <class Handle, auto Destroy> using Owned =
     std::unique_ptr<std::remove_pointer_t<Handle>, Destroyer<Handle, Destroy>>;
-
-using MatmulPreference = Owned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
-
-// cuBLASLt's algorithm preference that allows a workspace of kCublasWorkspaceBytes.
-inline MatmulPreference workspace_preference() {
-  cublasLtMatmulPreference_t raw = nullptr;
-  KS_CUBLAS(cublasLtMatmulPreferenceCreate(&raw));
-  MatmulPreference preference(raw);
-  const std::uint64_t workspace = kCublasWorkspaceBytes;
-  KS_CUBLAS(cublasLtMatmulPreferenceSetAttribute(raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                                 sizeof workspace));
-  return preference;
-}
 
 }  // namespace ks

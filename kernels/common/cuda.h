@@ -1,9 +1,10 @@
 #pragma once
-// What every CUDA implementation repeats: the error check, the device's multiprocessor count, a
-// stream of its own, and device memory that counts what it holds. Include from .cu files, or from
-// .cpp files of a build with CUDA.
+// What every CUDA implementation repeats: the error check, the device's attributes, a stream of its
+// own, device memory that counts what it holds, and copies of it back to the host. Include from .cu
+// files, or from .cpp files of a build with CUDA.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+
+#include "kernels/common/bf16.h"
 
 namespace ks {
 
@@ -44,13 +47,22 @@ inline void check_cuda(cudaError_t status, const char* call, const char* file, i
 #define KS_CUDA(call) ::ks::check_cuda((call), #call, __FILE__, __LINE__)
 #define KS_CUDA_LAUNCHED() ::ks::check_cuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
-// Multiprocessors of the current device: grids are sized from it, never from one GPU's count.
-inline int sm_count() {
-  int device = 0, count = 0;
+// An attribute of the current device.
+inline int device_attribute(cudaDeviceAttr attribute) {
+  int device = 0, value = 0;
   KS_CUDA(cudaGetDevice(&device));
-  KS_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
+  KS_CUDA(cudaDeviceGetAttribute(&value, attribute, device));
+  return value;
 }
+
+#if defined(__CUDACC__)
+// A grid-stride loop's first index and its stride: for (i = grid_index(); i < n; i += grid_stride()).
+__device__ inline std::int64_t grid_index() { return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; }
+__device__ inline std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
+#endif
+
+// Multiprocessors of the current device: grids are sized from it, never from one GPU's count.
+inline int sm_count() { return device_attribute(cudaDevAttrMultiProcessorCount); }
 
 // Blocks for a grid-stride loop over n items: enough to cover them, at most `per_sm` per multiprocessor.
 inline unsigned grid_for(std::int64_t n, int threads, int per_sm = 32) {
@@ -63,6 +75,8 @@ inline unsigned grid_for(std::int64_t n, int threads, int per_sm = 32) {
 class Stream {
  public:
   Stream() { KS_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  // Of `priority`: lower numbers are served first.
+  explicit Stream(int priority) { KS_CUDA(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority)); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   ~Stream() {
@@ -77,10 +91,10 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
-// A CUDA event for timing, destroyed with its owner.
+// A CUDA event, for timing unless `flags` say otherwise, destroyed with its owner.
 class Event {
  public:
-  Event() { KS_CUDA(cudaEventCreate(&event_)); }
+  explicit Event(unsigned flags = cudaEventDefault) { KS_CUDA(cudaEventCreateWithFlags(&event_, flags)); }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   ~Event() { cudaEventDestroy(event_); }
@@ -119,5 +133,18 @@ class DeviceMemory {
   std::vector<void*> blocks_;
   std::size_t total_ = 0;
 };
+
+// `count` elements of device memory, bf16 or fp32, copied to the host as floats.
+inline std::vector<float> download_floats(const void* source, std::size_t count, bool bf16) {
+  std::vector<float> values(count);
+  if (!bf16) {
+    KS_CUDA(cudaMemcpy(values.data(), source, count * sizeof(float), cudaMemcpyDeviceToHost));
+    return values;
+  }
+  std::vector<std::uint16_t> bits(count);
+  KS_CUDA(cudaMemcpy(bits.data(), source, count * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
+  std::transform(bits.begin(), bits.end(), values.begin(), bf16_bits_to_float);
+  return values;
+}
 
 }  // namespace ks

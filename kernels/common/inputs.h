@@ -3,6 +3,14 @@
 // device code generates on the GPU exactly the tensors its host reference recomputes, and a check
 // never needs to copy inputs across.
 #include <cstdint>
+#include <string>
+
+#include "kernels/common/bf16.h"
+#include "kernels/kernel.h"
+
+#if defined(__CUDACC__)
+#include "kernels/common/cuda.h"
+#endif
 
 #if defined(__CUDACC__)
 #define KS_HOST_DEVICE __host__ __device__
@@ -26,6 +34,37 @@ KS_HOST_DEVICE inline float counter_uniform(std::uint64_t seed, std::uint64_t te
 // The same value mapped to [-1, 1).
 KS_HOST_DEVICE inline float counter_symmetric(std::uint64_t seed, std::uint64_t tensor, std::uint64_t index) {
   return 2.0f * counter_uniform(seed, tensor, index) - 1.0f;
+}
+
+#if defined(__CUDACC__)
+// out[i] = counter_symmetric(seed, tensor, i) for i < count, rounded to T: a generated tensor,
+// written on the device.
+template <class T>
+__global__ void fill_symmetric(T* out, std::uint64_t count, std::uint64_t seed, std::uint64_t tensor) {
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    out[i] = from_float<T>(counter_symmetric(seed, tensor, i));
+}
+
+// fill_symmetric of `count` elements at `out`, bf16 or fp32, enqueued on `stream`.
+inline void generate_symmetric(void* out, bool bf16, std::uint64_t count, std::uint64_t seed, std::uint64_t tensor,
+                               cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  const unsigned blocks = grid_for(static_cast<std::int64_t>(count), kThreads);
+  if (bf16) fill_symmetric<<<blocks, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(out), count, seed, tensor);
+  else fill_symmetric<<<blocks, kThreads, 0, stream>>>(static_cast<float*>(out), count, seed, tensor);
+  KS_CUDA_LAUNCHED();
+}
+#endif
+
+// The parameters of a kernel whose inputs are drawn by this generator (every implementation) or by
+// torch's (its Python implementations only): `seed` and `inputs`. `drawn` names what is drawn
+// ("A and B"), `torch_draw` says how torch draws it.
+inline void declare_drawn_inputs(KernelDeclaration& kernel, const std::string& drawn, const std::string& torch_draw) {
+  kernel.integer("seed", 0, "seed of the generated inputs").min(0);
+  kernel.choice("inputs", "counter", {"counter", "torch_rand"},
+                "how " + drawn + " are drawn: counter (the counter-based generator, every implementation) or " +
+                    "torch_rand (" + torch_draw + ")");
 }
 
 }  // namespace ks

@@ -3,7 +3,6 @@
 // rather than shared with reference.cpp, so that the check compares two independent codes.
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 
@@ -71,22 +70,12 @@ class CpuDistill final : public Instance {
   BoundMode bind(const std::string& mode) override {
     // backward scales the gradients a forward pass stored.
     if (mode == "backward" && !has_gradients_) forward(true);
-    return {pass(mode), [this, mode] { return check(mode); }};
+    return {call_of_mode(
+                mode, [this](bool with_gradients) { forward(with_gradients); }, [this] { backward(); }),
+            [this, mode] { return check(mode); }};
   }
 
  private:
-  std::function<void()> pass(const std::string& mode) {
-    if (mode == "forward") return [this] { forward(true); };
-    if (mode == "no-grad-forward") return [this] { forward(false); };
-    if (mode == "backward") return [this] { backward(); };
-    if (mode == "full")
-      return [this] {
-        forward(true);
-        backward();
-      };
-    throw std::invalid_argument("distill_cosine_loss: unknown mode " + mode);
-  }
-
   CheckResult check(const std::string& mode) {
     const double size = static_cast<double>(p_.tokens) * static_cast<double>(p_.vocab) * static_cast<double>(p_.hidden);
     if (size <= kFullCheckLimit) return compare_with_reference(mode, "");
@@ -104,11 +93,10 @@ class CpuDistill final : public Instance {
     bind(mode).run();
     const Result ref = reference(p_, in_);
     const double loss_error = std::fabs(loss_ - ref.loss) / std::max(std::fabs(ref.loss), 1e-30);
-    CheckResult result;
-    result.passed = loss_error <= kLossTolerance;  // false for NaN
-    result.detail =
+    CheckResult result{
+        loss_error <= kLossTolerance,  // false for NaN
         fmt::format("distill_cosine_loss cpu {} at tokens {} hidden {} vocab {}{}: loss {:.9g} vs {:.9g} (rel {:.2e})",
-                    mode, p_.tokens, p_.hidden, p_.vocab, note, loss_, ref.loss, loss_error);
+                    mode, p_.tokens, p_.hidden, p_.vocab, note, loss_, ref.loss, loss_error)};
     if (mode == "no-grad-forward") return result;
     const auto widen = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
     const double errors[] = {relative_error(widen(grad_xs_), ref.grad_xs), relative_error(widen(grad_ws_), ref.grad_ws),

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include <cuda_bf16.h>
+#include "kernels/common/bf16.h"
 
 namespace ks::distill::cuda {
 
@@ -81,12 +81,6 @@ template <typename T, int N> __device__ inline void store_pack(Pack<T, N>* to, c
     *to = pack;
   }
 }
-
-__device__ inline float to_float(float x) { return x; }
-__device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <typename T> __device__ inline T from_float(float x);
-template <> __device__ inline float from_float<float>(float x) { return x; }
-template <> __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
 constexpr float kLog2e = 1.4426950408889634f;
 

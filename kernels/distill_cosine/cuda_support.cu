@@ -3,78 +3,64 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <stdexcept>
 
-#include "kernels/common/bf16.h"
-
 namespace ks::distill::cuda {
-
-std::uint32_t alignment_of(std::int64_t bytes) {
-  std::uint32_t alignment = 256;
-  while (alignment > 1 && bytes % alignment != 0) alignment /= 2;
-  return alignment;
-}
 
 // ---- cuBLASLt ------------------------------------------------------------------------------------
 
-namespace {
-
-Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> layout(cudaDataType_t type, std::int64_t rows,
-                                                                  std::int64_t cols, std::int64_t ld) {
-  cublasLtMatrixLayout_t raw = nullptr;
-  KS_CUBLAS(cublasLtMatrixLayoutCreate(&raw, type, rows, cols, ld));
-  return Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>(raw);
-}
-
-}  // namespace
-
-Matmul::Matmul(cublasLtHandle_t handle, const MatmulShape& shape) : handle_(handle), shape_(shape) {
-  cublasLtMatmulDesc_t desc = nullptr;
-  KS_CUBLAS(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  desc_.reset(desc);
-  const cublasOperation_t ta = shape.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t tb = shape.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  KS_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-  KS_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  if (shape.bias) {
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    KS_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
-    const cudaDataType_t bias_type = shape.ab_type;
-    KS_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+Matmul::Matmul(cublasLtHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, const LtMatrix& a,
+               const LtMatrix& b, const LtMatrix& d, bool bias, std::uint32_t alignment)
+    : handle_(handle), bias_(bias), product_(CUBLAS_COMPUTE_32F, CUDA_R_32F, op_a, op_b, a, b, d) {
+  if (bias) {
+    product_.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    product_.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, a.type);
   }
-  // Stored shapes of A and B (before op), column-major.
-  const std::int64_t a_rows = shape.transpose_a ? shape.k : shape.m, a_cols = shape.transpose_a ? shape.m : shape.k;
-  const std::int64_t b_rows = shape.transpose_b ? shape.n : shape.k, b_cols = shape.transpose_b ? shape.k : shape.n;
-  a_ = layout(shape.ab_type, a_rows, a_cols, shape.lda);
-  b_ = layout(shape.ab_type, b_rows, b_cols, shape.ldb);
-  d_ = layout(shape.d_type, shape.m, shape.n, shape.ldd);
-
-  const MatmulPreference preference = workspace_preference();
-  cublasLtMatmulPreference_t raw = preference.get();
-  for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-    KS_CUBLAS(cublasLtMatmulPreferenceSetAttribute(raw, attribute, &shape.alignment, sizeof shape.alignment));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle_, desc, a_.get(), b_.get(), d_.get(), d_.get(), raw, 1, &result, &found);
+  const cublasStatus_t status = product_.heuristic(handle_, 1, &result, &found, alignment);
+  const bool transpose_a = op_a == CUBLAS_OP_T;
   if (status != CUBLAS_STATUS_SUCCESS || found == 0)
-    throw std::runtime_error(concat("distill_cosine_loss: cuBLASLt has no algorithm for m=", shape.m, " n=", shape.n,
-                                    " k=", shape.k, " (op A ", shape.transpose_a ? 'T' : 'N', ", op B ",
-                                    shape.transpose_b ? 'T' : 'N', ", alignment ", shape.alignment,
+    throw std::runtime_error(concat("distill_cosine_loss: cuBLASLt has no algorithm for m=", d.rows, " n=", d.cols,
+                                    " k=", transpose_a ? a.rows : a.cols, " (op A ", transpose_a ? 'T' : 'N', ", op B ",
+                                    op_b == CUBLAS_OP_T ? 'T' : 'N', ", alignment ", alignment,
                                     "): ", cublasLtGetStatusName(status)));
   algo_ = result.algo;
 }
 
 void Matmul::run(const void* a, const void* b, void* d, float beta, const void* bias, void* workspace,
                  cudaStream_t stream) const {
-  if (shape_.bias)
-    KS_CUBLAS(cublasLtMatmulDescSetAttribute(desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  if (bias_) product_.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   const float alpha = 1.0f;
-  KS_CUBLAS(cublasLtMatmul(handle_, desc_.get(), &alpha, a, a_.get(), b, b_.get(), &beta, d, d_.get(), d, d_.get(),
-                           &algo_, workspace, kCublasWorkspaceBytes, stream));
+  product_.run(handle_, algo_, &alpha, a, b, &beta, d, workspace, stream);
+}
+
+Matmul logits_product(cublasLtHandle_t lt, const Problem& p, std::int64_t rows, std::int64_t hidden,
+                      cudaDataType_t logits_type, bool bias, std::uint32_t alignment) {
+  const cudaDataType_t type = data_type(p);
+  return Matmul(lt, CUBLAS_OP_T, CUBLAS_OP_N, {type, hidden, p.vocab, hidden}, {type, hidden, rows, hidden},
+                {logits_type, p.vocab, rows, p.vocab}, bias, alignment);
+}
+
+Matmul input_gradient_product(cublasLtHandle_t lt, const Problem& p, std::int64_t rows, std::uint32_t alignment) {
+  const cudaDataType_t type = data_type(p);
+  const std::int64_t hs = p.student_hidden();
+  return Matmul(lt, CUBLAS_OP_N, CUBLAS_OP_N, {type, hs, p.vocab, hs}, {type, p.vocab, rows, p.vocab},
+                {type, hs, rows, hs}, false, alignment);
+}
+
+Matmul weight_gradient_product(cublasLtHandle_t lt, const Problem& p, std::int64_t rows, std::uint32_t alignment) {
+  const cudaDataType_t type = data_type(p);
+  const std::int64_t hs = p.student_hidden();
+  return Matmul(lt, CUBLAS_OP_N, CUBLAS_OP_T, {type, hs, rows, hs}, {type, p.vocab, rows, p.vocab},
+                {type, hs, p.vocab, hs}, false, alignment);
+}
+
+PassProducts unchunked_products(cublasLtHandle_t lt, const Problem& p, cudaDataType_t logits_type) {
+  return {logits_product(lt, p, p.tokens, p.student_hidden(), logits_type, false, 256),
+          logits_product(lt, p, p.tokens, p.hidden, logits_type, false, 256),
+          input_gradient_product(lt, p, p.tokens, 256), weight_gradient_product(lt, p, p.tokens, 256)};
 }
 
 // ---- device input generation ---------------------------------------------------------------------
@@ -85,27 +71,20 @@ constexpr int kThreads = 256;
 
 unsigned blocks_for(std::int64_t n) { return grid_for(n, kThreads); }
 
-__device__ inline void store(float* out, std::int64_t i, float v) { out[i] = v; }
-__device__ inline void store(__nv_bfloat16* out, std::int64_t i, float v) { out[i] = __float2bfloat16_rn(v); }
-__device__ inline float load(const float* in, std::int64_t i) { return in[i]; }
-__device__ inline float load(const __nv_bfloat16* in, std::int64_t i) { return __bfloat162float(in[i]); }
-
 // reference.cpp: inputs are counter_uniform(); weights and biases (2u − 1)·bound in float, bound =
 // 1/sqrt(float(fan_in)); then rounded to dtype. The intrinsics keep nvcc from contracting the
 // expression into an FMA, which would round differently from the host.
 template <typename T> __global__ void fill_tensor(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t tensor,
                                                   float bound, bool linear) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
     const float u = counter_uniform(seed, tensor, static_cast<std::uint64_t>(i));
-    store(out, i, linear ? __fmul_rn(__fadd_rn(__fmul_rn(2.0f, u), -1.0f), bound) : u);
+    out[i] = from_float<T>(linear ? __fmul_rn(__fadd_rn(__fmul_rn(2.0f, u), -1.0f), bound) : u);
   }
 }
 
 __global__ void fill_targets(std::int64_t* targets, std::int64_t n, std::uint64_t seed, std::int64_t vocab,
                              double ignored_fraction, std::int64_t ignore_index) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
     const double u = counter_uniform(seed, kTargets, static_cast<std::uint64_t>(i));
     const auto target = min(static_cast<std::int64_t>(floor(u * static_cast<double>(vocab))), vocab - 1);
     const bool ignored = counter_uniform(seed, kIgnored, static_cast<std::uint64_t>(i)) < ignored_fraction;
@@ -115,8 +94,7 @@ __global__ void fill_targets(std::int64_t* targets, std::int64_t n, std::uint64_
 
 __global__ void count_labelled(const std::int64_t* targets, std::int64_t n, std::int64_t ignore_index,
                                unsigned long long* count) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride())
     if (targets[i] != ignore_index) atomicAdd(count, 1ull);
 }
 
@@ -124,14 +102,11 @@ void* generate(const Problem& p, DeviceMemory& memory, cudaStream_t stream, Tens
                std::int64_t fan_in, const char* what) {
   const bool linear = fan_in > 0;
   const float bound = linear ? 1.0f / std::sqrt(static_cast<float>(fan_in)) : 0.0f;
-  if (p.bf16) {
-    auto* out = memory.allocate<__nv_bfloat16>(static_cast<std::size_t>(n), what);
-    fill_tensor<<<blocks_for(n), kThreads, 0, stream>>>(out, n, p.seed, tensor, bound, linear);
-    KS_CUDA_LAUNCHED();
-    return out;
-  }
-  auto* out = memory.allocate<float>(static_cast<std::size_t>(n), what);
-  fill_tensor<<<blocks_for(n), kThreads, 0, stream>>>(out, n, p.seed, tensor, bound, linear);
+  void* out = memory.allocate_bytes(static_cast<std::size_t>(n) * p.element_size(), what);
+  if (p.bf16)
+    fill_tensor<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(out), n, p.seed, tensor, bound,
+                                                        linear);
+  else fill_tensor<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(out), n, p.seed, tensor, bound, linear);
   KS_CUDA_LAUNCHED();
   return out;
 }
@@ -139,25 +114,36 @@ void* generate(const Problem& p, DeviceMemory& memory, cudaStream_t stream, Tens
 template <typename T> __global__ void scale_kernel(T* values, std::int64_t n, const float* factor) {
   const float f = *factor;
   if (f == 1.0f) return;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    store(values, i, load(values, i) * f);
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) values[i] = from_float<T>(to_float(values[i]) * f);
 }
 
 template <typename T> __global__ void poison_kernel(T* values, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    store(values, i, __int_as_float(0x7fc00000));
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) values[i] = from_float<T>(__int_as_float(0x7fc00000));
 }
 
 template <typename T>
 __global__ void column_sums_kernel(const T* matrix, std::int64_t rows, std::int64_t cols, float* out) {
-  for (std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; j < cols;
-       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t j = grid_index(); j < cols; j += grid_stride()) {
     float sum = 0;
-    for (std::int64_t r = 0; r < rows; ++r) sum += load(matrix, r * cols + j);
+    for (std::int64_t r = 0; r < rows; ++r) sum += to_float(matrix[r * cols + j]);
     out[j] += sum;
   }
+}
+
+// Scales n values by *factor unless it is 1 (Liger's backward). `values` has dtype `type`.
+void scale_unless_one(void* values, cudaDataType_t type, std::int64_t n, const float* factor, cudaStream_t stream) {
+  if (type == CUDA_R_16BF)
+    scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(values), n, factor);
+  else scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(values), n, factor);
+  KS_CUDA_LAUNCHED();
+}
+
+// Fills n values of type `type` with NaN, so that an unwritten output fails every check.
+void poison(void* values, cudaDataType_t type, std::int64_t n, cudaStream_t stream) {
+  if (type == CUDA_R_16BF)
+    poison_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(values), n);
+  else poison_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(values), n);
+  KS_CUDA_LAUNCHED();
 }
 
 }  // namespace
@@ -188,37 +174,6 @@ DeviceInputs generate_inputs(const Problem& p, DeviceMemory& memory, cudaStream_
   return in;
 }
 
-void scale_unless_one(void* values, cudaDataType_t type, std::int64_t n, const float* factor, cudaStream_t stream) {
-  if (type == CUDA_R_16BF)
-    scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(values), n, factor);
-  else scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(values), n, factor);
-  KS_CUDA_LAUNCHED();
-}
-
-void poison(void* values, cudaDataType_t type, std::int64_t n, cudaStream_t stream) {
-  if (type == CUDA_R_16BF)
-    poison_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(values), n);
-  else poison_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<float*>(values), n);
-  KS_CUDA_LAUNCHED();
-}
-
-std::vector<float> download_floats(const void* values, cudaDataType_t type, std::int64_t n) {
-  std::vector<float> out(static_cast<std::size_t>(n));
-  if (type == CUDA_R_32F) {
-    KS_CUDA(cudaMemcpy(out.data(), values, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    return out;
-  }
-  std::vector<std::uint16_t> raw(out.size());
-  KS_CUDA(cudaMemcpy(raw.data(), values, raw.size() * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
-  for (std::size_t i = 0; i < raw.size(); ++i) out[i] = bf16_bits_to_float(raw[i]);
-  return out;
-}
-
-std::vector<double> download(const void* values, cudaDataType_t type, std::int64_t n) {
-  const std::vector<float> floats = download_floats(values, type, n);
-  return std::vector<double>(floats.begin(), floats.end());
-}
-
 void add_column_sums(const void* matrix, cudaDataType_t type, std::int64_t rows, std::int64_t cols, float* out,
                      cudaStream_t stream) {
   if (type == CUDA_R_16BF)
@@ -232,9 +187,6 @@ void add_column_sums(const void* matrix, cudaDataType_t type, std::int64_t rows,
 // ---- the shared instance -------------------------------------------------------------------------
 
 DistillInstance::DistillInstance(const Problem& p) : problem_(p) {
-  cublasLtHandle_t lt = nullptr;
-  KS_CUBLAS(cublasLtCreate(&lt));
-  lt_.reset(lt);
   in_ = generate_inputs(p, memory_, stream_);
   divisor_ = loss_divisor(p, in_.labelled);
   const std::int64_t hs = p.student_hidden();
@@ -250,32 +202,18 @@ DistillInstance::DistillInstance(const Problem& p) : problem_(p) {
 }
 
 BoundMode DistillInstance::bind(const std::string& mode) {
-  std::function<void()> run;
-  if (mode == "forward") {
-    run = [this] { forward_with_gradients(); };
-  } else if (mode == "full") {
-    run = [this] {
-      forward_with_gradients();
-      backward();
-    };
-  } else if (mode == "no-grad-forward") {
-    run = [this] { forward(false); };
-  } else if (mode == "backward") {
-    // backward scales the gradients a forward pass stored.
-    if (!forward_done_) {
-      forward_with_gradients();
-      stream_.synchronize();
-    }
-    run = [this] { backward(); };
-  } else {
-    throw std::invalid_argument("distill_cosine_loss: unknown mode " + mode);
+  std::function<void()> run = call_of_mode(
+      mode, [this](bool with_grad) { forward_pass(with_grad); }, [this] { backward(); });
+  if (mode == "backward" && !forward_done_) {  // backward scales the gradients a forward pass stored
+    forward_pass(true);
+    stream_.synchronize();
   }
   return {std::move(run), [this, mode] { return check(mode); }};
 }
 
-void DistillInstance::forward_with_gradients() {
-  forward(true);
-  forward_done_ = true;
+void DistillInstance::forward_pass(bool with_grad) {
+  forward(with_grad);
+  forward_done_ = forward_done_ || with_grad;
 }
 
 void DistillInstance::backward() {
@@ -297,11 +235,15 @@ void DistillInstance::poison_outputs() {
 Result DistillInstance::download_result() const {
   stream_.synchronize();
   const std::int64_t hs = problem_.student_hidden();
+  const auto doubles = [](const void* values, std::int64_t n, bool bf16) {
+    const std::vector<float> floats = download_floats(values, static_cast<std::size_t>(n), bf16);
+    return std::vector<double>(floats.begin(), floats.end());
+  };
   Result r;
   KS_CUDA(cudaMemcpy(&r.loss, loss_, sizeof r.loss, cudaMemcpyDeviceToHost));
-  r.grad_xs = download(grad_xs_, data_type(problem_), problem_.tokens * hs);
-  r.grad_ws = download(grad_ws_, data_type(problem_), problem_.vocab * hs);
-  if (grad_bs_) r.grad_bs = download(grad_bs_, CUDA_R_32F, problem_.vocab);
+  r.grad_xs = doubles(grad_xs_, problem_.tokens * hs, problem_.bf16);
+  r.grad_ws = doubles(grad_ws_, problem_.vocab * hs, problem_.bf16);
+  if (grad_bs_) r.grad_bs = doubles(grad_bs_, problem_.vocab, false);
   return r;
 }
 
@@ -309,15 +251,17 @@ Inputs DistillInstance::download_inputs() const {
   stream_.synchronize();
   const Problem& p = problem_;
   const std::int64_t hs = p.student_hidden();
-  const cudaDataType_t type = data_type(p);
+  const auto floats = [&](const void* values, std::int64_t n) {
+    return download_floats(values, static_cast<std::size_t>(n), p.bf16);
+  };
   Inputs in;
-  in.xs = download_floats(in_.xs, type, p.tokens * hs);
-  in.ws = download_floats(in_.ws, type, p.vocab * hs);
-  in.xt = download_floats(in_.xt, type, p.tokens * p.hidden);
-  in.wt = download_floats(in_.wt, type, p.vocab * p.hidden);
+  in.xs = floats(in_.xs, p.tokens * hs);
+  in.ws = floats(in_.ws, p.vocab * hs);
+  in.xt = floats(in_.xt, p.tokens * p.hidden);
+  in.wt = floats(in_.wt, p.vocab * p.hidden);
   if (p.bias) {
-    in.bs = download_floats(in_.bs, type, p.vocab);
-    in.bt = download_floats(in_.bt, type, p.vocab);
+    in.bs = floats(in_.bs, p.vocab);
+    in.bt = floats(in_.bt, p.vocab);
   }
   in.targets.resize(static_cast<std::size_t>(p.tokens));
   KS_CUDA(cudaMemcpy(in.targets.data(), in_.targets, in.targets.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
@@ -343,12 +287,9 @@ void compare(const char* what, double error, double tolerance, bool& passed, std
 CheckResult DistillInstance::check(const std::string& mode) {
   // Poison first so that an output the pass does not write fails the comparison.
   poison_outputs();
-  if (mode == "no-grad-forward") {
-    forward(false);
-  } else {
-    forward_with_gradients();
-    if (mode != "forward") backward();
-  }
+  const bool with_grad = mode != "no-grad-forward";
+  forward_pass(with_grad);
+  if (with_grad && mode != "forward") backward();
   const Result got = download_result();
 
   Result want;

@@ -6,51 +6,51 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <cublasLt.h>
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include "kernels/common/cublas.h"
+#include "kernels/common/cublaslt.h"
 #include "kernels/common/cuda.h"
 #include "kernels/distill_cosine/cuda_distill.h"
 #include "kernels/distill_cosine/distill_cosine.h"
 
 namespace ks::distill::cuda {
 
-// One cuBLASLt product in column-major terms, D = alpha·op(A)·op(B) + beta·C with C = D, fp32
-// accumulation; the algorithm is chosen once by the heuristic. `alignment` is the largest power of
-// two (≤ 256) that every pointer passed to run() is a multiple of, in bytes.
-struct MatmulShape {
-  bool transpose_a = false, transpose_b = false;
-  std::int64_t m = 0, n = 0, k = 0;
-  std::int64_t lda = 0, ldb = 0, ldd = 0;
-  cudaDataType_t ab_type = CUDA_R_16BF;
-  cudaDataType_t d_type = CUDA_R_16BF;
-  bool bias = false;  // adds a vector of m values (type ab_type) to every column of D
-  std::uint32_t alignment = 256;
-};
+inline cudaDataType_t data_type(const Problem& p) { return p.bf16 ? CUDA_R_16BF : CUDA_R_32F; }
 
+// One cuBLASLt product in column-major terms, D = alpha·op(A)·op(B) + beta·C with C = D, fp32
+// accumulation, and with `bias` a vector of D's rows (of A's type) added to every column of D; the
+// algorithm is chosen once by the heuristic. `alignment` is the largest power of two (≤ 256) that
+// every pointer passed to run() is a multiple of, in bytes.
 class Matmul {
  public:
-  Matmul(cublasLtHandle_t handle, const MatmulShape& shape);
+  Matmul(cublasLtHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, const LtMatrix& a, const LtMatrix& b,
+         const LtMatrix& d, bool bias, std::uint32_t alignment);
   void run(const void* a, const void* b, void* d, float beta, const void* bias, void* workspace,
            cudaStream_t stream) const;
 
  private:
   cublasLtHandle_t handle_;
-  MatmulShape shape_;
-  Owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc_;
-  Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> a_, b_, d_;
+  bool bias_;
+  LtProduct product_;
   cublasLtMatmulAlgo_t algo_{};
 };
 
-// The largest power of two, at most 256, dividing `bytes`: the alignment of base + bytes when base is
-// a cudaMalloc pointer.
-std::uint32_t alignment_of(std::int64_t bytes);
+// The products of a pass over `rows` tokens, in column-major terms: the logits sᵀ (V×rows) =
+// Ws(as hs×V)ᵀ·Xs(as hs×rows) and tᵀ = Wt(as H×V)ᵀ·Xt(as H×rows) (`hidden`: hs or H), written in
+// `logits_type`, with the bias when `bias`; dXsᵀ (hs×rows) = Ws(as hs×V)·dZᵀ(as V×rows); and
+// dWsᵀ (hs×V) = Xs(as hs×rows)·dZ(as V×rows)ᵀ.
+Matmul logits_product(cublasLtHandle_t lt, const Problem& p, std::int64_t rows, std::int64_t hidden,
+                      cudaDataType_t logits_type, bool bias, std::uint32_t alignment);
+Matmul input_gradient_product(cublasLtHandle_t lt, const Problem& p, std::int64_t rows, std::uint32_t alignment);
+Matmul weight_gradient_product(cublasLtHandle_t lt, const Problem& p, std::int64_t rows, std::uint32_t alignment);
 
-inline cudaDataType_t data_type(const Problem& p) { return p.bf16 ? CUDA_R_16BF : CUDA_R_32F; }
+// The four products of a pass over every token at once, without the bias (added apart, or not at all).
+struct PassProducts {
+  Matmul student, teacher, grad_x, grad_w;
+};
+PassProducts unchunked_products(cublasLtHandle_t lt, const Problem& p, cudaDataType_t logits_type);
 
 // The tensors of one point, generated on the device from (seed, tensor, index) exactly as
 // make_inputs() does on the host.
@@ -61,16 +61,6 @@ struct DeviceInputs {
   std::int64_t labelled = 0;  // tokens whose target is not ignore_index
 };
 DeviceInputs generate_inputs(const Problem& p, DeviceMemory& memory, cudaStream_t stream);
-
-// Scales n values by *factor unless it is 1 (Liger's backward). `values` has dtype `type`.
-void scale_unless_one(void* values, cudaDataType_t type, std::int64_t n, const float* factor, cudaStream_t stream);
-
-// Fills n values of type `type` with NaN, so that an unwritten output fails every check.
-void poison(void* values, cudaDataType_t type, std::int64_t n, cudaStream_t stream);
-
-// Copies n values of type `type` to the host as doubles.
-std::vector<double> download(const void* values, cudaDataType_t type, std::int64_t n);
-std::vector<float> download_floats(const void* values, cudaDataType_t type, std::int64_t n);
 
 // Column sums of a rows×cols row-major matrix of `type`, added to out (fp32, cols values).
 void add_column_sums(const void* matrix, cudaDataType_t type, std::int64_t rows, std::int64_t cols, float* out,
@@ -97,14 +87,15 @@ class DistillInstance : public Instance {
   // The other implementation, to compare with at shapes too large for the CPU reference.
   virtual std::unique_ptr<DistillInstance> make_counterpart() const = 0;
   virtual const char* name() const = 0;
-  void forward_with_gradients();
+  // forward(with_grad), remembering that gradients were stored.
+  void forward_pass(bool with_grad);
   void backward();
   void poison_outputs();
   CheckResult check(const std::string& mode);
 
   Problem problem_;
   DeviceMemory memory_;
-  Owned<cublasLtHandle_t, cublasLtDestroy> lt_;
+  LtHandle lt_ = make_lt_handle();
   Stream stream_;  // declared after memory_ and lt_, so destroyed (once its work is done) before them
   DeviceInputs in_;
   void* grad_xs_ = nullptr;       // BT×H/2, dtype

@@ -10,26 +10,6 @@
 
 namespace ks {
 namespace distill {
-namespace {
-
-double gradient_elements(const Problem& p) {
-  return static_cast<double>(p.tokens) * p.student_hidden() + static_cast<double>(p.vocab) * p.student_hidden() +
-         (p.bias ? static_cast<double>(p.vocab) : 0.0);
-}
-
-// Inputs, weights, biases (in dtype) and int64 targets, read once.
-double input_bytes(const Problem& p) {
-  const double bt = static_cast<double>(p.tokens), v = static_cast<double>(p.vocab);
-  const double h = static_cast<double>(p.hidden), hs = static_cast<double>(p.student_hidden());
-  const double values = bt * hs + v * hs + bt * h + v * h + (p.bias ? 2 * v : 0);
-  return static_cast<double>(p.element_size()) * values + 8.0 * bt;
-}
-
-}  // namespace
-
-Problem::Problem(const Parameters& p) : Problem(p, true) {}
-
-Problem Problem::of_any_draw(const Parameters& p) { return Problem(p, false); }
 
 Problem::Problem(const Parameters& p, bool generated_here)
     : tokens(p.get<std::int64_t>("tokens")),
@@ -56,6 +36,23 @@ double loss_divisor(const Problem& p, std::int64_t labelled) {
   if (p.normalize == Normalize::tokens) return static_cast<double>(p.tokens);
   return static_cast<double>(std::max<std::int64_t>(labelled, 1));
 }
+
+namespace {
+
+double gradient_elements(const Problem& p) {
+  return static_cast<double>(p.tokens) * p.student_hidden() + static_cast<double>(p.vocab) * p.student_hidden() +
+         (p.bias ? static_cast<double>(p.vocab) : 0.0);
+}
+
+// Inputs, weights, biases (in dtype) and int64 targets, read once.
+double input_bytes(const Problem& p) {
+  const double bt = static_cast<double>(p.tokens), v = static_cast<double>(p.vocab);
+  const double h = static_cast<double>(p.hidden), hs = static_cast<double>(p.student_hidden());
+  const double values = bt * hs + v * hs + bt * h + v * h + (p.bias ? 2 * v : 0);
+  return static_cast<double>(p.element_size()) * values + 8.0 * bt;
+}
+
+}  // namespace
 
 Work work(const Problem& p, const std::string& mode) {
   const double logits = static_cast<double>(p.tokens) * static_cast<double>(p.vocab);
@@ -90,10 +87,8 @@ KS_KERNEL(distill_cosine_loss, "Chunked distillation cosine loss",
   kernel.choice("normalize", "tokens", {"tokens", "valid_tokens"},
                 "divide the loss by all tokens (as Liger's benchmark does) or by the labelled ones");
   kernel.number("ignored_fraction", 0.0, "share of targets set to ignore_index").min(0).max(1);
-  kernel.integer("seed", 0, "seed of the generated inputs").min(0);
-  kernel.choice("inputs", "counter", {"counter", "torch_rand"},
-                "how the inputs are drawn: counter (the counter-based generator, every implementation) or torch_rand "
-                "(Liger's benchmark's draw after torch.manual_seed(seed): the Python implementations only)");
+  declare_drawn_inputs(kernel, "the inputs",
+                       "Liger's benchmark's draw after torch.manual_seed(seed): the Python implementations only");
   kernel.modes({"forward", "backward", "full", "no-grad-forward"});
   kernel.validate([](const Parameters& p) -> std::optional<std::string> {
     if (const auto hidden = p.get<std::int64_t>("hidden"); hidden % 2 != 0)

@@ -5,6 +5,8 @@
 // share, the double-precision reference, and the work counts.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,9 +34,9 @@ struct Problem {
   // The point as a C++ implementation runs it: throws std::invalid_argument when its inputs are
   // drawn by torch's generator (inputs: torch_rand), which only the Python implementations
   // reproduce; the C++ implementations generate the counter-based inputs alone.
-  explicit Problem(const Parameters& p);
+  explicit Problem(const Parameters& p) : Problem(p, true) {}
   // Any point, whoever draws its inputs: what the work counts read.
-  static Problem of_any_draw(const Parameters& p);
+  static Problem of_any_draw(const Parameters& p) { return Problem(p, false); }
   std::int64_t student_hidden() const { return hidden / 2; }
   std::size_t element_size() const { return bf16 ? 2 : 4; }
 
@@ -78,6 +80,22 @@ double loss_divisor(const Problem& p, std::int64_t labelled);
 
 // Relative error ‖a − b‖ / ‖b‖.
 double relative_error(const std::vector<double>& a, const std::vector<double>& b);
+
+// The call that runs `mode`, made of an implementation's forward pass (with gradients or without)
+// and its backward: forward, no-grad-forward, backward, or full (forward, then backward). Throws
+// std::invalid_argument on any other mode.
+template <class Forward, class Backward>
+std::function<void()> call_of_mode(const std::string& mode, Forward forward, Backward backward) {
+  if (mode == "forward") return [forward] { forward(true); };
+  if (mode == "no-grad-forward") return [forward] { forward(false); };
+  if (mode == "backward") return [backward] { backward(); };
+  if (mode == "full")
+    return [forward, backward] {
+      forward(true);
+      backward();
+    };
+  throw std::invalid_argument("distill_cosine_loss: unknown mode " + mode);
+}
 
 // Work of one call: the four matrix products for forward and full (2·BT·V·(H/2 + H + H/2 + H/2)
 // FLOPs), two for no-grad-forward, the gradient scaling for backward. Throws std::invalid_argument on

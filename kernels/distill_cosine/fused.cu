@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -126,29 +127,49 @@ template <typename T, int VEC> __global__ void __launch_bounds__(kRowThreads, 3)
 #endif
 }
 
+// The largest power of two, at most 256, dividing `bytes`: the alignment of base + bytes when base is
+// a cudaMalloc pointer.
+std::uint32_t alignment_of(std::int64_t bytes) {
+  std::uint32_t alignment = 256;
+  while (alignment > 1 && bytes % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+// The launch of row_cluster on `rows` rows: a cluster of kClusterBlocks blocks a row.
+struct ClusterLaunch {
+  cudaLaunchAttribute attribute{};
+  cudaLaunchConfig_t config{};
+  ClusterLaunch(std::int64_t rows, std::size_t shared, cudaStream_t stream) {
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = kClusterBlocks;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(kClusterBlocks, static_cast<unsigned>(rows), 1);
+    config.blockDim = dim3(kRowThreads, 1, 1);
+    config.dynamicSmemBytes = shared;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;  // config points into it
+};
+
 // The products of one chunk of `rows` tokens (student logits and the two gradients); the teacher
 // products are made per sub-chunk size.
 struct ChunkProducts {
-  std::unique_ptr<Matmul> student, grad_x, grad_w;
+  Matmul student, grad_x, grad_w;
 };
 
-// A CUDA event for ordering only (no timing), destroyed with its owner.
-class OrderEvent {
- public:
-  OrderEvent() { KS_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
-  OrderEvent(const OrderEvent&) = delete;
-  OrderEvent& operator=(const OrderEvent&) = delete;
-  ~OrderEvent() { cudaEventDestroy(event_); }
+// A CUDA event for ordering only (no timing).
+struct OrderEvent : Event {
+  OrderEvent() : Event(cudaEventDisableTiming) {}
   // Work enqueued on `waiter` after this call starts after the work enqueued on `recorder` before it.
   void order(cudaStream_t recorder, cudaStream_t waiter) {
-    KS_CUDA(cudaEventRecord(event_, recorder));
-    KS_CUDA(cudaStreamWaitEvent(waiter, event_, 0));
+    record(recorder);
+    wait(waiter);
   }
-  void record(cudaStream_t stream) { KS_CUDA(cudaEventRecord(event_, stream)); }
-  void wait(cudaStream_t stream) { KS_CUDA(cudaStreamWaitEvent(stream, event_, 0)); }
-
- private:
-  cudaEvent_t event_ = nullptr;
+  void record(cudaStream_t stream) { KS_CUDA(cudaEventRecord(*this, stream)); }
+  void wait(cudaStream_t stream) { KS_CUDA(cudaStreamWaitEvent(stream, *this, 0)); }
 };
 
 template <typename T> class FusedInstance final : public DistillInstance {
@@ -158,16 +179,13 @@ template <typename T> class FusedInstance final : public DistillInstance {
     for (int b = 0; b < plan_.teacher_buffers(); ++b)
       t_[b] =
           memory_.allocate<T>(static_cast<std::size_t>(plan_.teacher_rows * p.vocab), "teacher logits of a sub-chunk");
-    scales_.hard = p.weight_hard_loss / divisor_;
-    scales_.soft = p.weight_soft_loss * p.beta / divisor_;
-    scales_.temperature = p.temperature;
-    scales_.ignore_index = p.ignore_index;
+    scales_ = {p.weight_hard_loss / divisor_, p.weight_soft_loss * p.beta / divisor_, p.temperature, p.ignore_index};
     vec_ = p.vocab % (16 / sizeof(T)) == 0 ? static_cast<int>(16 / sizeof(T)) : 1;
     for (std::int64_t rows : {plan_.chunk, p.tokens % plan_.chunk}) {
       if (rows == 0 || products_.count(rows)) continue;
-      products_[rows] = make_products(rows);
+      products_.emplace(rows, make_products(rows));
       for (std::int64_t sub : {std::min(plan_.teacher_rows, rows), rows % plan_.teacher_rows})
-        if (sub > 0 && !teacher_.count(sub)) teacher_[sub] = make_teacher_product(sub);
+        if (sub > 0 && !teacher_.count(sub)) teacher_.emplace(sub, make_teacher_product(sub));
     }
     row_kernel_ = choose_row_kernel(options.row_kernel);
     if (plan_.schedule == Schedule::overlap) {
@@ -175,13 +193,7 @@ template <typename T> class FusedInstance final : public DistillInstance {
       // retire instead of waiting behind all of them.
       int least = 0, greatest = 0;
       KS_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-      KS_CUDA(cudaStreamCreateWithPriority(&row_stream_, cudaStreamNonBlocking, greatest));
-    }
-  }
-  ~FusedInstance() override {
-    if (row_stream_) {
-      cudaStreamSynchronize(row_stream_);
-      cudaStreamDestroy(row_stream_);
+      row_stream_.emplace(greatest);
     }
   }
 
@@ -196,35 +208,35 @@ template <typename T> class FusedInstance final : public DistillInstance {
     const Problem& p = problem_;
     const std::int64_t hs = p.student_hidden();
     const bool overlap = plan_.schedule == Schedule::overlap;
-    cudaStream_t rows_stream = overlap ? row_stream_ : stream_;
+    cudaStream_t rows_stream = overlap ? *row_stream_ : stream_;
     KS_CUDA(cudaMemsetAsync(loss_, 0, sizeof(double), stream_));
     if (with_grad && grad_bs_) KS_CUDA(cudaMemsetAsync(grad_bs_, 0, sizeof(float) * p.vocab, stream_));
     // The row stream starts after everything enqueued on stream() so far (the loss reset above).
-    if (overlap) fork_.order(stream_, row_stream_);
+    if (overlap) fork_.order(stream_, *row_stream_);
     const auto* xs = static_cast<const T*>(in_.xs);
     const auto* xt = static_cast<const T*>(in_.xt);
     int buffer = 0;
     for (std::int64_t first = 0; first < p.tokens; first += plan_.chunk) {
       const std::int64_t rows = std::min(plan_.chunk, p.tokens - first);
-      const ChunkProducts& g = *products_.at(rows);
-      g.student->run(in_.ws, xs + first * hs, s_, 0.0f, in_.bs, workspace_, stream_);
+      const ChunkProducts& g = products_.at(rows);
+      g.student.run(in_.ws, xs + first * hs, s_, 0.0f, in_.bs, workspace_, stream_);
       for (std::int64_t sub = 0; sub < rows; sub += plan_.teacher_rows) {
         const std::int64_t sub_rows = std::min(plan_.teacher_rows, rows - sub);
         T* t = t_[buffer];
         // The teacher buffer is free once the row kernel that last read it has finished.
         if (overlap) buffer_free_[buffer].wait(stream_);
-        teacher_.at(sub_rows)->run(in_.wt, xt + (first + sub) * p.hidden, t, 0.0f, in_.bt, workspace_, stream_);
-        if (overlap) teacher_ready_[buffer].order(stream_, row_stream_);
+        teacher_.at(sub_rows).run(in_.wt, xt + (first + sub) * p.hidden, t, 0.0f, in_.bt, workspace_, stream_);
+        if (overlap) teacher_ready_[buffer].order(stream_, *row_stream_);
         launch_rows(s_ + sub * p.vocab, t, sub_rows, in_.targets + first + sub, with_grad, rows_stream);
-        if (overlap) buffer_free_[buffer].record(row_stream_);
+        if (overlap) buffer_free_[buffer].record(*row_stream_);
         buffer = (buffer + 1) % plan_.teacher_buffers();
       }
       // Join: the gradient products read dL/ds, and the next chunk's student product overwrites it.
-      if (overlap) join_.order(row_stream_, stream_);
+      if (overlap) join_.order(*row_stream_, stream_);
       if (!with_grad) continue;
       if (grad_bs_) add_column_sums(s_, data_type(p), rows, p.vocab, grad_bs_, stream_);
-      g.grad_x->run(in_.ws, s_, static_cast<T*>(grad_xs_) + first * hs, 0.0f, nullptr, workspace_, stream_);
-      g.grad_w->run(xs + first * hs, s_, grad_ws_, first == 0 ? 0.0f : 1.0f, nullptr, workspace_, stream_);
+      g.grad_x.run(in_.ws, s_, static_cast<T*>(grad_xs_) + first * hs, 0.0f, nullptr, workspace_, stream_);
+      g.grad_w.run(xs + first * hs, s_, grad_ws_, first == 0 ? 0.0f : 1.0f, nullptr, workspace_, stream_);
     }
   }
 
@@ -241,30 +253,17 @@ template <typename T> class FusedInstance final : public DistillInstance {
     return alignment;
   }
 
-  std::unique_ptr<ChunkProducts> make_products(std::int64_t rows) const {
+  ChunkProducts make_products(std::int64_t rows) const {
     const Problem& p = problem_;
-    const std::int64_t hs = p.student_hidden();
-    const cudaDataType_t type = data_type(p);
     const std::uint32_t alignment = row_alignment();
-    auto products = std::make_unique<ChunkProducts>();
-    // Column-major view: row-major s (rows×V) is sᵀ (V×rows) = Ws(as hs×V)ᵀ · Xs(as hs×rows).
-    products->student = std::make_unique<Matmul>(
-        lt_.get(), MatmulShape{true, false, p.vocab, rows, hs, hs, hs, p.vocab, type, type, p.bias, alignment});
-    // dXsᵀ (hs×rows) = Ws(as hs×V) · dZᵀ(as V×rows)
-    products->grad_x = std::make_unique<Matmul>(
-        lt_.get(), MatmulShape{false, false, hs, rows, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
-    // dWsᵀ (hs×V) = Xs(as hs×rows) · dZ(as V×rows)ᵀ
-    products->grad_w = std::make_unique<Matmul>(
-        lt_.get(), MatmulShape{false, true, hs, p.vocab, rows, hs, p.vocab, hs, type, type, false, alignment});
-    return products;
+    return {logits_product(lt_.get(), p, rows, p.student_hidden(), data_type(p), p.bias, alignment),
+            input_gradient_product(lt_.get(), p, rows, alignment),
+            weight_gradient_product(lt_.get(), p, rows, alignment)};
   }
 
-  // tᵀ (V×rows) = Wt(as H×V)ᵀ · Xt(as H×rows)
-  std::unique_ptr<Matmul> make_teacher_product(std::int64_t rows) const {
+  Matmul make_teacher_product(std::int64_t rows) const {
     const Problem& p = problem_;
-    const cudaDataType_t type = data_type(p);
-    return std::make_unique<Matmul>(lt_.get(), MatmulShape{true, false, p.vocab, rows, p.hidden, p.hidden, p.hidden,
-                                                           p.vocab, type, type, p.bias, row_alignment()});
+    return logits_product(lt_.get(), p, rows, p.hidden, data_type(p), p.bias, row_alignment());
   }
 
   std::int64_t cluster_segment() const {
@@ -281,12 +280,9 @@ template <typename T> class FusedInstance final : public DistillInstance {
       cudaGetLastError();
       return false;
     }
-    cudaLaunchConfig_t config = cluster_config(1, shared, stream_);
-    cudaLaunchAttribute attribute = cluster_attribute();
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    const ClusterLaunch launch(1, shared, stream_);
     int clusters = 0;
-    const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, row_cluster<T, VEC>, &config);
+    const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, row_cluster<T, VEC>, &launch.config);
     if (status != cudaSuccess) cudaGetLastError();
     return status == cudaSuccess && clusters > 0;
   }
@@ -294,10 +290,8 @@ template <typename T> class FusedInstance final : public DistillInstance {
   // Automatic is the two-pass kernel (RowKernel::automatic says why); the cluster kernel only on request.
   RowKernel choose_row_kernel(RowKernel wanted) const {
     if (wanted != RowKernel::cluster) return RowKernel::two_pass;
-    int device = 0, major = 0;
-    KS_CUDA(cudaGetDevice(&device));
-    KS_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    const bool possible = major >= 9 && (vec_ == 1 ? cluster_launchable<1>() : cluster_launchable<16 / sizeof(T)>());
+    const bool possible = device_attribute(cudaDevAttrComputeCapabilityMajor) >= 9 &&
+                          (vec_ == 1 ? cluster_launchable<1>() : cluster_launchable<16 / sizeof(T)>());
     if (!possible)
       throw std::runtime_error(concat("distill_cosine_loss: the cluster row kernel needs sm_90 and ",
                                       cluster_shared_bytes(), " bytes of shared memory per block (vocab ",
@@ -305,32 +299,12 @@ template <typename T> class FusedInstance final : public DistillInstance {
     return RowKernel::cluster;
   }
 
-  static cudaLaunchConfig_t cluster_config(std::int64_t rows, std::size_t shared, cudaStream_t stream) {
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(kClusterBlocks, static_cast<unsigned>(rows), 1);
-    config.blockDim = dim3(kRowThreads, 1, 1);
-    config.dynamicSmemBytes = shared;
-    config.stream = stream;
-    return config;
-  }
-  static cudaLaunchAttribute cluster_attribute() {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = kClusterBlocks;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    return attribute;
-  }
-
   // The row kernel on `rows` rows of s (overwritten with dL/ds when with_grad) and t.
   template <int VEC> void launch_rows_as(T* s, const T* t, std::int64_t rows, const std::int64_t* targets,
                                          bool with_grad, cudaStream_t stream) {
     if (row_kernel_ == RowKernel::cluster) {
-      cudaLaunchConfig_t config = cluster_config(rows, cluster_shared_bytes(), stream);
-      cudaLaunchAttribute attribute = cluster_attribute();
-      config.attrs = &attribute;
-      config.numAttrs = 1;
-      KS_CUDA(cudaLaunchKernelEx(&config, row_cluster<T, VEC>, s, t, targets, problem_.vocab, cluster_segment(),
+      const ClusterLaunch launch(rows, cluster_shared_bytes(), stream);
+      KS_CUDA(cudaLaunchKernelEx(&launch.config, row_cluster<T, VEC>, s, t, targets, problem_.vocab, cluster_segment(),
                                  scales_, with_grad, loss_));
     } else {
       row_two_pass<T, VEC><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(s, t, targets, problem_.vocab,
@@ -351,10 +325,10 @@ template <typename T> class FusedInstance final : public DistillInstance {
   LossScales scales_;
   int vec_ = 1;
   RowKernel row_kernel_ = RowKernel::two_pass;
-  std::map<std::int64_t, std::unique_ptr<ChunkProducts>> products_;  // by chunk rows
-  std::map<std::int64_t, std::unique_ptr<Matmul>> teacher_;          // by sub-chunk rows
-  cudaStream_t row_stream_ = nullptr;                                // overlap only
+  std::map<std::int64_t, ChunkProducts> products_;  // by chunk rows
+  std::map<std::int64_t, Matmul> teacher_;          // by sub-chunk rows
   OrderEvent fork_, join_, teacher_ready_[2], buffer_free_[2];
+  std::optional<Stream> row_stream_;  // overlap only; destroyed first, once its work is done
 };
 
 // make_row_pass_instance: a fused instance whose buffers hold the logits of a no-grad pass, bound to
@@ -382,10 +356,7 @@ template <typename T> class RowPassInstance final : public Instance {
 // The floor: the four products of a full pass, unchunked (M = BT), on the same inputs.
 template <typename T> class GemmFloorInstance final : public Instance {
  public:
-  explicit GemmFloorInstance(const Problem& p) {
-    cublasLtHandle_t lt = nullptr;
-    KS_CUBLAS(cublasLtCreate(&lt));
-    lt_.reset(lt);
+  explicit GemmFloorInstance(const Problem& p) : products_(unchunked_products(lt_.get(), p, data_type(p))) {
     in_ = generate_inputs(p, memory_, stream_);
     const std::int64_t hs = p.student_hidden();
     const std::size_t logits = static_cast<std::size_t>(p.tokens * p.vocab);
@@ -394,16 +365,6 @@ template <typename T> class GemmFloorInstance final : public Instance {
     grad_xs_ = memory_.allocate<T>(static_cast<std::size_t>(p.tokens * hs), "grad of Xs");
     grad_ws_ = memory_.allocate<T>(static_cast<std::size_t>(p.vocab * hs), "grad of Ws");
     workspace_ = memory_.allocate<char>(kCublasWorkspaceBytes, "cuBLASLt workspace");
-    const cudaDataType_t type = data_type(p);
-    const std::uint32_t alignment = 256;
-    student_ = std::make_unique<Matmul>(
-        lt, MatmulShape{true, false, p.vocab, p.tokens, hs, hs, hs, p.vocab, type, type, false, alignment});
-    teacher_ = std::make_unique<Matmul>(lt, MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden, p.hidden,
-                                                        p.vocab, type, type, false, alignment});
-    grad_x_ = std::make_unique<Matmul>(
-        lt, MatmulShape{false, false, hs, p.tokens, p.vocab, hs, p.vocab, hs, type, type, false, alignment});
-    grad_w_ = std::make_unique<Matmul>(
-        lt, MatmulShape{false, true, hs, p.vocab, p.tokens, hs, p.vocab, hs, type, type, false, alignment});
     stream_.synchronize();
   }
 
@@ -414,12 +375,12 @@ template <typename T> class GemmFloorInstance final : public Instance {
       throw std::invalid_argument("gemm_floor: backward multiplies no matrices (it scales the stored gradients)");
     const bool gradients = mode != "no-grad-forward";
     return {[this, gradients] {
-              student_->run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
-              teacher_->run(in_.wt, in_.xt, t_, 0.0f, nullptr, workspace_, stream_);
+              products_.student.run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
+              products_.teacher.run(in_.wt, in_.xt, t_, 0.0f, nullptr, workspace_, stream_);
               if (!gradients) return;
               // The student logits stand in for dL/ds: same shape and dtype, and not zeros.
-              grad_x_->run(in_.ws, s_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
-              grad_w_->run(in_.xs, s_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
+              products_.grad_x.run(in_.ws, s_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
+              products_.grad_w.run(in_.xs, s_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
             },
             [] {
               return CheckResult{true, "the GEMM floor computes no loss: nothing to compare"};
@@ -430,12 +391,12 @@ template <typename T> class GemmFloorInstance final : public Instance {
 
  private:
   DeviceMemory memory_;
-  Owned<cublasLtHandle_t, cublasLtDestroy> lt_;
+  LtHandle lt_ = make_lt_handle();
   Stream stream_;  // destroyed (once its work is done) before lt_ and memory_
   DeviceInputs in_;
   T *s_ = nullptr, *t_ = nullptr, *grad_xs_ = nullptr, *grad_ws_ = nullptr;
   void* workspace_ = nullptr;
-  std::unique_ptr<Matmul> student_, teacher_, grad_x_, grad_w_;
+  PassProducts products_;
 };
 
 }  // namespace

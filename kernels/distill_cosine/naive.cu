@@ -3,7 +3,6 @@
 // log_softmax, gather, divide by T, norms, normalise, cosine, sum; then autograd's chain back through
 // each step), each a pass over memory. It follows autograd's order of operations rather than the
 // fused closed form, so the two check each other at shapes too large for the CPU reference.
-#include <algorithm>
 #include <memory>
 
 #include "kernels/distill_cosine/cuda_support.h"
@@ -16,45 +15,35 @@ constexpr int kThreads = 256;
 constexpr double kNormalizeEps = 1e-12;  // F.normalize
 constexpr double kCosineEps = 1e-8;      // F.cosine_similarity
 
-__device__ inline std::int64_t global_index() {
-  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ inline std::int64_t global_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
-
 unsigned blocks_for(std::int64_t n) { return grid_for(n, kThreads, 64); }
 
-// Block sum of one value per thread, returned to every thread.
-__device__ inline double block_sum(double mine) {
-  __shared__ double partial[kThreads / 32];
-  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xffffffffu, mine, offset);
+// The block's reduction of one value per thread by `combine`, starting from `identity`, returned to
+// every thread.
+template <class T, class Combine> __device__ inline T block_reduce(T mine, T identity, Combine combine) {
+  __shared__ T partial[kThreads / 32];
+  for (int offset = 16; offset > 0; offset /= 2) mine = combine(mine, __shfl_down_sync(0xffffffffu, mine, offset));
   if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = mine;
   __syncthreads();
-  double total = 0;
-  for (int w = 0; w < kThreads / 32; ++w) total += partial[w];
+  T total = identity;
+  for (int w = 0; w < kThreads / 32; ++w) total = combine(total, partial[w]);
   __syncthreads();
   return total;
 }
-
+__device__ inline double block_sum(double mine) {
+  return block_reduce(mine, 0.0, [](double a, double b) { return a + b; });
+}
 __device__ inline float block_max(float mine) {
-  __shared__ float partial[kThreads / 32];
-  for (int offset = 16; offset > 0; offset /= 2) mine = fmaxf(mine, __shfl_down_sync(0xffffffffu, mine, offset));
-  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = mine;
-  __syncthreads();
-  float total = -INFINITY;
-  for (int w = 0; w < kThreads / 32; ++w) total = fmaxf(total, partial[w]);
-  __syncthreads();
-  return total;
+  return block_reduce(mine, -INFINITY, [](float a, float b) { return fmaxf(a, b); });
 }
 
 // x[i, j] += bias[j]
 template <typename B> __global__ void add_bias(float* x, const B* bias, std::int64_t rows, std::int64_t cols) {
-  for (std::int64_t i = global_index(); i < rows * cols; i += global_stride())
-    x[i] += static_cast<float>(bias[i % cols]);
+  for (std::int64_t i = grid_index(); i < rows * cols; i += grid_stride()) x[i] += static_cast<float>(bias[i % cols]);
 }
 
 // x *= factor
 __global__ void scale(float* x, std::int64_t n, float factor) {
-  for (std::int64_t i = global_index(); i < n; i += global_stride()) x[i] *= factor;
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) x[i] *= factor;
 }
 
 // out[i, :] = x[i, :] − max − log Σ exp(x[i, :] − max): one block per row, as torch's log_softmax.
@@ -72,7 +61,7 @@ __global__ void log_softmax_rows(const float* x, float* out, std::int64_t cols) 
 // nll_loss(reduction="sum") per token: −logp[i, y_i], 0 where ignored.
 __global__ void gather_nll(const float* logp, const std::int64_t* targets, std::int64_t rows, std::int64_t cols,
                            std::int64_t ignore_index, double* out) {
-  for (std::int64_t i = global_index(); i < rows; i += global_stride())
+  for (std::int64_t i = grid_index(); i < rows; i += grid_stride())
     out[i] = targets[i] == ignore_index ? 0.0 : -static_cast<double>(logp[i * cols + targets[i]]);
 }
 
@@ -86,18 +75,18 @@ __global__ void row_dot(const float* a, const float* b, std::int64_t cols, doubl
 }
 
 __global__ void sqrt_all(double* x, std::int64_t n) {
-  for (std::int64_t i = global_index(); i < n; i += global_stride()) x[i] = sqrt(x[i]);
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) x[i] = sqrt(x[i]);
 }
 
 // x[i, :] /= max(norm[i], eps)
 __global__ void divide_rows(float* x, const double* norm, std::int64_t rows, std::int64_t cols, double eps) {
-  for (std::int64_t i = global_index(); i < rows * cols; i += global_stride())
+  for (std::int64_t i = grid_index(); i < rows * cols; i += grid_stride())
     x[i] = static_cast<float>(x[i] / fmax(norm[i / cols], eps));
 }
 
 // cos[i] = (a·b)[i] / (max(‖a‖, eps)·max(‖b‖, eps))
 __global__ void cosine(const double* ab, const double* na, const double* nb, std::int64_t rows, double* out) {
-  for (std::int64_t i = global_index(); i < rows; i += global_stride())
+  for (std::int64_t i = grid_index(); i < rows; i += grid_stride())
     out[i] = ab[i] / (fmax(na[i], kCosineEps) * fmax(nb[i], kCosineEps));
 }
 
@@ -114,7 +103,7 @@ __global__ void total_loss(const double* hard, const double* cos, std::int64_t r
 // g_a = −soft_scale·(b/(|a||b|) − (a·b)/(|a|²|b|)·a/‖a‖), |·| the eps-clamped norms.
 __global__ void cosine_backward(const float* a, const float* b, const double* ab, const double* na, const double* nb,
                                 std::int64_t rows, std::int64_t cols, double soft_scale, float* grad_a) {
-  for (std::int64_t i = global_index(); i < rows * cols; i += global_stride()) {
+  for (std::int64_t i = grid_index(); i < rows * cols; i += grid_stride()) {
     const std::int64_t r = i / cols;
     const double da = fmax(na[r], kCosineEps), db = fmax(nb[r], kCosineEps);
     const double inv_norm = na[r] > 0 ? 1.0 / na[r] : 0.0;
@@ -128,7 +117,7 @@ template <typename T> __global__ void logits_backward(const float* grad_a, const
                                                       const double* nu, const float* logp, const std::int64_t* targets,
                                                       std::int64_t rows, std::int64_t cols, double temperature,
                                                       double hard_scale, std::int64_t ignore_index, T* dz) {
-  for (std::int64_t i = global_index(); i < rows * cols; i += global_stride()) {
+  for (std::int64_t i = grid_index(); i < rows * cols; i += grid_stride()) {
     const std::int64_t r = i / cols, j = i % cols;
     const double divisor = fmax(nu[r], kNormalizeEps);
     const double u = a[i] * divisor;
@@ -144,8 +133,9 @@ template <typename T> __global__ void logits_backward(const float* grad_a, const
 
 template <typename T> class NaiveInstance final : public DistillInstance {
  public:
-  explicit NaiveInstance(const Problem& p) : DistillInstance(p) {
-    const std::int64_t hs = p.student_hidden();
+  // Logits in fp32 (D fp32), then the backward products in dtype, all unchunked.
+  explicit NaiveInstance(const Problem& p)
+      : DistillInstance(p), products_(unchunked_products(lt_.get(), p, CUDA_R_32F)) {
     const auto logits = static_cast<std::size_t>(p.tokens * p.vocab);
     const auto rows = static_cast<std::size_t>(p.tokens);
     s_ = memory_.allocate<float>(logits, "student logits (fp32)");
@@ -155,16 +145,6 @@ template <typename T> class NaiveInstance final : public DistillInstance {
     dz_ = memory_.allocate<T>(logits, "dL/ds in the matmul dtype");
     for (double** v : {&hard_, &nu_, &nw_, &na_, &nb_, &ab_, &cos_, &ga_dot_a_})
       *v = memory_.allocate<double>(rows, "per-token value");
-    const cudaDataType_t type = data_type(p);
-    // Logits in fp32 (D fp32), then the backward products in dtype, all unchunked.
-    student_ = std::make_unique<Matmul>(
-        lt_.get(), MatmulShape{true, false, p.vocab, p.tokens, hs, hs, hs, p.vocab, type, CUDA_R_32F, false, 256});
-    teacher_ = std::make_unique<Matmul>(lt_.get(), MatmulShape{true, false, p.vocab, p.tokens, p.hidden, p.hidden,
-                                                               p.hidden, p.vocab, type, CUDA_R_32F, false, 256});
-    grad_x_ = std::make_unique<Matmul>(
-        lt_.get(), MatmulShape{false, false, hs, p.tokens, p.vocab, hs, p.vocab, hs, type, type, false, 256});
-    grad_w_ = std::make_unique<Matmul>(
-        lt_.get(), MatmulShape{false, true, hs, p.vocab, p.tokens, hs, p.vocab, hs, type, type, false, 256});
   }
 
  protected:
@@ -175,8 +155,8 @@ template <typename T> class NaiveInstance final : public DistillInstance {
     const Problem& p = problem_;
     const std::int64_t rows = p.tokens, cols = p.vocab, n = rows * cols;
     const double hard_scale = p.weight_hard_loss / divisor_, soft_scale = p.weight_soft_loss * p.beta / divisor_;
-    student_->run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
-    teacher_->run(in_.wt, in_.xt, t_, 0.0f, nullptr, workspace_, stream_);
+    products_.student.run(in_.ws, in_.xs, s_, 0.0f, nullptr, workspace_, stream_);
+    products_.teacher.run(in_.wt, in_.xt, t_, 0.0f, nullptr, workspace_, stream_);
     if (p.bias) {
       add_bias<<<blocks_for(n), kThreads, 0, stream_>>>(s_, static_cast<const T*>(in_.bs), rows, cols);
       add_bias<<<blocks_for(n), kThreads, 0, stream_>>>(t_, static_cast<const T*>(in_.bt), rows, cols);
@@ -206,8 +186,8 @@ template <typename T> class NaiveInstance final : public DistillInstance {
     logits_backward<<<blocks_for(n), kThreads, 0, stream_>>>(grad_a_, s_, ga_dot_a_, nu_, logp_, in_.targets, rows,
                                                              cols, p.temperature, hard_scale, p.ignore_index, dz_);
     KS_CUDA_LAUNCHED();
-    grad_x_->run(in_.ws, dz_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
-    grad_w_->run(in_.xs, dz_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
+    products_.grad_x.run(in_.ws, dz_, grad_xs_, 0.0f, nullptr, workspace_, stream_);
+    products_.grad_w.run(in_.xs, dz_, grad_ws_, 0.0f, nullptr, workspace_, stream_);
     if (grad_bs_) {
       KS_CUDA(cudaMemsetAsync(grad_bs_, 0, sizeof(float) * p.vocab, stream_));
       add_column_sums(dz_, data_type(p), rows, cols, grad_bs_, stream_);
@@ -219,7 +199,7 @@ template <typename T> class NaiveInstance final : public DistillInstance {
   T* dz_ = nullptr;
   double *hard_ = nullptr, *nu_ = nullptr, *nw_ = nullptr, *na_ = nullptr, *nb_ = nullptr, *ab_ = nullptr,
          *cos_ = nullptr, *ga_dot_a_ = nullptr;
-  std::unique_ptr<Matmul> student_, teacher_, grad_x_, grad_w_;
+  PassProducts products_;
 };
 
 }  // namespace

@@ -71,16 +71,18 @@ std::vector<double> logits_row(const float* x, const std::vector<float>& w, cons
   return row;
 }
 
-double norm(const std::vector<double>& x) {
-  double sum = 0;
-  for (double v : x) sum += v * v;
-  return std::sqrt(sum);
-}
-
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double sum = 0;
   for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
   return sum;
+}
+
+double norm(const std::vector<double>& x) { return std::sqrt(dot(x, x)); }
+
+std::vector<double> divided(const std::vector<double>& x, double divisor) {
+  std::vector<double> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = x[i] / divisor;
+  return out;
 }
 
 // Hard loss of one labelled token, logsumexp(s) − s[y], and its gradient softmax(s) − onehot(y).
@@ -101,18 +103,10 @@ double hard_loss_row(const std::vector<double>& s, std::int64_t target, std::vec
 double cosine_row(const std::vector<double>& s, const std::vector<double>& t, double temperature,
                   std::vector<double>& grad_s) {
   const std::size_t vocab = s.size();
-  std::vector<double> u(vocab), w(vocab);
-  for (std::size_t j = 0; j < vocab; ++j) {
-    u[j] = s[j] / temperature;
-    w[j] = t[j] / temperature;
-  }
+  const std::vector<double> u = divided(s, temperature), w = divided(t, temperature);
   const double u_norm = norm(u), w_norm = norm(w);
   const double u_div = std::max(u_norm, kNormalizeEps), w_div = std::max(w_norm, kNormalizeEps);
-  std::vector<double> a(vocab), b(vocab);
-  for (std::size_t j = 0; j < vocab; ++j) {
-    a[j] = u[j] / u_div;
-    b[j] = w[j] / w_div;
-  }
+  const std::vector<double> a = divided(u, u_div), b = divided(w, w_div);
   const double a_norm = norm(a), b_norm = norm(b);
   const double a_div = std::max(a_norm, kCosineEps), b_div = std::max(b_norm, kCosineEps);
   const double cosine = dot(a, b) / (a_div * b_div);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -40,14 +41,11 @@ struct Problem {
 // GCC's vector types: 64 bytes of lanes, whole registers of whichever width a clone is compiled for.
 typedef float Floats __attribute__((vector_size(64)));
 typedef double Doubles __attribute__((vector_size(64)));
-template <class T> struct VectorOf;
-template <> struct VectorOf<float> { using type = Floats; };
-template <> struct VectorOf<double> { using type = Doubles; };
 
 // One thread's chains, `iterations` steps each; returns their mean, so that the work is kept. Inlined
 // into each clone below, so that every clone compiles it for its own instructions.
 template <class T> [[gnu::always_inline]] inline T run_chains(std::int64_t iterations) {
-  using Vector = typename VectorOf<T>::type;
+  using Vector = std::conditional_t<std::is_same_v<T, float>, Floats, Doubles>;
   Vector x[kVectors];
   for (int v = 0; v < kVectors; ++v) x[v] = Vector{} + static_cast<T>(v) / kVectors;
   const Vector a = Vector{} + kA<T>, b = Vector{} + kB<T>;
@@ -72,11 +70,7 @@ class CpuChains final : public Instance {
   explicit CpuChains(const Parameters& params) : p_(params), means_(static_cast<std::size_t>(p_.threads)) {}
 
   BoundMode bind(const std::string&) override {
-    return {[this] { call(); },
-            [this] {
-              call();
-              return check();
-            }};
+    return run_then_compare([this] { call(); }, [this] { return check(); });
   }
 
  private:

@@ -40,16 +40,17 @@ class CpuGemm final : public Instance {
       : s_(params), a_(make_matrix(s_, kA)), b_(make_matrix(s_, kB)), c_(static_cast<std::size_t>(s_.m * s_.n)) {}
 
   BoundMode bind(const std::string&) override {
-    return {[this] { multiply(a_.data(), b_.data(), c_.data(), s_.m, s_.n, s_.k); },
-            [this] {
-              multiply(a_.data(), b_.data(), c_.data(), s_.m, s_.n, s_.k);
-              return check_entries(s_, [this](std::int64_t row, std::int64_t col) {
-                return static_cast<double>(c_[static_cast<std::size_t>(row * s_.n + col)]);
-              });
-            }};
+    return run_then_compare([this] { multiply(a_.data(), b_.data(), c_.data(), s_.m, s_.n, s_.k); },
+                            [this] { return check(); });
   }
 
  private:
+  CheckResult check() const {
+    return check_entries(s_, [this](std::int64_t row, std::int64_t col) {
+      return static_cast<double>(c_[static_cast<std::size_t>(row * s_.n + col)]);
+    });
+  }
+
   Shape s_;
   std::vector<float> a_, b_, c_;
 };

@@ -21,11 +21,7 @@ class CublasGemm final : public Instance {
   }
 
   BoundMode bind(const std::string&) override {
-    return {[this] { multiply(); },
-            [this] {
-              multiply();
-              return d_.check();
-            }};
+    return run_then_compare([this] { multiply(); }, [this] { return d_.check(); });
   }
   void* stream() const override { return d_.stream.get(); }
   std::size_t device_bytes() const override { return d_.memory.total_bytes(); }

@@ -29,10 +29,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> entries_to_compare(const Shap
   }
   // The corners catch edge-tile mistakes; the rest are spread by the generator (matrix id 3 keeps
   // them independent of the inputs).
-  entries.emplace_back(0, 0);
-  entries.emplace_back(p.m - 1, p.n - 1);
-  entries.emplace_back(0, p.n - 1);
-  entries.emplace_back(p.m - 1, 0);
+  entries.insert(entries.end(), {{0, 0}, {p.m - 1, p.n - 1}, {0, p.n - 1}, {p.m - 1, 0}});
   for (std::int64_t i = 0; static_cast<std::int64_t>(entries.size()) < kSampledEntries; ++i) {
     const auto row = static_cast<std::int64_t>((counter_symmetric(p.seed, 3, 2 * i) + 1.0f) * 0.5f * p.m);
     const auto col = static_cast<std::int64_t>((counter_symmetric(p.seed, 3, 2 * i + 1) + 1.0f) * 0.5f * p.n);
@@ -111,13 +108,11 @@ CheckResult check_entries(const Shape& p, const std::function<double(std::int64_
       worst_exact = exact;
     }
   }
-  CheckResult result;
-  result.passed = worst <= tolerance(p);
-  result.detail = fmt::format(
-      "gemm {}: {} entries vs double dot products; worst error {:.3e} (|got-exact|/sum|a*b|, tolerance {:.1e}) "
-      "at C[{},{}]: got {:.9g}, exact {:.9g}",
-      p.describe(), entries.size(), worst, tolerance(p), worst_entry.first, worst_entry.second, worst_got, worst_exact);
-  return result;
+  return {worst <= tolerance(p),
+          fmt::format("gemm {}: {} entries vs double dot products; worst error {:.3e} (|got-exact|/sum|a*b|, tolerance "
+                      "{:.1e}) at C[{},{}]: got {:.9g}, exact {:.9g}",
+                      p.describe(), entries.size(), worst, tolerance(p), worst_entry.first, worst_entry.second,
+                      worst_got, worst_exact)};
 }
 
 }  // namespace gemm
@@ -128,10 +123,8 @@ KS_KERNEL(gemm, "Matrix multiplication",
   kernel.integer("N", 1024, "columns of B and C").min(1);
   kernel.integer("K", 1024, "columns of A, rows of B (the reduction)").min(1);
   kernel.choice("dtype", "bf16", {"fp32", "bf16"}, "fp32, or bf16 (bf16 inputs, fp32 accumulation)");
-  kernel.integer("seed", 0, "seed of the generated inputs").min(0);
-  kernel.choice("inputs", "counter", {"counter", "torch_rand"},
-                "how A and B are drawn: counter (the counter-based generator, every implementation) or torch_rand "
-                "(torch.manual_seed(seed), then torch.rand in the dtype: the Python implementation only)");
+  declare_drawn_inputs(kernel, "A and B",
+                       "torch.manual_seed(seed), then torch.rand in the dtype: the Python implementation only");
   kernel.modes({"forward"});
   kernel.work([](const Parameters& p, const std::string&) { return gemm::work(gemm::Shape::of_any_draw(p)); });
 }

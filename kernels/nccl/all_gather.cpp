@@ -4,17 +4,14 @@
 #include "kernels/nccl/collective_kernel.h"
 
 namespace ks::collective {
-namespace {
 
 const CollectiveSpec all_gather_spec{
-    .name = "all_gather",
     .counts =
         [](std::size_t elements, std::size_t size, int members) {
           const std::size_t share = aligned_share(elements, size, members);
           return Counts{share, share * static_cast<std::size_t>(members), share, share, 0};
         },
-    .algorithm_bytes = [](const Counts& c, std::size_t size,
-                          int members) { return static_cast<double>(c.param * size) * members; },
+    .algorithm_bytes = members_count_bytes,
     .bus_factor = all_to_all_factor,
     // Element j of member q's slot is q's input element j.
     .expected = [](std::size_t index, const Counts& c,
@@ -27,7 +24,6 @@ const CollectiveSpec all_gather_spec{
     KS_START_NCCL(ncclAllGather(c.send, c.recv, c.counts.param, c.type, c.comm, c.stream)),
 };
 
-}  // namespace
 }  // namespace ks::collective
 
 KS_COLLECTIVE_KERNEL(all_gather, "All-gather", "MPI_Iallgather", "ncclAllGather",

@@ -3,16 +3,11 @@
 #include "kernels/nccl/collective_kernel.h"
 
 namespace ks::collective {
-namespace {
 
 const CollectiveSpec all_reduce_spec{
-    .name = "all_reduce",
     .reduces = true,
-    .counts =
-        [](std::size_t elements, std::size_t, int) {
-          return Counts{elements, elements, elements, 0, 0};
-        },
-    .algorithm_bytes = [](const Counts& c, std::size_t size, int) { return static_cast<double>(c.param * size); },
+    .counts = whole_message,
+    .algorithm_bytes = count_bytes,
     .bus_factor = [](int members) { return 2.0 * (members - 1) / members; },
     .expected = [](std::size_t index, const Counts&, const Setting& s) { return reduced_input(index, s); },
     .start_mpi =
@@ -22,7 +17,6 @@ const CollectiveSpec all_reduce_spec{
     KS_START_NCCL(ncclAllReduce(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream)),
 };
 
-}  // namespace
 }  // namespace ks::collective
 
 KS_COLLECTIVE_KERNEL(all_reduce, "All-reduce", "MPI_Iallreduce", "ncclAllReduce",

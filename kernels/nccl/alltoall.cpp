@@ -4,18 +4,15 @@
 #include "kernels/nccl/collective_kernel.h"
 
 namespace ks::collective {
-namespace {
 
 const CollectiveSpec alltoall_spec{
-    .name = "alltoall",
     .counts =
         [](std::size_t elements, std::size_t size, int members) {
           const std::size_t share = aligned_share(elements, size, members);
           const std::size_t all = share * static_cast<std::size_t>(members);
           return Counts{all, all, share, 0, 0};
         },
-    .algorithm_bytes = [](const Counts& c, std::size_t size,
-                          int members) { return static_cast<double>(c.param * size) * members; },
+    .algorithm_bytes = members_count_bytes,
     .bus_factor = all_to_all_factor,
     // Block j of member k came from member j's block k.
     .expected =
@@ -31,7 +28,6 @@ const CollectiveSpec alltoall_spec{
     KS_START_NCCL(ncclAlltoAll(c.send, c.recv, c.counts.param, c.type, c.comm, c.stream)),
 };
 
-}  // namespace
 }  // namespace ks::collective
 
 KS_COLLECTIVE_KERNEL(alltoall, "All-to-all", "MPI_Ialltoall", "ncclAlltoAll",

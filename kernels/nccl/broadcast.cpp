@@ -3,17 +3,12 @@
 #include "kernels/nccl/collective_kernel.h"
 
 namespace ks::collective {
-namespace {
 
 const CollectiveSpec broadcast_spec{
-    .name = "broadcast",
     .rooted = true,
     .mpi_one_buffer = true,
-    .counts =
-        [](std::size_t elements, std::size_t, int) {
-          return Counts{elements, elements, elements, 0, 0};
-        },
-    .algorithm_bytes = [](const Counts& c, std::size_t size, int) { return static_cast<double>(c.param * size); },
+    .counts = whole_message,
+    .algorithm_bytes = count_bytes,
     .bus_factor = [](int) { return 1.0; },
     .expected = [](std::size_t index, const Counts&, const Setting& s) { return input_value(index, s.root, s); },
     // MPI_Ibcast has one buffer: the root's input is its receive buffer, in place or not.
@@ -24,7 +19,6 @@ const CollectiveSpec broadcast_spec{
     KS_START_NCCL(ncclBroadcast(c.send, c.recv, c.counts.param, c.type, c.root, c.comm, c.stream)),
 };
 
-}  // namespace
 }  // namespace ks::collective
 
 KS_COLLECTIVE_KERNEL(broadcast, "Broadcast", "MPI_Ibcast", "ncclBroadcast",

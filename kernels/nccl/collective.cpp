@@ -22,9 +22,33 @@ std::map<std::string, CollectiveSpec>& collectives() {
   return specs;
 }
 
-bool is_integer(DataType type) {
-  return type == DataType::int32 || type == DataType::int64 || type == DataType::int8 || type == DataType::uint8;
+// The enumerator whose name is `name` in `names` (in the enumeration's order); throws
+// std::invalid_argument, `unknown` followed by the name, for any other.
+template <class Enum, std::size_t N>
+Enum named(const std::array<const char*, N>& names, const std::string& name, const char* unknown) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (name == names[i]) return static_cast<Enum>(i);
+  throw std::invalid_argument(unknown + name);
 }
+
+// What each data type is, in DataType's order: its size, the largest integer it holds exactly (a sum
+// beyond it is rounded or wraps), the rounding a sum of it is allowed, and whether it is an integer.
+struct TypeFacts {
+  std::size_t size;
+  double exact_limit, relative_epsilon;
+  bool integer;
+};
+constexpr std::array<TypeFacts, 8> kTypeFacts{{
+    {4, 1e15, 1e-6, false},        // fp32
+    {8, 1e15, 1e-12, false},       // fp64
+    {2, 2048, 1.0 / 1024, false},  // fp16
+    {2, 256, 1.0 / 128, false},    // bf16
+    {4, 1e15, 1e-12, true},        // int32
+    {8, 1e15, 1e-12, true},        // int64
+    {1, 127, 1e-12, true},         // int8
+    {1, 255, 1e-12, true},         // uint8
+}};
+const TypeFacts& facts(DataType type) { return kTypeFacts[static_cast<std::size_t>(type)]; }
 
 // Integers wrap as the type does; floats keep their value.
 double wrapped(double value, DataType type) {
@@ -32,26 +56,6 @@ double wrapped(double value, DataType type) {
     return static_cast<double>(static_cast<std::int8_t>(static_cast<std::int64_t>(value) & 0xFF));
   if (type == DataType::uint8) return static_cast<double>(static_cast<std::int64_t>(value) & 0xFF);
   return value;
-}
-
-// The largest integer each data type holds exactly (a sum beyond it is rounded or wraps).
-double exact_limit(DataType type) {
-  switch (type) {
-    case DataType::fp16: return 2048;
-    case DataType::bf16: return 256;
-    case DataType::int8: return 127;
-    case DataType::uint8: return 255;
-    default: return 1e15;
-  }
-}
-
-double relative_epsilon(DataType type) {
-  switch (type) {
-    case DataType::fp16: return 1.0 / 1024;
-    case DataType::bf16: return 1.0 / 128;
-    case DataType::fp32: return 1e-6;
-    default: return 1e-12;
-  }
 }
 
 // 16-bit floats through MPI: a user op that widens each element to float, combines and rounds back.
@@ -94,42 +98,38 @@ template <DataType Type> MPI_Op op16(ReduceOp op) {
   return ops[op == ReduceOp::avg ? 0 : static_cast<std::size_t>(op)];
 }
 
+// An element of a typed buffer, as a double.
+double read_element(const void* buffer, std::size_t index, DataType type) {
+  const auto* bytes = static_cast<const unsigned char*>(buffer);
+  switch (type) {
+    case DataType::fp32: return reinterpret_cast<const float*>(bytes)[index];
+    case DataType::fp64: return reinterpret_cast<const double*>(bytes)[index];
+    case DataType::fp16:
+    case DataType::bf16: return load16(bytes + 2 * index, type);
+    case DataType::int32: return reinterpret_cast<const std::int32_t*>(bytes)[index];
+    case DataType::int64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(bytes)[index]);
+    case DataType::int8: return reinterpret_cast<const std::int8_t*>(bytes)[index];
+    case DataType::uint8: return bytes[index];
+  }
+  return 0;
+}
+
 }  // namespace
 
-ReduceOp reduce_op_from(const std::string& name) {
-  for (std::size_t i = 0; i < kOpNames.size(); ++i)
-    if (name == kOpNames[i]) return static_cast<ReduceOp>(i);
-  throw std::invalid_argument("op: unknown reduction " + name);
-}
+ReduceOp reduce_op_from(const std::string& name) { return named<ReduceOp>(kOpNames, name, "op: unknown reduction "); }
 
 DataType data_type_from(const std::string& name) {
-  for (std::size_t i = 0; i < kTypeNames.size(); ++i)
-    if (name == kTypeNames[i]) return static_cast<DataType>(i);
-  throw std::invalid_argument("dtype: unknown data type " + name);
+  return named<DataType>(kTypeNames, name, "dtype: unknown data type ");
 }
 
-std::vector<std::string> data_type_names() { return {kTypeNames.begin(), kTypeNames.end()}; }
-
-std::size_t size_of(DataType type) {
-  switch (type) {
-    case DataType::fp64:
-    case DataType::int64: return 8;
-    case DataType::fp32:
-    case DataType::int32: return 4;
-    case DataType::fp16:
-    case DataType::bf16: return 2;
-    case DataType::int8:
-    case DataType::uint8: return 1;
-  }
-  return 1;
-}
+std::size_t size_of(DataType type) { return facts(type).size; }
 
 std::size_t aligned_share(std::size_t elements, std::size_t element_size, int members) {
   return (elements / static_cast<std::size_t>(members)) & ~(16 / element_size - 1);
 }
 
-CollectiveRegistrar::CollectiveRegistrar(CollectiveSpec spec) {
-  const std::string name = spec.name;
+CollectiveRegistrar::CollectiveRegistrar(const char* name, CollectiveSpec spec) {
+  spec.name = name;
   collectives().emplace(name, std::move(spec));
 }
 
@@ -149,36 +149,34 @@ void measured_by_gangs(const std::string& kernel, const std::string& implementat
                            " is a collective: the ranks of its gang measure it, not a worker");
 }
 
-void declare_collective(KernelDeclaration& kernel, const CollectiveSpec& spec) {
+void declare_collective(KernelDeclaration& kernel, const std::string& name) {
+  // Registered just before, by the same file (KS_COLLECTIVE_KERNEL): a file's static objects
+  // initialise in the order they are defined.
+  const CollectiveSpec* spec = find_collective(name);
   kernel
       .integer("bytes", 32 << 20,
                "message size in bytes, as nccl-tests' -b/-e (what each collective makes of it: "
                "docs/collectives.md)")
       .min(1);
-  std::vector<std::string> types = data_type_names();
-  kernel.choice("dtype", "fp32", types, "element type");
-  if (spec.reduces) kernel.choice("op", "sum", {kOpNames.begin(), kOpNames.end()}, "reduction");
-  if (spec.rooted) kernel.integer("root", 0, "the gang member the data comes from").min(0);
+  kernel.choice("dtype", "fp32", {kTypeNames.begin(), kTypeNames.end()}, "element type");
+  if (spec->reduces) kernel.choice("op", "sum", {kOpNames.begin(), kOpNames.end()}, "reduction");
+  if (spec->rooted) kernel.integer("root", 0, "the gang member the data comes from").min(0);
   kernel.boolean("in_place", false, "the result overwrites the input, as nccl-tests' in-place column");
   kernel.integer("group_size", 2, "ranks taking part (a gang)").min(1);
   kernel.choice("placement", "spread", {"same-node", "spread"},
                 "how the gang's ranks are chosen: all on one node, or over as many nodes as there are");
   kernel.modes({"run"});
-  // Looked up when called: the spec and the kernel register from static objects, in no fixed order.
-  const std::string name = spec.name;
-  kernel.work([name](const Parameters& p, const std::string&) {
-    const CollectiveSpec* registered = find_collective(name);
+  kernel.work([spec](const Parameters& p, const std::string&) {
     const int members = p.get<int>("group_size");
-    return Work{0, registered->algorithm_bytes(counts_of(*registered, p, members),
-                                               size_of(data_type_from(p.get<std::string>("dtype"))), members)};
+    return Work{0, spec->algorithm_bytes(counts_of(*spec, p, members),
+                                         size_of(data_type_from(p.get<std::string>("dtype"))), members)};
   });
-  kernel.validate([name](const Parameters& p) -> std::optional<std::string> {
-    const CollectiveSpec* registered = find_collective(name);
+  kernel.validate([spec](const Parameters& p) -> std::optional<std::string> {
     const int members = p.get<int>("group_size");
-    if (registered->rooted && p.get<int>("root") >= members)
+    if (spec->rooted && p.get<int>("root") >= members)
       return fmt::format("root: {} is not a member of a gang of {} (members 0 to {})", p.get<int>("root"), members,
                          members - 1);
-    if (counts_of(*registered, p, members).param == 0)
+    if (counts_of(*spec, p, members).param == 0)
       return fmt::format("bytes: {} bytes of {} make no element for a member of a gang of {}",
                          p.get<std::uint64_t>("bytes"), p.get<std::string>("dtype"), members);
     return std::nullopt;
@@ -204,15 +202,13 @@ Counts counts_of(const CollectiveSpec& spec, const Parameters& params, int membe
 }
 
 Setting setting_of(const CollectiveSpec& spec, const Parameters& params, int members, int me) {
-  Setting s;
-  s.members = members;
-  s.me = me;
-  s.type = data_type_from(params.get<std::string>("dtype"));
-  s.in_place = params.get<bool>("in_place");
-  s.reduction = spec.reduces;
-  if (spec.reduces) s.op = reduce_op_from(params.get<std::string>("op"));
-  if (spec.rooted) s.root = params.get<int>("root");
-  return s;
+  return {.members = members,
+          .me = me,
+          .root = spec.rooted ? params.get<int>("root") : 0,
+          .op = spec.reduces ? reduce_op_from(params.get<std::string>("op")) : ReduceOp::sum,
+          .type = data_type_from(params.get<std::string>("dtype")),
+          .in_place = params.get<bool>("in_place"),
+          .reduction = spec.reduces};
 }
 
 double reduced_input(std::size_t index, const Setting& s) {
@@ -226,7 +222,7 @@ double reduced_input(std::size_t index, const Setting& s) {
       default: out += value;
     }
   }
-  if (s.op == ReduceOp::avg) out = is_integer(s.type) ? std::trunc(out / s.members) : out / s.members;
+  if (s.op == ReduceOp::avg) out = facts(s.type).integer ? std::trunc(out / s.members) : out / s.members;
   return wrapped(out, s.type);
 }
 
@@ -271,25 +267,10 @@ void write_element(void* buffer, std::size_t index, DataType type, double value)
   }
 }
 
-double read_element(const void* buffer, std::size_t index, DataType type) {
-  const auto* bytes = static_cast<const unsigned char*>(buffer);
-  switch (type) {
-    case DataType::fp32: return reinterpret_cast<const float*>(bytes)[index];
-    case DataType::fp64: return reinterpret_cast<const double*>(bytes)[index];
-    case DataType::fp16:
-    case DataType::bf16: return load16(bytes + 2 * index, type);
-    case DataType::int32: return reinterpret_cast<const std::int32_t*>(bytes)[index];
-    case DataType::int64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(bytes)[index]);
-    case DataType::int8: return reinterpret_cast<const std::int8_t*>(bytes)[index];
-    case DataType::uint8: return bytes[index];
-  }
-  return 0;
-}
-
 void divide_elements(void* buffer, std::size_t count, DataType type, int members) {
   for (std::size_t i = 0; i < count; ++i) {
     const double sum = read_element(buffer, i, type);
-    write_element(buffer, i, type, is_integer(type) ? std::trunc(sum / members) : sum / members);
+    write_element(buffer, i, type, facts(type).integer ? std::trunc(sum / members) : sum / members);
   }
 }
 
@@ -307,10 +288,10 @@ std::int64_t count_wrong_elements(const CollectiveSpec& spec, const Counts& coun
 
 double tolerance(double expected, const Setting& s) {
   const bool sums = s.reduction && (s.op == ReduceOp::sum || s.op == ReduceOp::avg);
-  const bool exact = !sums || (s.op == ReduceOp::sum && 3.0 * s.members <= exact_limit(s.type));
+  const bool exact = !sums || (s.op == ReduceOp::sum && 3.0 * s.members <= facts(s.type).exact_limit);
   if (exact) return 0;
-  if (is_integer(s.type)) return 1;
-  return relative_epsilon(s.type) * (std::fabs(expected) * s.members + 1);
+  if (facts(s.type).integer) return 1;
+  return facts(s.type).relative_epsilon * (std::fabs(expected) * s.members + 1);
 }
 
 }  // namespace ks::collective

@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include <mpi.h>
 
@@ -26,7 +25,6 @@ ReduceOp reduce_op_from(const std::string& name);  // throws std::invalid_argume
 enum class DataType { fp32, fp64, fp16, bf16, int32, int64, int8, uint8 };
 DataType data_type_from(const std::string& name);  // throws std::invalid_argument
 std::size_t size_of(DataType type);
-std::vector<std::string> data_type_names();
 
 // Elements of one member's buffers, as nccl-tests' GetCollByteCount gives them for `elements` =
 // bytes / element size. In place, the send buffer starts `send_in_place_offset` × member elements
@@ -51,25 +49,21 @@ struct Setting {
   bool reduction = false;  // the collective reduces (its spec's `reduces`)
 };
 
-// The setting of member `me` of `members` for a point's parameters (dtype, in_place, op, root).
-struct CollectiveSpec;
-Setting setting_of(const CollectiveSpec& spec, const Parameters& params, int members, int me);
-
-// The counts of a point's collective for a gang of `members` (its bytes and dtype).
-Counts counts_of(const CollectiveSpec& spec, const Parameters& params, int members);
-
-// One call through MPI: `send` is null in place (MPI_IN_PLACE), `recv` the buffer the result lands in.
-// MPI puts every result at the start of the receive buffer, in place too (where NCCL leaves
-// reduce_scatter's block at recv_in_place_offset).
-struct MpiCall {
+// One call of a collective through a library (MPI, NCCL): `send` the input, `recv` the buffer the
+// result lands in, and the library's data type, reduction op and communicator.
+template <class Type, class Op, class Comm> struct CollectiveCall {
   const void* send = nullptr;
   void* recv = nullptr;
   Counts counts;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  MPI_Op op = MPI_OP_NULL;
+  Type type{};
+  Op op{};
   int root = 0;
-  MPI_Comm comm = MPI_COMM_NULL;
+  Comm comm{};
+};
 
+// One call through MPI: `send` is null in place (MPI_IN_PLACE). MPI puts every result at the start of
+// the receive buffer, in place too (where NCCL leaves reduce_scatter's block at recv_in_place_offset).
+struct MpiCall : CollectiveCall<MPI_Datatype, MPI_Op, MPI_Comm> {
   const void* send_or_in_place() const { return send ? send : MPI_IN_PLACE; }
   int count() const { return static_cast<int>(counts.param); }  // the count the MPI call takes
 };
@@ -81,7 +75,7 @@ enum class Transport { mpi, nccl, nccl_graph };
 Transport transport_of(const std::string& implementation);
 
 struct CollectiveSpec {
-  std::string name;
+  std::string name{};           // its kernel's, set when it is registered
   bool reduces = false;         // takes an op
   bool rooted = false;          // takes a root
   bool mpi_one_buffer = false;  // its MPI call has one buffer (MPI_Bcast): the root's input is in it
@@ -101,10 +95,16 @@ struct CollectiveSpec {
   int (*start_nccl)(const NcclCall& call) = nullptr;
 };
 
-// Registers a collective's spec (from a static object in its file); finds one by kernel name (null:
-// not a collective).
+// The setting of member `me` of `members` for a point's parameters (dtype, in_place, op, root).
+Setting setting_of(const CollectiveSpec& spec, const Parameters& params, int members, int me);
+
+// The counts of a point's collective for a gang of `members` (its bytes and dtype).
+Counts counts_of(const CollectiveSpec& spec, const Parameters& params, int members);
+
+// Registers a collective's spec under its kernel's name (from a static object in its file); finds one
+// by kernel name (null: not a collective).
 struct CollectiveRegistrar {
-  explicit CollectiveRegistrar(CollectiveSpec spec);
+  CollectiveRegistrar(const char* name, CollectiveSpec spec);
 };
 const CollectiveSpec* find_collective(const std::string& kernel);
 
@@ -114,8 +114,8 @@ const CollectiveSpec* find_collective(const std::string& kernel);
 
 // The parameters every collective kernel takes (bytes, dtype, group_size, placement, in_place, and op
 // or root where the collective has them), its one mode, its work (the algorithm bandwidth's bytes)
-// and its constraints.
-void declare_collective(KernelDeclaration& kernel, const CollectiveSpec& spec);
+// and its constraints, for the registered collective `name`.
+void declare_collective(KernelDeclaration& kernel, const std::string& name);
 
 // The input element `index` of member `member`: small integers, exact in every data type, so that a
 // reduction's result is exact whatever order it adds in (gangs of up to 42 ranks in int8, 85 in
@@ -127,6 +127,15 @@ std::size_t input_period(const Setting& s);
 // The reduction of every member's input at `index`, as op gives it (avg: the sum over the members).
 double reduced_input(std::size_t index, const Setting& s);
 
+// The counts of the collectives whose every buffer holds the whole message (all_reduce, broadcast).
+inline Counts whole_message(std::size_t elements, std::size_t, int) { return {elements, elements, elements, 0, 0}; }
+
+// nccl-tests' algorithm bytes: the count's (all_reduce, broadcast), or the members' counts' together.
+inline double count_bytes(const Counts& c, std::size_t size, int) { return static_cast<double>(c.param * size); }
+inline double members_count_bytes(const Counts& c, std::size_t size, int members) {
+  return static_cast<double>(c.param * size) * members;
+}
+
 // The bus bandwidth's factors of nccl-tests.
 inline double all_to_all_factor(int members) { return static_cast<double>(members - 1) / members; }
 
@@ -135,9 +144,8 @@ inline double all_to_all_factor(int members) { return static_cast<double>(member
 MPI_Datatype mpi_type(DataType type);
 MPI_Op mpi_op(ReduceOp op, DataType type);
 
-// Buffers of typed elements read and written as doubles.
+// An element of a typed buffer written from a double.
 void write_element(void* buffer, std::size_t index, DataType type, double value);
-double read_element(const void* buffer, std::size_t index, DataType type);
 // avg through MPI: the sum divided by the members, in the data type.
 void divide_elements(void* buffer, std::size_t count, DataType type, int members);
 // The elements of a member's receive buffer (`received`, counts.recv of them) that differ from what

@@ -4,28 +4,14 @@
 namespace ks::collective {
 
 ncclDataType_t nccl_type(DataType type) {
-  switch (type) {
-    case DataType::fp32: return ncclFloat32;
-    case DataType::fp64: return ncclFloat64;
-    case DataType::fp16: return ncclFloat16;
-    case DataType::bf16: return ncclBfloat16;
-    case DataType::int32: return ncclInt32;
-    case DataType::int64: return ncclInt64;
-    case DataType::int8: return ncclInt8;
-    case DataType::uint8: return ncclUint8;
-  }
-  return ncclFloat32;
+  static constexpr ncclDataType_t kTypes[] = {ncclFloat32, ncclFloat64, ncclFloat16, ncclBfloat16,
+                                              ncclInt32,   ncclInt64,   ncclInt8,    ncclUint8};  // DataType's order
+  return kTypes[static_cast<std::size_t>(type)];
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum: return ncclSum;
-    case ReduceOp::prod: return ncclProd;
-    case ReduceOp::max: return ncclMax;
-    case ReduceOp::min: return ncclMin;
-    case ReduceOp::avg: return ncclAvg;
-  }
-  return ncclSum;
+  static constexpr ncclRedOp_t kOps[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg};  // ReduceOp's order
+  return kOps[static_cast<std::size_t>(op)];
 }
 
 }  // namespace ks::collective

@@ -8,16 +8,9 @@
 
 namespace ks::collective {
 
-// `send` is the input, `recv` the buffer the result lands in; in place, `send` points into `recv` at
-// the member's offset (Counts::send_in_place_offset), as NCCL wants it.
-struct NcclCall {
-  const void* send = nullptr;
-  void* recv = nullptr;
-  Counts counts;
-  ncclDataType_t type = ncclFloat32;
-  ncclRedOp_t op = ncclSum;
-  int root = 0;
-  ncclComm_t comm = nullptr;
+// In place, `send` points into `recv` at the member's offset (Counts::send_in_place_offset), as NCCL
+// wants it.
+struct NcclCall : CollectiveCall<ncclDataType_t, ncclRedOp_t, ncclComm_t> {
   cudaStream_t stream = nullptr;
 };
 

@@ -4,18 +4,15 @@
 #include "kernels/nccl/collective_kernel.h"
 
 namespace ks::collective {
-namespace {
 
 const CollectiveSpec reduce_scatter_spec{
-    .name = "reduce_scatter",
     .reduces = true,
     .counts =
         [](std::size_t elements, std::size_t size, int members) {
           const std::size_t share = aligned_share(elements, size, members);
           return Counts{share * static_cast<std::size_t>(members), share, share, 0, share};
         },
-    .algorithm_bytes = [](const Counts& c, std::size_t size,
-                          int members) { return static_cast<double>(c.param * size) * members; },
+    .algorithm_bytes = members_count_bytes,
     .bus_factor = all_to_all_factor,
     .expected = [](std::size_t index, const Counts& c,
                    const Setting& s) { return reduced_input(static_cast<std::size_t>(s.me) * c.param + index, s); },
@@ -27,7 +24,6 @@ const CollectiveSpec reduce_scatter_spec{
     KS_START_NCCL(ncclReduceScatter(c.send, c.recv, c.counts.param, c.type, c.op, c.comm, c.stream)),
 };
 
-}  // namespace
 }  // namespace ks::collective
 
 KS_COLLECTIVE_KERNEL(reduce_scatter, "Reduce-scatter", "MPI_Ireduce_scatter_block", "ncclReduceScatter",

@@ -1,16 +1,17 @@
 // peak_flops's `cuda` implementation: D = Aᵀ·B through cuBLASLt, column-major, A and B stored K×N
 // (the "TN" layout, the one cuBLASLt's fp8 products require, used for every dtype so that all take
-// the same path), the fastest of cuBLASLt's top heuristic algorithms (kernels/common/
-// cublaslt_algorithm.h), on the instance's own stream.
+// the same path), the fastest of cuBLASLt's top heuristic algorithms (kernels/common/cublaslt.h), on
+// the instance's own stream.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <type_traits>
 
-#include "kernels/common/cublaslt_algorithm.h"
+#include "kernels/common/cublaslt.h"
 #include "kernels/common/inputs.h"
 #include "kernels/peak_flops/peak_flops.h"
 
@@ -20,21 +21,11 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kSampled = 16;  // entries of D a check compares
 
-template <class T> __device__ T from_float(float v) {
-  if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) return __nv_fp8_e4m3(v);
-  else return static_cast<T>(v);
-}
 template <class T> __device__ double to_double(T v) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
   else if constexpr (std::is_same_v<T, __half>) return __half2float(v);
   else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) return static_cast<float>(v);
   else return static_cast<double>(v);
-}
-
-template <class T> __global__ void fill(T* out, std::uint64_t count, std::uint64_t seed, std::uint64_t matrix) {
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
-    out[i] = from_float<T>(counter_symmetric(seed, matrix, i));
 }
 
 // One block per sampled entry: its float64 sum over k of the stored inputs, and the sum of the
@@ -98,30 +89,23 @@ class CudaPeakFlops final : public Instance {
     workspace_ = memory_.allocate_bytes(kCublasWorkspaceBytes, "cuBLAS workspace");
     sums_ = memory_.allocate<double>(3 * kSampled, "check sums");
     fill_inputs();
-    describe_product();
-    const MatmulCandidates candidates =
-        matmul_candidates(handle_.get(), matmul_.get(), a_layout_.get(), b_layout_.get(), d_layout_.get(),
-                          d_layout_.get(), concat("peak_flops ", p_.dtype_name, " ", p_.size, "³"));
-    algorithm_ = fastest_matmul(candidates, stream_, [this](const cublasLtMatmulAlgo_t& algo) { multiply_with(algo); });
+    const LtMatrix in{math_.in, p_.size, p_.size, p_.size}, out{math_.out, p_.size, p_.size, p_.size};
+    matmul_.emplace(LtProduct(math_.compute, math_.scale, CUBLAS_OP_T, CUBLAS_OP_N, in, in, out),
+                    FastestMatmul::Operands{a_, b_, d_, workspace_, stream_},
+                    concat("peak_flops ", p_.dtype_name, " ", p_.size, "³"));
     stream_.synchronize();
   }
 
   BoundMode bind(const std::string&) override {
-    return {[this] { multiply_with(algorithm_); },
-            [this] {
-              multiply_with(algorithm_);
-              return check();
-            }};
+    return run_then_compare([this] { matmul_->run(); }, [this] { return check(); });
   }
   void* stream() const override { return stream_.get(); }
   std::size_t device_bytes() const override { return memory_.total_bytes(); }
 
  private:
   void require_support() const {
-    int device = 0, major = 0, minor = 0;
-    KS_CUDA(cudaGetDevice(&device));
-    KS_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    KS_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    const int major = device_attribute(cudaDevAttrComputeCapabilityMajor);
+    const int minor = device_attribute(cudaDevAttrComputeCapabilityMinor);
     if (p_.dtype == Dtype::fp8 && major * 10 + minor < 89)
       throw std::invalid_argument(
           concat("peak_flops fp8: needs compute capability 8.9 or newer, this GPU has ", major, ".", minor));
@@ -141,42 +125,14 @@ class CudaPeakFlops final : public Instance {
 
   void fill_inputs() {
     const std::int64_t count = p_.size * p_.size;
+    const auto elements = static_cast<std::uint64_t>(count);
     with_types([&](auto* in, auto*) {
       using In = std::remove_pointer_t<decltype(in)>;
       const unsigned blocks = grid_for(count, kThreads);
-      fill<<<blocks, kThreads, 0, stream_>>>(static_cast<In*>(a_), static_cast<std::uint64_t>(count), p_.seed, 1);
-      fill<<<blocks, kThreads, 0, stream_>>>(static_cast<In*>(b_), static_cast<std::uint64_t>(count), p_.seed, 2);
+      fill_symmetric<<<blocks, kThreads, 0, stream_>>>(static_cast<In*>(a_), elements, p_.seed, 1);
+      fill_symmetric<<<blocks, kThreads, 0, stream_>>>(static_cast<In*>(b_), elements, p_.seed, 2);
       KS_CUDA_LAUNCHED();
     });
-  }
-
-  void describe_product() {
-    cublasLtHandle_t handle = nullptr;
-    KS_CUBLAS(cublasLtCreate(&handle));
-    handle_.reset(handle);
-    cublasLtMatmulDesc_t matmul = nullptr;
-    KS_CUBLAS(cublasLtMatmulDescCreate(&matmul, math_.compute, math_.scale));
-    matmul_.reset(matmul);
-    const cublasOperation_t transpose = CUBLAS_OP_T;
-    KS_CUBLAS(cublasLtMatmulDescSetAttribute(matmul, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose));
-    const std::uint64_t n = static_cast<std::uint64_t>(p_.size);
-    cublasLtMatrixLayout_t layout = nullptr;
-    KS_CUBLAS(cublasLtMatrixLayoutCreate(&layout, math_.in, n, n, static_cast<std::int64_t>(n)));
-    a_layout_.reset(layout);
-    KS_CUBLAS(cublasLtMatrixLayoutCreate(&layout, math_.in, n, n, static_cast<std::int64_t>(n)));
-    b_layout_.reset(layout);
-    KS_CUBLAS(cublasLtMatrixLayoutCreate(&layout, math_.out, n, n, static_cast<std::int64_t>(n)));
-    d_layout_.reset(layout);
-  }
-
-  void multiply_with(const cublasLtMatmulAlgo_t& algo) {
-    const double alpha64 = 1.0, beta64 = 0.0;
-    const float alpha32 = 1.0f, beta32 = 0.0f;
-    const bool doubles = math_.scale == CUDA_R_64F;
-    KS_CUBLAS(cublasLtMatmul(handle_.get(), matmul_.get(), doubles ? static_cast<const void*>(&alpha64) : &alpha32, a_,
-                             a_layout_.get(), b_, b_layout_.get(),
-                             doubles ? static_cast<const void*>(&beta64) : &beta32, d_, d_layout_.get(), d_,
-                             d_layout_.get(), &algo, workspace_, kCublasWorkspaceBytes, stream_));
   }
 
   // Each sampled entry of D against the float64 sum of its products: their difference over the sum
@@ -209,10 +165,7 @@ class CudaPeakFlops final : public Instance {
   Stream stream_;
   void *a_ = nullptr, *b_ = nullptr, *d_ = nullptr, *workspace_ = nullptr;
   double* sums_ = nullptr;
-  Owned<cublasLtHandle_t, cublasLtDestroy> handle_;
-  Owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> matmul_;
-  Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> a_layout_, b_layout_, d_layout_;
-  cublasLtMatmulAlgo_t algorithm_{};
+  std::optional<FastestMatmul> matmul_;  // made once A and B are filled
 };
 
 }  // namespace

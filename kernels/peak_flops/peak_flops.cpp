@@ -1,16 +1,19 @@
 // peak_flops's declaration and work counts; its implementation is cuda.cu.
 #include "kernels/peak_flops/peak_flops.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace ks::peak_flops {
 namespace {
 
+// In Dtype's order: each dtype's name, and the bytes of one element of A and B.
+constexpr const char* kDtypeNames[] = {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8"};
+constexpr std::int64_t kInputBytes[] = {8, 4, 4, 2, 2, 1};
+
 Dtype dtype_named(const std::string& name) {
-  if (name == "fp64") return Dtype::fp64;
-  if (name == "tf32") return Dtype::tf32;
-  if (name == "bf16") return Dtype::bf16;
-  if (name == "fp16") return Dtype::fp16;
-  if (name == "fp8") return Dtype::fp8;
-  return Dtype::fp32;
+  const auto found = std::find(std::begin(kDtypeNames), std::end(kDtypeNames), name);
+  return found == std::end(kDtypeNames) ? Dtype::fp32 : static_cast<Dtype>(found - std::begin(kDtypeNames));
 }
 
 }  // namespace
@@ -21,17 +24,7 @@ Problem::Problem(const Parameters& p)
       size(p.get<std::int64_t>("size")),
       seed(p.get<std::uint64_t>("seed")) {}
 
-std::int64_t input_bytes(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::fp64: return 8;
-    case Dtype::fp32:
-    case Dtype::tf32: return 4;
-    case Dtype::bf16:
-    case Dtype::fp16: return 2;
-    case Dtype::fp8: return 1;
-  }
-  return 4;
-}
+std::int64_t input_bytes(Dtype dtype) { return kInputBytes[static_cast<std::size_t>(dtype)]; }
 
 std::int64_t output_bytes(Dtype dtype) { return dtype == Dtype::fp8 ? 2 : input_bytes(dtype); }
 
@@ -45,7 +38,7 @@ Work work(const Problem& p) {
 KS_KERNEL(peak_flops, "Peak matrix-multiply rate",
           "one size³ matrix product through cuBLASLt in the dtype's arithmetic: the FLOP/s a GPU reaches "
           "(kernelsweep calibrate measures a GPU's rates so)") {
-  kernel.choice("dtype", "bf16", {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8"},
+  kernel.choice("dtype", "bf16", {std::begin(ks::peak_flops::kDtypeNames), std::end(ks::peak_flops::kDtypeNames)},
                 "the arithmetic (fp8: e4m3, from compute capability 8.9)");
   kernel.integer("size", 8192, "side of the square matrices").min(16).max(65536);
   kernel.integer("seed", 0, "seed of the generated matrices").min(0);

@@ -27,13 +27,6 @@ constexpr int kDwSlices = 8;   // threads that share one column in the dw kernel
 
 template <class T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
 
-__device__ inline float to_float(float v) { return v; }
-__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T> __device__ inline T from_float(float v) {
-  if constexpr (std::is_same_v<T, float>) return v;
-  else return __float2bfloat16_rn(v);
-}
-
 // The sum of `value` over the `width` threads of a row group; every thread of the block calls it
 // together (width is the same for the whole block).
 __device__ float group_sum(float value, int width, float* scratch) {
@@ -200,12 +193,6 @@ __global__ void dw_kernel(Problem problem, const float* __restrict__ partials, i
   dw[(i % vectors) * N + i / vectors] = from_float<T>(p.to_dtype(total));
 }
 
-template <class T> __global__ void fill(Problem p, Tensor tensor, T* __restrict__ out, std::uint64_t count) {
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
-    out[i] = from_float<T>(p.input(tensor, i));
-}
-
 // Calls launch(T{}, N, C) with the element type, the vector width (16 bytes, or 1 element when
 // hidden is no multiple of it) and the casting mode of `p`, each as a compile-time constant.
 template <class Launch> void dispatch(const Problem& p, Launch&& launch) {
@@ -239,9 +226,7 @@ class CudaRmsNorm final : public Instance {
     forward_blocks_ = static_cast<unsigned>((p_.tokens + forward_groups - 1) / forward_groups);
     backward_blocks_ = static_cast<int>(std::min<std::int64_t>(sm_count(), (p_.tokens + groups - 1) / groups));
     // dw partials in shared memory where the device allows a block that much, else in global memory.
-    int device = 0, shared_limit = 0;
-    KS_CUDA(cudaGetDevice(&device));
-    KS_CUDA(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const int shared_limit = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
     shared_bytes_ = static_cast<std::size_t>(groups) * h * sizeof(float);
     shared_dw_ = shared_bytes_ + sizeof(float) * kThreads / 32 <= static_cast<std::size_t>(shared_limit);
     if (!shared_dw_) shared_bytes_ = 0;
@@ -260,9 +245,10 @@ class CudaRmsNorm final : public Instance {
     dw_ = memory_.allocate_bytes(h * e, "dw");
     rstd_ = memory_.allocate_bytes(static_cast<std::size_t>(p_.tokens) * p_.rstd_size(), "rstd");
     partials_ = memory_.allocate<float>(static_cast<std::size_t>(parts_) * h, "dw partials");
-    generate(x_, kX, n);
-    generate(dy_, kDy, n);
-    generate(w_, kW, h);
+    // The inputs as p_.input() gives them: rounding to bf16 twice is rounding it once.
+    generate_symmetric(x_, p_.bf16, n, p_.seed, kX, stream_);
+    generate_symmetric(dy_, p_.bf16, n, p_.seed, kDy, stream_);
+    generate_symmetric(w_, p_.bf16, h, p_.seed, kW, stream_);
     stream_.synchronize();
   }
 
@@ -300,20 +286,15 @@ class CudaRmsNorm final : public Instance {
 
     Tensors cpu = make_inputs(p_);
     rms_norm::run(p_, cpu, backward_pass ? "full" : "forward");  // backward reads forward's rstd
-    Tensors got{download(x_, n, e), download(w_, h, e), download(dy_, n, e), {}, {}, {}, {}};
-    if (forward_pass) got.y = download(y_, n, e), got.rstd = download(rstd_, rstd_count, p_.rstd_size());
-    if (backward_pass) got.dx = download(dx_, n, e), got.dw = download(dw_, h, e);
+    const bool bf16 = p_.bf16, rstd_bf16 = p_.rstd_size() == 2;
+    Tensors got{
+        download_floats(x_, n, bf16), download_floats(w_, h, bf16), download_floats(dy_, n, bf16), {}, {}, {}, {}};
+    if (forward_pass) got.y = download_floats(y_, n, bf16), got.rstd = download_floats(rstd_, rstd_count, rstd_bf16);
+    if (backward_pass) got.dx = download_floats(dx_, n, bf16), got.dw = download_floats(dw_, h, bf16);
     return check(p_, mode, got, &cpu);
   }
 
   std::size_t elements() const { return static_cast<std::size_t>(p_.tokens * p_.hidden); }
-
-  void generate(void* out, Tensor tensor, std::size_t count) {
-    const unsigned blocks = grid_for(static_cast<std::int64_t>(count), 256);
-    if (p_.bf16) fill<<<blocks, 256, 0, stream_>>>(p_, tensor, static_cast<__nv_bfloat16*>(out), count);
-    else fill<<<blocks, 256, 0, stream_>>>(p_, tensor, static_cast<float*>(out), count);
-    KS_CUDA_LAUNCHED();
-  }
 
   void forward() {
     dispatch(p_, [&](auto zero, auto vector_width, auto mode) {
@@ -337,19 +318,6 @@ class CudaRmsNorm final : public Instance {
       dw_kernel<T, kN><<<column_blocks, dim3(32, kDwSlices), 0, stream_>>>(p_, partials_, parts_, static_cast<T*>(dw_));
     });
     KS_CUDA_LAUNCHED();
-  }
-
-  // `count` elements of `size` bytes (2: bf16, 4: fp32), as floats.
-  static std::vector<float> download(const void* source, std::size_t count, std::size_t size) {
-    std::vector<float> values(count);
-    if (size == 4) {
-      KS_CUDA(cudaMemcpy(values.data(), source, count * 4, cudaMemcpyDeviceToHost));
-      return values;
-    }
-    std::vector<std::uint16_t> bits(count);
-    KS_CUDA(cudaMemcpy(bits.data(), source, count * 2, cudaMemcpyDeviceToHost));
-    std::transform(bits.begin(), bits.end(), values.begin(), bf16_bits_to_float);
-    return values;
   }
 
   DeviceMemory memory_;  // before the stream: freed after it drains

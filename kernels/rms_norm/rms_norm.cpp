@@ -41,13 +41,6 @@ struct Worst {
   }
 };
 
-// Sets the outputs of `mode` to NaN.
-void poison(Tensors& t, const std::string& mode) {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  if (mode != "backward") std::fill(t.y.begin(), t.y.end(), nan), std::fill(t.rstd.begin(), t.rstd.end(), nan);
-  if (mode != "forward") std::fill(t.dx.begin(), t.dx.end(), nan), std::fill(t.dw.begin(), t.dw.end(), nan);
-}
-
 }  // namespace
 
 Problem::Problem(const Parameters& p)
@@ -135,7 +128,9 @@ void run(const Problem& p, Tensors& t, const std::string& mode) {
 }
 
 CheckResult run_and_check(const Problem& p, Tensors& t, const std::string& mode) {
-  poison(t, mode);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (mode != "backward") std::fill(t.y.begin(), t.y.end(), nan), std::fill(t.rstd.begin(), t.rstd.end(), nan);
+  if (mode != "forward") std::fill(t.dx.begin(), t.dx.end(), nan), std::fill(t.dw.begin(), t.dw.end(), nan);
   run(p, t, mode);
   return check(p, mode, t);
 }
@@ -178,16 +173,16 @@ CheckResult check(const Problem& p, const std::string& mode, const Tensors& got,
     for (std::size_t i = 0; i < dw.size(); ++i)
       worst.see("dw", static_cast<std::int64_t>(i), got.dw[i], dw[i], dw_scale[i]);
 
-  CheckResult result;
-  result.passed = worst.error <= tolerance(p);
-  result.detail = fmt::format(
-      "rms_norm {} {}: {} vs float64; worst error {:.3e} (|got-exact|/scale, tolerance {:.2g}) at {}: got {:.9g}, "
-      "exact {:.9g}",
-      p.describe(), mode,
-      forward_pass && backward_pass ? "y, rstd, dx, dw"
-      : forward_pass                ? "y, rstd"
-                                    : "dx, dw",
-      worst.error, tolerance(p), worst.where, worst.got, worst.exact);
+  CheckResult result{
+      worst.error <= tolerance(p),
+      fmt::format(
+          "rms_norm {} {}: {} vs float64; worst error {:.3e} (|got-exact|/scale, tolerance {:.2g}) at {}: got {:.9g}, "
+          "exact {:.9g}",
+          p.describe(), mode,
+          forward_pass && backward_pass ? "y, rstd, dx, dw"
+          : forward_pass                ? "y, rstd"
+                                        : "dx, dw",
+          worst.error, tolerance(p), worst.where, worst.got, worst.exact)};
   if (!cpu) return result;
 
   const auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {

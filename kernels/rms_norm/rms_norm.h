@@ -14,11 +14,7 @@
 #include <string>
 #include <vector>
 
-#if defined(__CUDACC__)
-#include <cuda_bf16.h>
-#endif
-
-#include "kernels/common/bf16.h"
+#include "kernels/common/bf16.h"  // with CUDA's bf16 on the device
 #include "kernels/common/inputs.h"
 #include "kernels/kernel.h"
 
@@ -36,7 +32,6 @@ struct Problem {
   float eps = 1e-6f, offset = 0.0f;
   std::uint64_t seed = 0;
 
-  Problem() = default;
   explicit Problem(const Parameters& p);
 
   KS_HOST_DEVICE float to_dtype(float v) const {

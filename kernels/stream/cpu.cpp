@@ -23,11 +23,8 @@ class CpuStream final : public Instance {
   }
 
   BoundMode bind(const std::string&) override {
-    return {[this] { call(); },
-            [this] {
-              call();
-              return check_sampled(p_, [this](std::int64_t i) { return a_[i]; });
-            }};
+    return run_then_compare([this] { call(); },
+                            [this] { return check_sampled(p_, [this](std::int64_t i) { return a_[i]; }); });
   }
 
  private:

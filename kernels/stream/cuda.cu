@@ -10,16 +10,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void fill(Problem p, float* a, float* b, float* c) {
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < static_cast<std::uint64_t>(p.elements); i += stride) {
-    a[i] = 0.0f;
-    b[i] = p.b(i);
-    c[i] = p.c(i);
-  }
-}
-
 // Elements come in multiples of 2^18 (whole MiB of fp32), so every array is whole float4s.
 __global__ void copy(std::int64_t vectors, float4* __restrict__ a, const float4* __restrict__ b) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -43,22 +33,14 @@ class CudaStream final : public Instance {
     a_ = memory_.allocate<float>(n, "a");
     b_ = memory_.allocate<float>(n, "b");
     c_ = memory_.allocate<float>(n, "c");
-    fill<<<grid_for(p_.elements, kThreads), kThreads, 0, stream_>>>(p_, a_, b_, c_);
-    KS_CUDA_LAUNCHED();
+    KS_CUDA(cudaMemsetAsync(a_, 0, n * sizeof(float), stream_));
+    generate_symmetric(b_, false, n, p_.seed, kB, stream_);  // p_.b(i) and p_.c(i)
+    generate_symmetric(c_, false, n, p_.seed, kC, stream_);
     stream_.synchronize();
   }
 
   BoundMode bind(const std::string&) override {
-    return {[this] { call(); },
-            [this] {
-              call();
-              stream_.synchronize();
-              return check_sampled(p_, [this](std::int64_t i) {
-                float value = 0;
-                KS_CUDA(cudaMemcpy(&value, a_ + i, sizeof value, cudaMemcpyDeviceToHost));
-                return value;
-              });
-            }};
+    return run_then_compare([this] { call(); }, [this] { return check(); });
   }
   void* stream() const override { return stream_.get(); }
   std::size_t device_bytes() const override { return memory_.total_bytes(); }
@@ -73,6 +55,11 @@ class CudaStream final : public Instance {
       triad<<<blocks, kThreads, 0, stream_>>>(vectors, a, reinterpret_cast<const float4*>(b_),
                                               reinterpret_cast<const float4*>(c_));
     KS_CUDA_LAUNCHED();
+  }
+
+  CheckResult check() const {
+    stream_.synchronize();
+    return check_sampled(p_, [this](std::int64_t i) { return download_floats(a_ + i, 1, false)[0]; });
   }
 
   Problem p_;

@@ -2,17 +2,13 @@
 // own (cpu.cpp, cuda.cu).
 #include "kernels/stream/stream.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 namespace ks::stream {
-namespace {
 
-constexpr int kSampled = 64;
-
-}  // namespace
+constexpr int kSampled = 64;  // elements of a that a check compares
 
 Problem::Problem(const Parameters& p)
     : op(p.is("op", "copy") ? Op::copy : Op::triad),

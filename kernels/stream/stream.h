@@ -11,7 +11,6 @@
 // bandwidth with this kernel.
 #include <cstdint>
 #include <functional>
-#include <string>
 
 #include "kernels/common/inputs.h"
 #include "kernels/kernel.h"
@@ -28,11 +27,10 @@ struct Problem {
   std::int64_t elements = 0;  // of each array
   std::uint64_t seed = 0;
 
-  Problem() = default;
   explicit Problem(const Parameters& p);
 
-  KS_HOST_DEVICE float b(std::uint64_t i) const { return counter_symmetric(seed, kB, i); }
-  KS_HOST_DEVICE float c(std::uint64_t i) const { return counter_symmetric(seed, kC, i); }
+  float b(std::uint64_t i) const { return counter_symmetric(seed, kB, i); }
+  float c(std::uint64_t i) const { return counter_symmetric(seed, kC, i); }
 };
 
 // FLOPs and bytes of one call.

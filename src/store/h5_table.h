@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,7 +52,6 @@ class Extendable1D {
   static Extendable1D open(hid_t file, const std::string& name, const Options& options);
 
   std::uint64_t size() const { return size_; }
-  const std::string& name() const { return name_; }
   // Whether the file describes the elements' type as `file_type` (H5Tequal).
   bool stored_as(hid_t file_type) const;
   hid_t id() const { return dataset_.get(); }
@@ -106,9 +104,6 @@ template <class Record> class CompoundLayout {
   explicit CompoundLayout(std::vector<Column<Record>> columns) : columns_(std::move(columns)) { build_types(); }
 
   // The same record, restricted to `names` (in that order): reads then touch only those fields.
-  CompoundLayout subset(std::initializer_list<std::string_view> names) const {
-    return subset(std::vector<std::string_view>(names));
-  }
   CompoundLayout subset(const std::vector<std::string_view>& names) const {
     std::vector<Column<Record>> chosen;
     for (std::string_view name : names) chosen.push_back(column_named(name));
@@ -183,23 +178,14 @@ template <class Record> class CompoundLayout {
   Handle string_type_, memory_type_, file_type_;
 };
 
-// A compound dataset of Records that grows at its end.
+// A compound dataset of Records that grows at its end: `rows` made with a layout's file_type().
 template <class Record> class Table {
  public:
-  static Table create(hid_t file, const std::string& name, const CompoundLayout<Record>& layout, hsize_t chunk_rows,
-                      const Extendable1D::Options& options) {
-    return Table(Extendable1D::create(file, name, layout.file_type(), chunk_rows, options));
-  }
-  static Table open(hid_t file, const std::string& name, const Extendable1D::Options& options) {
-    return Table(Extendable1D::open(file, name, options));
-  }
+  explicit Table(Extendable1D rows) : rows_(std::move(rows)) {}
 
   std::uint64_t size() const { return rows_.size(); }
   void clear_past_end(std::uint64_t margin_chunks) { rows_.clear_past_end(margin_chunks); }
-
-  // Whether the dataset's type, as the file describes it, is the one `layout` writes: a damaged
-  // description (an object header carries no checksum) would read every row through other types.
-  bool stored_as(const CompoundLayout<Record>& layout) const { return rows_.stored_as(layout.file_type()); }
+  bool stored_as(hid_t file_type) const { return rows_.stored_as(file_type); }
 
   void append(std::span<Record> records, const CompoundLayout<Record>& layout) {
     std::vector<std::byte> buffer(records.size() * layout.row_bytes());
@@ -238,8 +224,6 @@ template <class Record> class Table {
  private:
   // Bounds the row buffer (and HDF5's string allocations) when reading large tables.
   static constexpr std::uint64_t kReadBlockRows = 4096;
-
-  explicit Table(Extendable1D rows) : rows_(std::move(rows)) {}
 
   void read_block(const CompoundLayout<Record>& layout, std::uint64_t first, std::span<Record> out) const {
     read_buffer_.resize(out.size() * layout.row_bytes());

@@ -116,7 +116,7 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
     read_blocks(*impl.samples, first_sample, end_sample);
     if (slice != 0) return "";
     // Every chunk of /quantiles and /sample_clocks read once: a damaged one fails its checksum here.
-    if (impl.quantiles) impl.quantiles->scan(quantile_layout(), [](std::uint64_t, const Quantile&) {});
+    if (impl.quantiles) impl.quantiles->scan(quantile_layout(), 0, quantiles, [](std::uint64_t, const Quantile&) {});
     if (impl.sample_clocks) read_blocks(*impl.sample_clocks, 0, clocks);
     std::string what = first_unchecked_row(*impl.environments, impl.documents_layout, version, "/environments");
     if (what.empty()) what = first_unchecked_row(*impl.protocols, impl.documents_layout, version, "/protocols");

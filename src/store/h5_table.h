@@ -58,11 +58,10 @@ class Extendable1D {
 
   // Writes `count` elements of `memory_type` from `buffer` after the current end.
   void append(hid_t memory_type, std::uint64_t count, const void* buffer);
-  // Reads elements [first, first + count) into `buffer` as `memory_type`.
-  void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const;
-  // The same for a type with variable-length strings: they are allocated from `arena`, and live until
-  // it is reset.
-  void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer, StringArena& arena) const;
+  // Reads elements [first, first + count) into `buffer` as `memory_type`. A type with variable-length
+  // strings needs `arena`: they are allocated from it, and live until it is reset.
+  void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer,
+            StringArena* arena = nullptr) const;
 
   // Resets whatever lies past the end in the file to the fill value (and drops whole chunks there).
   // A writer killed after its last flush may have left chunk data past the end that the file's
@@ -77,7 +76,6 @@ class Extendable1D {
  private:
   Extendable1D(Handle dataset, std::string name, std::uint64_t size, std::size_t conversion_buffer_bytes);
   hid_t transfer_properties() const { return transfer_.valid() ? transfer_.get() : H5P_DEFAULT; }
-  void read_through(hid_t transfer, hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const;
 
   Handle dataset_;
   std::string name_;
@@ -93,9 +91,8 @@ template <class Record> using Column = Field<Record>;
 // Every column occupies an 8-byte slot in memory: a char* for strings, the number otherwise.
 inline constexpr std::size_t kSlotBytes = 8;
 
-// The non-template half of CompoundLayout: HDF5 types of the columns.
-hid_t native_type_of(std::size_t variant_index, hid_t string_type);
-hid_t file_type_of(std::size_t variant_index, hid_t string_type);
+// The non-template half of CompoundLayout: HDF5 types of the columns, in memory or in the file.
+hid_t member_type(std::size_t variant_index, hid_t string_type, bool in_file);
 Handle compound_type(const std::vector<std::string>& names, const std::vector<hid_t>& member_types,
                      const std::vector<std::size_t>& offsets, std::size_t total_size);
 
@@ -106,7 +103,11 @@ template <class Record> class CompoundLayout {
   // The same record, restricted to `names` (in that order): reads then touch only those fields.
   CompoundLayout subset(const std::vector<std::string_view>& names) const {
     std::vector<Column<Record>> chosen;
-    for (std::string_view name : names) chosen.push_back(column_named(name));
+    for (std::string_view name : names) {
+      const auto column = std::find_if(columns_.begin(), columns_.end(), [&](const auto& c) { return c.name == name; });
+      if (column == columns_.end()) throw ResultsFileError("no column named " + std::string(name));
+      chosen.push_back(*column);
+    }
     return CompoundLayout(std::move(chosen));
   }
 
@@ -148,13 +149,6 @@ template <class Record> class CompoundLayout {
     std::memcpy(&value, slot, sizeof value);
   }
 
-  const Column<Record>& column_named(std::string_view name) const {
-    for (const auto& column : columns_) {
-      if (column.name == name) return column;
-    }
-    throw ResultsFileError("no column named " + std::string(name));
-  }
-
   void build_types() {
     string_type_ = string_type();
     std::vector<std::string> names;
@@ -164,8 +158,8 @@ template <class Record> class CompoundLayout {
     for (std::size_t i = 0; i < columns_.size(); ++i) {
       const std::size_t kind = columns_[i].access.index();
       names.push_back(columns_[i].name);
-      native.push_back(native_type_of(kind, string_type_.get()));
-      file.push_back(file_type_of(kind, string_type_.get()));
+      native.push_back(member_type(kind, string_type_.get(), false));
+      file.push_back(member_type(kind, string_type_.get(), true));
       memory_offsets.push_back(i * kSlotBytes);
       file_offsets.push_back(file_size);
       file_size += H5Tget_size(file.back());
@@ -204,12 +198,9 @@ template <class Record> class Table {
   }
   std::vector<Record> read_all(const CompoundLayout<Record>& layout) const { return read(layout, 0, size()); }
 
-  // Visits every row, visit(row index, record), with the fields of `layout` filled, through one block
-  // of records reused from block to block: a scan of a large table allocates no row per row.
-  template <class Visit> void scan(const CompoundLayout<Record>& layout, Visit&& visit) const {
-    scan(layout, 0, size(), std::forward<Visit>(visit));
-  }
-  // The same for rows [first, first + count).
+  // Visits rows [first, first + count), visit(row index, record), with the fields of `layout` filled,
+  // through one block of records reused from block to block: a scan of a large table allocates no
+  // row per row.
   template <class Visit>
   void scan(const CompoundLayout<Record>& layout, std::uint64_t first, std::uint64_t count, Visit&& visit) const {
     const std::uint64_t end = first + count;
@@ -227,7 +218,7 @@ template <class Record> class Table {
 
   void read_block(const CompoundLayout<Record>& layout, std::uint64_t first, std::span<Record> out) const {
     read_buffer_.resize(out.size() * layout.row_bytes());
-    rows_.read(layout.memory_type(), first, out.size(), read_buffer_.data(), strings_);
+    rows_.read(layout.memory_type(), first, out.size(), read_buffer_.data(), &strings_);
     for (std::size_t i = 0; i < out.size(); ++i) layout.unpack(read_buffer_.data() + i * layout.row_bytes(), out[i]);
     strings_.reset();  // the block's strings are copied out
   }

@@ -26,10 +26,6 @@ std::uint64_t batch_bytes(const std::vector<StoredRun>& batch) {
   return bytes;
 }
 
-SessionInfo first_session(const RunInfo& info) {
-  return {info.started_at, info.world_size, info.host, info.command_line, info.kernelsweep_version, info.git_commit};
-}
-
 // guarded() for what writes, refused on a file not open to write (`refused`: what cannot be done), and
 // a write that fails leaves the file for the next open to check.
 template <class Body>
@@ -49,24 +45,22 @@ void writing(ResultsFile::Impl& self, std::string_view action, std::string_view 
 
 }  // namespace
 
-ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo& info) {
-  return create(path, info, {first_session(info)});
-}
-
 ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo& info,
                                 const std::vector<SessionInfo>& sessions) {
-  if (std::filesystem::exists(path)) {
+  if (std::filesystem::exists(path))
     throw ResultsFileError("refusing to create results file " + path.string() + ": it already exists");
-  }
   return guarded(path, "creating it", [&] {
     h5::Handle fapl = file_access(true);
     // H5F_ACC_EXCL as well: a file that appears between the check above and here is not replaced either.
     h5::Handle file =
-        h5::own_file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "creating the HDF5 file");
+        h5::own<H5Fclose>(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "creating the HDF5 file");
     try {
       write_root_attributes(file.get(), info);
       auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create);
       std::vector<SessionInfo> rows = sessions;
+      if (rows.empty())
+        rows.push_back({info.started_at, info.world_size, info.host, info.command_line, info.kernelsweep_version,
+                        info.git_commit});
       put_checks(std::span(rows), impl->sessions_layout, impl->layout_version);
       impl->sessions->append(std::span(rows), impl->sessions_layout);
       // Until its first flush the file on disk is a bare superblock that no reader opens: make the
@@ -99,9 +93,8 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
     std::vector<double> samples, sample_clocks;
     std::vector<Quantile> quantiles;
     for (StoredRun& record : batch) {
-      if (!status_index(record.status)) {
+      if (!status_index(record.status))
         throw ResultsFileError("point " + record.point_id + " has unknown status \"" + record.status + "\"");
-      }
       record.samples_offset = self.samples->size() + samples.size();
       record.samples_count = record.samples_ns.size();
       samples.insert(samples.end(), record.samples_ns.begin(), record.samples_ns.end());
@@ -129,9 +122,8 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
     put_checks(std::span(batch), self.runs_layout, self.layout_version);
     self.runs->append(std::span(batch), self.runs_layout);
     if (self.run_keys) {
-      std::vector<RunKey> keys;
-      keys.reserve(batch.size());
-      for (const StoredRun& record : batch) keys.push_back(run_key_of(record));
+      std::vector<RunKey> keys(batch.size());
+      std::transform(batch.begin(), batch.end(), keys.begin(), run_key_of);
       self.run_keys->append(run_key_memory_type(), keys.size(), keys.data());
     }
   });

@@ -31,14 +31,14 @@ h5::Handle run_key_type(bool in_file) {
   const std::string what = "making the type of /run_keys";
   const hsize_t key_bytes = std::tuple_size_v<PointKey>;
   const hid_t byte = in_file ? H5T_STD_U8LE : H5T_NATIVE_UINT8;
-  h5::Handle key = h5::own_datatype(H5Tarray_create2(byte, 1, &key_bytes), what);
-  h5::Handle status = h5::own_datatype(H5Tenum_create(byte), what);
+  h5::Handle key = h5::own<H5Tclose>(H5Tarray_create2(byte, 1, &key_bytes), what);
+  h5::Handle status = h5::own<H5Tclose>(H5Tenum_create(byte), what);
   for (std::uint8_t i = 0; i < std::size(kStatuses); ++i)
     h5::check_status(H5Tenum_insert(status.get(), kStatuses[i], &i), what);
   // In the file the fields are packed (37 bytes a row); in memory they are RunKey's.
   const std::size_t status_at = in_file ? key_bytes : offsetof(RunKey, status);
   const std::size_t repetition_at = in_file ? key_bytes + 1 : offsetof(RunKey, repetition);
-  h5::Handle type = h5::own_datatype(H5Tcreate(H5T_COMPOUND, in_file ? key_bytes + 1 + 4 : sizeof(RunKey)), what);
+  h5::Handle type = h5::own<H5Tclose>(H5Tcreate(H5T_COMPOUND, in_file ? key_bytes + 1 + 4 : sizeof(RunKey)), what);
   h5::check_status(H5Tinsert(type.get(), "point_key", in_file ? 0 : offsetof(RunKey, point_key), key.get()), what);
   h5::check_status(H5Tinsert(type.get(), "status", status_at, status.get()), what);
   h5::check_status(H5Tinsert(type.get(), "repetition", repetition_at, in_file ? H5T_STD_I32LE : H5T_NATIVE_INT32),
@@ -176,9 +176,8 @@ void write_root_attributes(hid_t file, const RunInfo& info) {
 }
 
 RunInfo read_root_attributes(hid_t file) {
-  if (h5::read_string_attribute(file, "format") != kFormatName) {
+  if (h5::read_string_attribute(file, "format") != kFormatName)
     throw ResultsFileError(std::string("root attribute format is not \"") + kFormatName + "\"");
-  }
   RunInfo info;
   info.layout_version = h5::read_int64_attribute(file, "layout_version");
   for (const Field<RunInfo>& field : root_attribute_fields()) {

@@ -69,10 +69,9 @@ std::vector<StoredRun> ResultsFile::read_runs() const {
 std::vector<StoredRun> ResultsFile::read_runs(std::uint64_t first, std::uint64_t count) const {
   Impl& self = impl();
   return guarded(self.path, "reading /runs", [&] {
-    if (first > self.runs->size() || count > self.runs->size() - first) {
+    if (first > self.runs->size() || count > self.runs->size() - first)
       throw ResultsFileError("rows " + std::to_string(first) + " to " + std::to_string(first + count) +
                              " asked, the table has " + std::to_string(self.runs->size()));
-    }
     return self.runs->read(self.runs_layout, first, count);
   });
 }
@@ -120,9 +119,9 @@ void ResultsFile::scan_statuses(
     std::vector<std::string_view> columns{"point_id", "status"};
     if (self.layout_version >= 4) columns.push_back("repetition");
     with_evictions_while_reading(self.id(), self.writable, [&] {
-      self.runs->scan(self.runs_layout.subset(columns), [&](std::uint64_t row, const StoredRun& run) {
-        visit(row, run.point_id, run.repetition, run.status);
-      });
+      self.runs->scan(
+          self.runs_layout.subset(columns), 0, self.runs->size(),
+          [&](std::uint64_t row, const StoredRun& run) { visit(row, run.point_id, run.repetition, run.status); });
     });
   });
 }

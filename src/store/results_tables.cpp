@@ -30,19 +30,24 @@ ResultsFile::Impl::Impl(std::filesystem::path file_path, h5::Handle file_handle,
     reserve = SpaceReserve(path);
     reserve.ensure(kReserveBytes);
   }
+  // Each table made (fresh) or opened; the small ones (documents, ranks, sessions) take the defaults.
   const bool fresh = mode == Mode::Create;
-  runs.emplace(dataset("/runs", runs_layout.file_type(), fresh, kRunsChunkRows, kRunsOptions));
-  samples.emplace(dataset("/samples", H5T_IEEE_F64LE, fresh, kSamplesChunk, kSamplesOptions));
-  environments.emplace(dataset("/environments", documents_layout.file_type(), fresh));
-  protocols.emplace(dataset("/protocols", documents_layout.file_type(), fresh));
-  ranks.emplace(dataset("/ranks", ranks_layout.file_type(), fresh));
-  sessions.emplace(dataset("/sessions", sessions_layout.file_type(), fresh));
+  const auto dataset = [&](const char* name, hid_t file_type, hsize_t chunk = kSmallTableChunkRows,
+                           const h5::Extendable1D::Options& options = kSmallTableOptions) {
+    return fresh ? h5::Extendable1D::create(id(), name, file_type, chunk, options)
+                 : h5::Extendable1D::open(id(), name, options);
+  };
+  runs.emplace(dataset("/runs", runs_layout.file_type(), kRunsChunkRows, kRunsOptions));
+  samples.emplace(dataset("/samples", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions));
+  environments.emplace(dataset("/environments", documents_layout.file_type()));
+  protocols.emplace(dataset("/protocols", documents_layout.file_type()));
+  ranks.emplace(dataset("/ranks", ranks_layout.file_type()));
+  sessions.emplace(dataset("/sessions", sessions_layout.file_type()));
   if (layout_version >= 3)
-    quantiles.emplace(dataset("/quantiles", quantile_layout().file_type(), fresh, kQuantilesChunk, kSamplesOptions));
+    quantiles.emplace(dataset("/quantiles", quantile_layout().file_type(), kQuantilesChunk, kSamplesOptions));
   if (layout_version >= 4)
-    sample_clocks.emplace(dataset("/sample_clocks", H5T_IEEE_F64LE, fresh, kSamplesChunk, kSamplesOptions));
-  if (layout_version >= 6)
-    run_keys.emplace(dataset("/run_keys", run_key_file_type(), fresh, kRunKeysChunk, kSamplesOptions));
+    sample_clocks.emplace(dataset("/sample_clocks", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions));
+  if (layout_version >= 6) run_keys.emplace(dataset("/run_keys", run_key_file_type(), kRunKeysChunk, kSamplesOptions));
   if (fresh) h5::write_string_attribute(samples->id(), "units", "ns");
   if (fresh && sample_clocks) h5::write_string_attribute(sample_clocks->id(), "units", "MHz");
   if (writable) set_metadata_evictions(id(), false);
@@ -65,12 +70,6 @@ void ResultsFile::Impl::complete_run_keys() {
   runs->scan(runs_layout.subset({"point_id", "status", "repetition"}), first, runs->size() - first,
              [&](std::uint64_t, const StoredRun& run) { keys.push_back(run_key_of(run)); });
   run_keys->append(run_key_memory_type(), keys.size(), keys.data());
-}
-
-h5::Extendable1D ResultsFile::Impl::dataset(const std::string& name, hid_t file_type, bool fresh,
-                                            hsize_t chunk_elements, const h5::Extendable1D::Options& options) {
-  return fresh ? h5::Extendable1D::create(id(), name, file_type, chunk_elements, options)
-               : h5::Extendable1D::open(id(), name, options);
 }
 
 void ResultsFile::Impl::remember_stored_keys() {
@@ -111,7 +110,7 @@ void repair_end_of_allocation(hid_t file) {
 }
 
 h5::Handle file_access(bool file_locking) {
-  h5::Handle fapl = h5::own_property_list(H5Pcreate(H5P_FILE_ACCESS), "making file access properties");
+  h5::Handle fapl = h5::own<H5Pclose>(H5Pcreate(H5P_FILE_ACCESS), "making file access properties");
   h5::check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_EARLIEST, H5F_LIBVER_V18),
                    "capping the file format at HDF5 1.8");
   if (!file_locking) h5::check_status(H5Pset_file_locking(fapl.get(), false, true), "turning file locking off");
@@ -120,7 +119,7 @@ h5::Handle file_access(bool file_locking) {
 
 h5::Handle open_file(const std::filesystem::path& path, unsigned flags, bool file_locking) {
   const h5::Handle fapl = file_access(file_locking);
-  return h5::own_file(H5Fopen(path.c_str(), flags, fapl.get()), "opening the HDF5 file");
+  return h5::own<H5Fclose>(H5Fopen(path.c_str(), flags, fapl.get()), "opening the HDF5 file");
 }
 
 ResultsFile::ResultsFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

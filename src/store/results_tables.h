@@ -54,11 +54,6 @@ struct ResultsFile::Impl {
     visit("/sessions", sessions, sessions_layout.file_type());
   }
 
-  // A dataset made (fresh) or opened; the small tables (documents, ranks, sessions) take the defaults.
-  h5::Extendable1D dataset(const std::string& name, hid_t file_type, bool fresh,
-                           hsize_t chunk_elements = kSmallTableChunkRows,
-                           const h5::Extendable1D::Options& options = kSmallTableOptions);
-
   // The keys that make puts idempotent across sessions: digests and rank rows already stored.
   void remember_stored_keys();
 

@@ -89,8 +89,7 @@ bool is_stale(const Holder& holder, const std::string& this_host) {
 // Moves a stale lock file aside, checking that what was moved is the file judged stale (another
 // writer may have taken it over in between, and its fresh lock must stay). True when it is gone.
 bool remove_stale(const std::filesystem::path& path, const std::string& judged_content) {
-  auto aside = path;
-  aside += fmt::format(".stale-{}", ::getpid());
+  const auto aside = std::filesystem::path(path) += fmt::format(".stale-{}", ::getpid());
   if (::rename(path.c_str(), aside.c_str()) != 0) return errno == ENOENT;
   if (read_whole(aside) != judged_content) {
     ::rename(aside.c_str(), path.c_str());  // not the file judged: put it back
@@ -113,9 +112,7 @@ std::string busy_message(const std::filesystem::path& results_file, const std::f
 }  // namespace
 
 std::filesystem::path WriterLock::lock_path(const std::filesystem::path& results_file) {
-  auto path = results_file;
-  path += ".lock";
-  return path;
+  return std::filesystem::path(results_file) += ".lock";
 }
 
 WriterLock WriterLock::acquire(const std::filesystem::path& results_file, const std::string& host,

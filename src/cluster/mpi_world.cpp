@@ -6,7 +6,7 @@
 #include <numeric>
 #include <thread>
 
-#include "cluster/poll_interval.h"
+#include "cluster/rank_messages.h"
 
 namespace ks {
 namespace {
@@ -32,7 +32,7 @@ std::vector<int> displacements(const std::vector<int>& counts) {
 // Every collective step is started non-blocking and waited for with a deadline: a rank that stops
 // (or never arrives) would otherwise hold every other rank inside MPI for good. A rank that finished
 // its share waits here for the others' last points, however long they take: it looks ever less often
-// (poll_interval.h), leaving the cores it may share to the workers still measuring.
+// (PollInterval, rank_messages.h), leaving the cores it may share to the workers still measuring.
 void MpiWorld::wait(MPI_Request& request, const char* step) const {
   const auto deadline = std::chrono::steady_clock::now() + collective_deadline_;
   PollInterval interval(std::chrono::microseconds(100), std::chrono::microseconds(5000));

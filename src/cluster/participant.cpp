@@ -11,7 +11,7 @@
 #include "calibration/probes.h"
 #include "cluster/interruption.h"
 #include "cluster/point_record.h"
-#include "cluster/poll_interval.h"
+#include "cluster/rank_messages.h"
 #include "common/clock.h"
 #include "common/digest.h"
 

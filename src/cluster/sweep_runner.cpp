@@ -8,7 +8,7 @@
 #include "cluster/interruption.h"
 #include "cluster/messaging.h"
 #include "cluster/participant.h"
-#include "cluster/poll_interval.h"
+#include "cluster/rank_messages.h"
 #include "cluster/worker_process.h"
 
 namespace ks {

@@ -7,10 +7,14 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
-#include "cluster/gpu_binding.h"
+#ifdef KERNELSWEEP_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
 #include "cluster/nccl_member.h"
-#include "cluster/pipe_channel.h"
 #include "cluster/worker_messages.h"
 #include "common/canonical_json.h"
 #include "common/clock.h"
@@ -26,6 +30,17 @@
 
 namespace ks {
 namespace {
+
+// Makes `ordinal` the current device of this process. Throws on failure; a no-op in a build without CUDA.
+void bind_gpu(int ordinal) {
+#ifdef KERNELSWEEP_HAVE_CUDA
+  if (const cudaError_t e = cudaSetDevice(ordinal); e != cudaSuccess)
+    throw std::runtime_error("cudaSetDevice(" + std::to_string(ordinal) + ") failed: " + cudaGetErrorString(e));
+  cudaFree(nullptr);  // create the context now, outside any timed region
+#else
+  (void)ordinal;
+#endif
+}
 
 // The instance of the last shape, kept while the next request has the same shape (its other modes),
 // with the device memory measured from before it was made.
@@ -130,7 +145,9 @@ class Worker {
     GpuInfo gpu;
     std::string problem;
     if (gpu_count_ > 0) {
-      const int ordinal = choose_gpu(local_rank_, gpu_count_);
+      // One GPU per rank: the local rank modulo the visible GPUs; where CUDA_VISIBLE_DEVICES leaves one
+      // GPU visible (Slurm's --gpu-bind), that one.
+      const int ordinal = local_rank_ % gpu_count_;
       try {
         gpu = read_gpu_info(ordinal);
         gpu_uuid_ = gpu.uuid;

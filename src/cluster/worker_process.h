@@ -17,7 +17,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/pipe_channel.h"
 #include "cluster/worker_messages.h"
 
 namespace ks {
@@ -47,7 +46,6 @@ class WorkerProcess {
   // when it cannot be started, Interrupted when a stop is requested meanwhile.
   const nlohmann::json& ensure_started();
   bool busy() const { return busy_; }
-  int read_fd() const { return channel_.read_fd(); }
 
   // Sends a point; the result is collected with poll() (`crashed` when no worker would start).
   void begin(const MeasureRequest& request);

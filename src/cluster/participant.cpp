@@ -84,17 +84,10 @@ void Participant::check_gpus_not_shared() const {
 // A stop while the worker starts (Interrupted) is noticed again at the top of the loop, where every
 // rank has joined, and ends the run in order from there.
 Json Participant::first_hello() {
-  const auto without_worker = [](const std::string& problem) {
-    return Json{{"type", "hello"},
-                {"gpu_count", 0},
-                {"gpu", to_json(GpuInfo{})},
-                {"host", to_json(read_host_info())},
-                {"problem", problem}};
-  };
   try {
     return workers_.ensure_started();
-  } catch (const WorkerStartError& e) { return without_worker(e.what()); } catch (const Interrupted& e) {
-    return without_worker(e.what());
+  } catch (const WorkerStartError& e) { return hello_message(0, GpuInfo{}, e.what()); } catch (const Interrupted& e) {
+    return hello_message(0, GpuInfo{}, e.what());
   }
 }
 

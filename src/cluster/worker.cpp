@@ -116,25 +116,21 @@ class Worker {
     if (!channel_.send(hello().dump())) return 0;
     std::string text;
     while (channel_.receive(text, std::chrono::microseconds(-1)) == ReadOutcome::message) {
-      if (is_bytes_message(text)) {  // a measure request from a rank of this executable: answered as bytes
-        const MeasureResult result = measure(request_from_bytes(text, protocols_));
-        if (!channel_.send(encode_bytes(result))) break;
-        if (result.worker_exits) break;
-        continue;
-      }
-      const Json message = Json::parse(text);
-      if (message.at("type") == "stop") break;
-      if (message.at("type") == "release") {  // another worker of the rank takes the GPU for a while
+      // A measure request from a rank of this executable comes as bytes, and is answered as bytes.
+      const bool as_bytes = is_bytes_message(text);
+      const Json message = as_bytes ? Json() : Json::parse(text);
+      const Json type = as_bytes ? Json("measure") : message.at("type");
+      if (type == "stop") break;
+      if (type == "release") {  // another worker of the rank takes the GPU for a while
         cache_.drop();
         continue;
       }
-      if (message.at("type") == "nccl_id") {
+      if (type == "nccl_id") {
         if (!channel_.send(new_nccl_id().dump())) break;
         continue;
       }
-      const MeasureResult result = measure(decode_request(message));
-      if (!channel_.send(encode(result))) break;
-      if (result.worker_exits) break;
+      const MeasureResult result = measure(as_bytes ? request_from_bytes(text, protocols_) : decode_request(message));
+      if (!channel_.send(as_bytes ? encode_bytes(result) : encode(result)) || result.worker_exits) break;
     }
     return 0;
   }
@@ -157,11 +153,7 @@ class Worker {
         gpu_count_ = 0;
       }
     }
-    return {{"type", "hello"},
-            {"gpu_count", gpu_count_},
-            {"gpu", to_json(gpu)},
-            {"host", to_json(read_host_info())},
-            {"problem", problem}};
+    return hello_message(gpu_count_, gpu, problem);
   }
 
   MeasureResult measure(const MeasureRequest& request) {

@@ -14,6 +14,18 @@
 
 namespace ks {
 
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GangSeat, members, me, nccl_id, timeout_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ColdRule, max_noise, min_samples, min_time_s, timeout_s,
+                                                throttle_threshold, throttle_pause_s)
+
+Json hello_message(int gpu_count, const GpuInfo& gpu, const std::string& problem) {
+  return {{"type", "hello"},
+          {"gpu_count", gpu_count},
+          {"gpu", to_json(gpu)},
+          {"host", to_json(read_host_info())},
+          {"problem", problem}};
+}
+
 Json to_json(const ProtocolSpec& s) {
   Json j = {{"name", s.name},
             {"warmup_ms", s.warmup_ms},
@@ -23,14 +35,7 @@ Json to_json(const ProtocolSpec& s) {
   if (s.flush_bytes) j["flush_bytes"] = *s.flush_bytes;
   if (s.min_repeat) j["min_repeat"] = *s.min_repeat;
   if (s.repetitions != 1) j["repetitions"] = s.repetitions;
-  if (s.name == "cold") {
-    j.update({{"max_noise", s.cold.max_noise},
-              {"min_samples", s.cold.min_samples},
-              {"min_time_s", s.cold.min_time_s},
-              {"timeout_s", s.cold.timeout_s},
-              {"throttle_threshold", s.cold.throttle_threshold},
-              {"throttle_pause_s", s.cold.throttle_pause_s}});
-  }
+  if (s.name == "cold") j.update(Json(s.cold));
   if (s.name == "graph") j["replays"] = s.replays;
   if (!s.sm_clock_per_sample) j["sm_clock_per_sample"] = false;
   if (s.energy) j["energy"] = true;
@@ -46,12 +51,7 @@ ProtocolSpec protocol_spec_from_json(const Json& j) {
   s.quantiles = j.at("quantiles").get<std::vector<double>>();
   if (j.contains("flush_bytes")) s.flush_bytes = j["flush_bytes"].get<std::int64_t>();
   if (j.contains("min_repeat")) s.min_repeat = j["min_repeat"].get<std::int64_t>();
-  s.cold.max_noise = j.value("max_noise", s.cold.max_noise);
-  s.cold.min_samples = j.value("min_samples", s.cold.min_samples);
-  s.cold.min_time_s = j.value("min_time_s", s.cold.min_time_s);
-  s.cold.timeout_s = j.value("timeout_s", s.cold.timeout_s);
-  s.cold.throttle_threshold = j.value("throttle_threshold", s.cold.throttle_threshold);
-  s.cold.throttle_pause_s = j.value("throttle_pause_s", s.cold.throttle_pause_s);
+  s.cold = j.get<ColdRule>();  // its keys sit beside the protocol's own
   s.replays = j.value("replays", s.replays);
   s.repetitions = j.value("repetitions", s.repetitions);
   s.sm_clock_per_sample = j.value("sm_clock_per_sample", s.sm_clock_per_sample);
@@ -65,11 +65,7 @@ std::string encode(const MeasureRequest& r) {
                       {"mode", r.point.mode},
                       {"params", r.point.params}};
   Json message = {{"type", "measure"}, {"point", point}, {"protocol", to_json(r.protocol)}, {"check", r.check}};
-  if (r.gang)
-    message["gang"] = {{"members", r.gang->members},
-                       {"me", r.gang->me},
-                       {"nccl_id", r.gang->nccl_id},
-                       {"timeout_s", r.gang->timeout_s}};
+  if (r.gang) message["gang"] = *r.gang;
   return message.dump();
 }
 
@@ -82,14 +78,7 @@ MeasureRequest decode_request(const Json& j) {
   r.point.params = p.at("params");
   r.protocol = protocol_spec_from_json(j.at("protocol"));
   r.check = j.at("check").get<bool>();
-  if (const auto gang = j.find("gang"); gang != j.end()) {
-    GangSeat seat;
-    seat.members = gang->at("members").get<std::vector<int>>();
-    seat.me = gang->at("me").get<int>();
-    seat.nccl_id = gang->at("nccl_id").get<std::string>();
-    seat.timeout_s = gang->at("timeout_s").get<double>();
-    r.gang = std::move(seat);
-  }
+  if (const auto gang = j.find("gang"); gang != j.end()) r.gang = gang->get<GangSeat>();
   return r;
 }
 
@@ -125,6 +114,20 @@ void need_all_read(std::string_view message, std::size_t offset) {
   if (offset != message.size())
     throw std::runtime_error("a message's bytes go on past its end (" + std::to_string(message.size()) + " bytes, " +
                              std::to_string(offset) + " read)");
+}
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) return false;
+      throw std::runtime_error(std::string("pipe write failed: ") + std::strerror(errno));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 }  // namespace
@@ -193,24 +196,6 @@ MeasureResult result_from_bytes(std::string_view message, ParsedText& protocols,
   need_all_read(message, offset);
   return r;
 }
-
-namespace {
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EPIPE) return false;
-      throw std::runtime_error(std::string("pipe write failed: ") + std::strerror(errno));
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
 
 bool PipeChannel::send(const std::string& message) {
   const auto length = static_cast<std::uint32_t>(message.size());

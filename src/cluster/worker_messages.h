@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/sweep_spec.h"
+#include "env/environment.h"
 #include "plan/point.h"
 #include "record/run_record.h"
 
@@ -56,6 +57,9 @@ struct MeasureResult {
   // packages it names, the labels of its run documents); null from the C++ worker.
   Json implementation;
 };
+
+// The worker's first message: the GPUs it sees, the one it measures on (or why none), its host.
+Json hello_message(int gpu_count, const GpuInfo& gpu, const std::string& problem);
 
 Json to_json(const ProtocolSpec& spec);
 ProtocolSpec protocol_spec_from_json(const Json& j);

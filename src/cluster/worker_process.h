@@ -88,8 +88,7 @@ class WorkerProcess {
   static constexpr std::chrono::seconds kStopGrace{5};
   bool exits_within(std::chrono::milliseconds grace) const;  // leaves the ended worker to reap()
 
-  std::string executable_;
-  std::vector<std::string> arguments_;    // argv of the worker, made before fork (see spawn)
+  std::vector<std::string> arguments_;    // argv of the worker (the executable first), made before fork (see spawn)
   std::vector<std::string> environment_;  // empty: this process's environment
   pid_t pid_ = -1;
   PipeChannel channel_;

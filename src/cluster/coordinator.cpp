@@ -9,7 +9,6 @@
 #include "cluster/interruption.h"
 #include "cluster/point_record.h"
 #include "cluster/workers.h"
-#include "common/clock.h"
 #include "common/point_id_set.h"
 
 namespace ks {
@@ -149,20 +148,17 @@ void Coordinator::record_own(RunRecord record, const Json& protocol, const Json&
   ++received_;
 }
 
-std::uint32_t Coordinator::generation_of(const std::vector<int>& gang) const {
-  const auto found = gang_generations_.find(gang);
-  return found == gang_generations_.end() ? 0 : found->second;
-}
-
 // The points of `groups` still to measure, made again from rank 0's plan, each with whether the
-// worker checks it.
+// worker checks it and, for a gang's, the generation of its communicator.
 std::vector<Assigned> Coordinator::points_of(const Handout& handout) const {
+  const auto generation = gang_generations_.find(handout.gang);
+  const std::uint32_t of_gang = generation == gang_generations_.end() ? 0 : generation->second;
   std::vector<Assigned> out;
   for (std::size_t group : handout.groups) {
     bool first = true;
     for (Point& point : plan_.points_to_measure(group)) {
       const bool check = checks(options_.check, point, first);
-      out.push_back({std::move(point), check, handout.gang, generation_of(handout.gang)});
+      out.push_back({std::move(point), check, handout.gang, of_gang});
       first = false;
     }
   }
@@ -221,7 +217,7 @@ void Coordinator::record_unrunnable() {
         ++left_skipped;
         continue;
       }
-      sink_.on_record(skipped_record(point, reason), Json(), Json());
+      sink_.on_record(unmeasured_record(point, "skipped", reason), Json(), Json());
     }
   }
   if (left_skipped > 0) sink_.on_left_skipped(left_skipped);
@@ -260,16 +256,13 @@ void Coordinator::drop_silent_ranks() {
     if (finished_[rank] || is_silent(rank) || now - last_heard_[rank] < silence_limit()) continue;
     const double seconds = std::chrono::duration<double>(now - last_heard_[rank]).count();
     SilentRank silent{rank, ranks_[rank].host.hostname, in_hand_[rank].size()};
+    const std::string why = fmt::format(
+        "rank {} on {} stopped answering (nothing heard for {:.0f} s); the sweep went on without it, and "
+        "--resume measures this point again",
+        rank, silent.host, seconds);
     for (const Point& point : in_hand_[rank]) {
-      MeasureResult lost;
-      lost.record.status = "crashed";
-      lost.record.message = fmt::format(
-          "rank {} on {} stopped answering (nothing heard for {:.0f} s); the sweep went on "
-          "without it, and --resume measures this point again",
-          rank, silent.host, seconds);
-      lost.record.started_at = lost.record.ended_at = iso_utc_now();
-      RunRecord record = make_record(point, lost, ranks_[rank], needs_gpu(*options_.registry, point));
-      sink_.on_record(std::move(record), Json(), Json());
+      const bool on_gpu = needs_gpu(*options_.registry, point);
+      sink_.on_record(unmeasured_record(point, "crashed", why, ranks_[rank], on_gpu), Json(), Json());
       ++received_;
     }
     in_hand_[rank].clear();

@@ -69,7 +69,6 @@ class Coordinator {
   std::vector<Assigned> points_of(const Handout& handout) const;
   void hand_out(const std::vector<Handout>& handouts);
   void note_lost_communicators(const std::vector<std::vector<int>>& member_sets);
-  std::uint32_t generation_of(const std::vector<int>& gang) const;
 
   const WorkPlan& plan_;
   const RunOptions& options_;

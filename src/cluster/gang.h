@@ -25,10 +25,8 @@
 //      member, the wrong elements summed, on the first member, which records the point.
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "cluster/gang_communicators.h"

@@ -64,9 +64,7 @@ bool stop_requested() { return g_stop_signal.load() != 0 || launcher_is_gone() |
 
 std::string stop_reason() {
   const int signal = g_stop_signal.load();
-  if (signal == SIGTERM) return "SIGTERM";
-  if (signal == SIGINT) return "SIGINT";
-  if (signal != 0) return fmt::format("signal {}", signal);
+  if (signal != 0) return signal == SIGTERM ? "SIGTERM" : "SIGINT";  // the two signals it handles
   if (launcher_is_gone()) return fmt::format("the launcher (pid {}) is gone", g_launcher);
   if (!g_stop_file_reason.empty()) return g_stop_file_reason;
   return "no stop requested";

@@ -17,8 +17,7 @@ bool stop_requested();
 // Why a stop was requested: "SIGTERM", "SIGINT", "the launcher (pid N) is gone", the stop file's line.
 std::string stop_reason();
 
-class Interrupted : public std::runtime_error {
- public:
+struct Interrupted : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 

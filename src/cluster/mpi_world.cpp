@@ -6,33 +6,14 @@
 #include <numeric>
 #include <thread>
 
-#include "cluster/poll_interval.h"
+#include "cluster/rank_messages.h"
 
 namespace ks {
-namespace {
-
-std::vector<std::string> split(const std::vector<char>& bytes, const std::vector<int>& counts) {
-  std::vector<std::string> out;
-  std::size_t offset = 0;
-  for (int count : counts) {
-    out.emplace_back(bytes.data() + offset, static_cast<std::size_t>(count));
-    offset += static_cast<std::size_t>(count);
-  }
-  return out;
-}
-
-std::vector<int> displacements(const std::vector<int>& counts) {
-  std::vector<int> d(counts.size(), 0);
-  for (std::size_t i = 1; i < counts.size(); ++i) d[i] = d[i - 1] + counts[i - 1];
-  return d;
-}
-
-}  // namespace
 
 // Every collective step is started non-blocking and waited for with a deadline: a rank that stops
 // (or never arrives) would otherwise hold every other rank inside MPI for good. A rank that finished
 // its share waits here for the others' last points, however long they take: it looks ever less often
-// (poll_interval.h), leaving the cores it may share to the workers still measuring.
+// (PollInterval, rank_messages.h), leaving the cores it may share to the workers still measuring.
 void MpiWorld::wait(MPI_Request& request, const char* step) const {
   const auto deadline = std::chrono::steady_clock::now() + collective_deadline_;
   PollInterval interval(std::chrono::microseconds(100), std::chrono::microseconds(5000));
@@ -65,36 +46,42 @@ MpiWorld::MpiWorld(int* argc, char*** argv) {
 // MPI_Finalize waits for every rank without a deadline: a rank stopped after the last collective step
 // would hold the others there for good. They meet first at a barrier that has one.
 MpiWorld::~MpiWorld() {
-  barrier();
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  wait(request, "the end of the run");
   if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
   MPI_Finalize();
 }
 
 std::vector<std::string> MpiWorld::gather_to_root(const std::string& mine) const {
-  int length = static_cast<int>(mine.size());
-  std::vector<int> counts(rank_ == 0 ? size_ : 0);
-  MPI_Request request;
-  MPI_Igather(&length, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
-  wait(request, "a gather");
-  std::vector<int> displs = rank_ == 0 ? displacements(counts) : std::vector<int>{};
-  std::vector<char> bytes(rank_ == 0 ? std::accumulate(counts.begin(), counts.end(), std::size_t{0}) : 0);
-  MPI_Igatherv(mine.data(), length, MPI_CHAR, bytes.data(), counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD,
-               &request);
-  wait(request, "a gather");
-  return rank_ == 0 ? split(bytes, counts) : std::vector<std::string>{};
+  return gather(mine, MPI_COMM_WORLD, rank_ == 0 ? size_ : 0, true, "a gather");
 }
 
 std::vector<std::string> MpiWorld::allgather_node(const std::string& mine) const {
+  return gather(mine, node_, local_size_, false, "a gather on the node");
+}
+
+// Their lengths first, then their bytes.
+std::vector<std::string> MpiWorld::gather(const std::string& mine, MPI_Comm comm, int received, bool to_root,
+                                          const char* step) const {
   int length = static_cast<int>(mine.size());
-  std::vector<int> counts(local_size_);
+  std::vector<int> counts(received), offsets(received);
   MPI_Request request;
-  MPI_Iallgather(&length, 1, MPI_INT, counts.data(), 1, MPI_INT, node_, &request);
-  wait(request, "a gather on the node");
-  const std::vector<int> displs = displacements(counts);
+  if (to_root) MPI_Igather(&length, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm, &request);
+  else MPI_Iallgather(&length, 1, MPI_INT, counts.data(), 1, MPI_INT, comm, &request);
+  wait(request, step);
+  std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
   std::vector<char> bytes(std::accumulate(counts.begin(), counts.end(), std::size_t{0}));
-  MPI_Iallgatherv(mine.data(), length, MPI_CHAR, bytes.data(), counts.data(), displs.data(), MPI_CHAR, node_, &request);
-  wait(request, "a gather on the node");
-  return split(bytes, counts);
+  if (to_root)
+    MPI_Igatherv(mine.data(), length, MPI_CHAR, bytes.data(), counts.data(), offsets.data(), MPI_CHAR, 0, comm,
+                 &request);
+  else
+    MPI_Iallgatherv(mine.data(), length, MPI_CHAR, bytes.data(), counts.data(), offsets.data(), MPI_CHAR, comm,
+                    &request);
+  wait(request, step);
+  std::vector<std::string> strings;
+  for (int i = 0; i < received; ++i) strings.emplace_back(bytes.data() + offsets[i], counts[i]);
+  return strings;
 }
 
 std::string MpiWorld::broadcast_from_root(const std::string& root_value) const {
@@ -122,12 +109,6 @@ MPI_Comm MpiWorld::duplicate_world(const char* step) const {
   MPI_Comm_idup(MPI_COMM_WORLD, &copy, &request);
   wait(request, step);
   return copy;
-}
-
-void MpiWorld::barrier() const {
-  MPI_Request request;
-  MPI_Ibarrier(MPI_COMM_WORLD, &request);
-  wait(request, "the end of the run");
 }
 
 void MpiWorld::abort(int code) const {

@@ -22,7 +22,6 @@ class MpiWorld {
   int size() const { return size_; }
   int local_rank() const { return local_rank_; }  // rank among the ranks of this node
   int local_size() const { return local_size_; }
-  MPI_Comm node() const { return node_; }
 
   // Every rank's string, on rank 0 (empty elsewhere).
   std::vector<std::string> gather_to_root(const std::string& mine) const;
@@ -44,7 +43,10 @@ class MpiWorld {
 
  private:
   void wait(MPI_Request& request, const char* step) const;
-  void barrier() const;
+  // Every rank's string of `comm`: on its rank 0 (`to_root`; `received`, the ranks' count there, 0
+  // elsewhere) or on each of its `received` ranks.
+  std::vector<std::string> gather(const std::string& mine, MPI_Comm comm, int received, bool to_root,
+                                  const char* step) const;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::chrono::seconds collective_deadline_{600};
   MPI_Comm node_ = MPI_COMM_NULL;

@@ -7,8 +7,9 @@
 #ifdef KERNELSWEEP_HAVE_NCCL
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <map>
+#include <memory>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include <nccl.h>
 
 #include "cluster/gang.h"
+#include "common/digest.h"
 #include "kernels/nccl/nccl_call.h"
 #include "measure/do_bench.h"
 #include "measure/protocol.h"
@@ -88,12 +90,6 @@ void wait_for(cudaStream_t stream, ncclComm_t comm, const Deadline& deadline, co
   }
 }
 
-std::string to_hex(const ncclUniqueId& id) {
-  std::string hex;
-  for (unsigned char byte : id.internal) hex += fmt::format("{:02x}", byte);
-  return hex;
-}
-
 ncclUniqueId from_hex(const std::string& hex) {
   ncclUniqueId id;
   if (hex.size() != 2 * sizeof id.internal)
@@ -106,18 +102,15 @@ ncclUniqueId from_hex(const std::string& hex) {
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    if (bytes > 0) check_cuda(cudaMalloc(&data_, bytes), "cudaMalloc of a collective's buffer");
+    void* data = nullptr;
+    if (bytes > 0) check_cuda(cudaMalloc(&data, bytes), "cudaMalloc of a collective's buffer");
+    data_.reset(static_cast<unsigned char*>(data));
   }
-  ~DeviceBuffer() {
-    if (data_) cudaFree(data_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  unsigned char* data() const { return static_cast<unsigned char*>(data_); }
+  unsigned char* data() const { return data_.get(); }
   std::size_t bytes() const { return bytes_; }
 
  private:
-  void* data_ = nullptr;
+  std::unique_ptr<unsigned char, decltype(&cudaFree)> data_{nullptr, cudaFree};
   std::size_t bytes_;
 };
 
@@ -159,14 +152,8 @@ class GpuCollective {
         send_(setting_.in_place ? 0 : counts_.send * size_) {
     if (!spec.start_nccl) throw std::runtime_error(spec.name + " has no NCCL call");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    call_.send = input();
-    call_.recv = recv_.data();
-    call_.counts = counts_;
-    call_.type = nccl_type(setting_.type);
-    call_.op = nccl_op(setting_.op);
-    call_.root = setting_.root;
-    call_.comm = comm;
-    call_.stream = stream_;
+    call_ = {input(),       recv_.data(), counts_, nccl_type(setting_.type), nccl_op(setting_.op),
+             setting_.root, comm,         stream_};
   }
 
   ~GpuCollective() {
@@ -349,7 +336,7 @@ std::string NcclMember::new_unique_id() {
   ncclUniqueId id;
   const ncclResult_t result = ncclGetUniqueId(&id);
   if (result != ncclSuccess) throw std::runtime_error(nccl_problem(nullptr, result, "ncclGetUniqueId"));
-  return to_hex(id);
+  return hex_of(std::span(reinterpret_cast<const unsigned char*>(id.internal), sizeof id.internal));
 }
 
 MeasureResult NcclMember::measure(const MeasureRequest& request) {

@@ -29,8 +29,6 @@ class NcclMember {
  public:
   NcclMember();
   ~NcclMember();
-  NcclMember(const NcclMember&) = delete;
-  NcclMember& operator=(const NcclMember&) = delete;
 
   // A new ncclUniqueId, as hex: the gang's first member makes it and its rank sends it to the others.
   // NCCL's bootstrap listens in this process until the members have joined. Throws when kernelsweep

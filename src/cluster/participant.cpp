@@ -11,7 +11,7 @@
 #include "calibration/probes.h"
 #include "cluster/interruption.h"
 #include "cluster/point_record.h"
-#include "cluster/poll_interval.h"
+#include "cluster/rank_messages.h"
 #include "common/clock.h"
 #include "common/digest.h"
 
@@ -20,12 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-// What every rank must agree on before they measure together: the sweep file and the protocol. The
-// plan itself lives on rank 0 only, which sends each rank the points it measures.
-std::string agreement_digest(const ProtocolSpec& protocol, const RunOptions& options) {
-  return sha256_hex(options.sweep_text + "\n" + to_json(protocol).dump());
-}
 
 }  // namespace
 
@@ -36,7 +30,10 @@ Participant::Participant(const MpiWorld& world, const ProtocolSpec& protocol, co
       workers_(*options.registry, options.executable, world.local_rank(), options.plugins, options.python) {}
 
 RunRecord Participant::record_of(const Point& point, const MeasureResult& result) const {
-  const bool on_gpu = timed_on_gpu(needs_gpu(*options_.registry, point), result);
+  // Timed on the GPU: a cuda implementation, or an `any` one that the worker ran on the rank's GPU (its
+  // protocol's timer says so).
+  const bool on_gpu = needs_gpu(*options_.registry, point) ||
+                      (result.protocol.is_object() && result.protocol.value("timer", "") == "cuda_events");
   MeasureResult counted = result;
   if (std::isnan(result.record.flops) && result.record.n_repeat > 0) {
     // A Python worker counts the work of kernels declared in Python; that of kernels declared in C++
@@ -50,33 +47,28 @@ RunRecord Participant::record_of(const Point& point, const MeasureResult& result
   return record;
 }
 
+// What every rank must agree on before they measure together: the sweep file and the protocol. The
+// plan itself lives on rank 0 only, which sends each rank the points it measures.
 void Participant::check_sweep_is_shared() const {
-  const std::string mine = agreement_digest(protocol_, options_);
+  const std::string mine = sha256_hex(options_.sweep_text + "\n" + to_json(protocol_).dump());
   const std::string roots = world_.broadcast_from_root(mine);
   if (!world_.all(mine == roots))
     throw RunError("the ranks read different sweep files (is the sweep file the same on every node?)");
 }
 
 void Participant::check_gpus_not_shared() const {
+  // Every local rank's GPU, this rank's own among them: shared when it is there twice.
   const auto uuids = world_.allgather_node(me_.gpu.uuid);
   std::string problem;
-  for (int other = 0; other < static_cast<int>(uuids.size()); ++other)
-    if (other != world_.local_rank() && !me_.gpu.uuid.empty() && uuids[other] == me_.gpu.uuid && problem.empty())
-      problem = fmt::format(
-          "ranks share GPU {} on host {} ({} ranks on the node, {} GPUs visible to each): "
-          "start one rank per GPU, or pass --allow-shared-gpu",
-          me_.gpu.uuid, me_.host.hostname, world_.local_size(), me_.gpu_count);
-  if (options_.allow_shared_gpu) problem.clear();
+  if (!me_.gpu.uuid.empty() && std::count(uuids.begin(), uuids.end(), me_.gpu.uuid) > 1 && !options_.allow_shared_gpu)
+    problem = fmt::format(
+        "ranks share GPU {} on host {} ({} ranks on the node, {} GPUs visible to each): "
+        "start one rank per GPU, or pass --allow-shared-gpu",
+        me_.gpu.uuid, me_.host.hostname, world_.local_size(), me_.gpu_count);
   const auto problems = world_.gather_to_root(problem);
-  const bool ok = world_.all(problem.empty());
-  if (ok) return;
-  std::string first;
-  for (const auto& p : problems)
-    if (!p.empty()) {
-      first = p;
-      break;
-    }
-  throw RunError(first.empty() ? "ranks share a GPU" : first);
+  if (world_.all(problem.empty())) return;
+  const auto first = std::find_if(problems.begin(), problems.end(), [](const std::string& p) { return !p.empty(); });
+  throw RunError(first == problems.end() ? "ranks share a GPU" : *first);
 }
 
 // The worker's hello says what this rank runs on. Should no worker start, the rank still takes part
@@ -84,17 +76,10 @@ void Participant::check_gpus_not_shared() const {
 // A stop while the worker starts (Interrupted) is noticed again at the top of the loop, where every
 // rank has joined, and ends the run in order from there.
 Json Participant::first_hello() {
-  const auto without_worker = [](const std::string& problem) {
-    return Json{{"type", "hello"},
-                {"gpu_count", 0},
-                {"gpu", to_json(GpuInfo{})},
-                {"host", to_json(read_host_info())},
-                {"problem", problem}};
-  };
   try {
     return workers_.ensure_started();
-  } catch (const WorkerStartError& e) { return without_worker(e.what()); } catch (const Interrupted& e) {
-    return without_worker(e.what());
+  } catch (const WorkerStartError& e) { return hello_message(0, GpuInfo{}, e.what()); } catch (const Interrupted& e) {
+    return hello_message(0, GpuInfo{}, e.what());
   }
 }
 

@@ -42,7 +42,6 @@ class Participant {
   GangCommunicators& gangs() { return gangs_; }
   // The slow ranks (ranks_to_set_aside), as rank 0 found them in introduce().
   const std::vector<int>& set_aside() const { return set_aside_; }
-  void stop_worker() { workers_.stop(); }
 
  private:
   void check_sweep_is_shared() const;

@@ -69,17 +69,13 @@ RunRecord make_record(const Point& point, const MeasureResult& r, const RankIden
   return rec;
 }
 
-RunRecord skipped_record(const Point& point, const std::string& reason) {
+RunRecord unmeasured_record(const Point& point, const std::string& status, const std::string& message,
+                            const RankIdentity& me, bool on_gpu) {
   MeasureResult r;
-  r.record.status = "skipped";
-  r.record.message = reason;
+  r.record.status = status;
+  r.record.message = message;
   r.record.started_at = r.record.ended_at = iso_utc_now();
-  RankIdentity nobody;
-  return make_record(point, r, nobody, false);
-}
-
-bool timed_on_gpu(bool needs_gpu, const MeasureResult& result) {
-  return needs_gpu || (result.protocol.is_object() && result.protocol.value("timer", "") == "cuda_events");
+  return make_record(point, r, me, on_gpu);
 }
 
 }  // namespace ks

@@ -14,11 +14,9 @@ namespace ks {
 // the record as it stays.
 RunRecord make_record(const Point& point, const MeasureResult& r, const RankIdentity& me, bool on_gpu);
 
-// A point not run here, with why (no rank has a GPU, ...).
-RunRecord skipped_record(const Point& point, const std::string& reason);
-
-// Whether the worker timed the point on the GPU: a cuda implementation, or an `any` one that the
-// worker ran on the rank's GPU (its protocol's timer says so).
-bool timed_on_gpu(bool needs_gpu, const MeasureResult& result);
+// A point not measured, with its status and why (skipped: no rank has a GPU; crashed: the rank that
+// held it fell silent), recorded as of the rank `me`.
+RunRecord unmeasured_record(const Point& point, const std::string& status, const std::string& message,
+                            const RankIdentity& me = {}, bool on_gpu = false);
 
 }  // namespace ks

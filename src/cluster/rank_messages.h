@@ -3,9 +3,12 @@
 // for work, rank 0 answers with points (none: no more work), the rank sends back each result, a line
 // for the log, a heartbeat, and that it stopped; rank 0 tells a rank to stop, or that its gang is not
 // formed yet. Rank 0 speaks through a CoordinatorLink, so that its side can run against ranks played
-// in the same process; over MPI both sides are cluster/messaging.h.
+// in the same process; over MPI both sides are cluster/messaging.h. How often a rank looks for
+// messages is PollInterval's to say.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,13 +20,47 @@
 
 namespace ks {
 
+// How long a rank waits (for its worker's result, for rank 0's answer, for the other ranks at a
+// collective step) before it looks at MPI again. Each look costs the rank tens of microseconds of
+// CPU, and a rank shares its cores with the worker timing a point: mpirun binds a rank and its
+// workers to one core when it starts two ranks or fewer. Looking every 200 us, rank 0 took 7% of
+// that core (the other ranks, looking every millisecond, 3%): time taken from a CPU point, or from a
+// GPU pass whose pace the host sets, while it was timed (bench/results/rank_cpu-cpu2.md).
+// So a wait starts short after something happened (a request served, a result in), when more is
+// likely to follow, and doubles with each look that finds nothing, up to a ceiling that bounds the
+// delay it adds to an answer.
+class PollInterval {
+ public:
+  using Duration = std::chrono::microseconds;
+
+  PollInterval(Duration shortest, Duration longest)
+      : shortest_(shortest), longest_(std::max(shortest, longest)), next_(shortest) {}
+
+  Duration next() const { return next_; }
+
+  // After a look: the next comes soon when it found something, twice as late (within the ceiling)
+  // when it found nothing.
+  void after_look(bool found_something) { next_ = found_something ? shortest_ : std::min(next_ * 2, longest_); }
+
+ private:
+  Duration shortest_, longest_, next_;
+};
+
 // How long rank 0 waits without a word from a rank before it counts the rank as gone
 // (KERNELSWEEP_RANK_SILENCE_TIMEOUT seconds, 60 unless set); the ranks send a heartbeat four times
 // within it.
-std::chrono::steady_clock::duration silence_limit();
+inline std::chrono::steady_clock::duration silence_limit() {
+  using Duration = std::chrono::steady_clock::duration;
+  static const Duration limit = [] {
+    const char* value = std::getenv("KERNELSWEEP_RANK_SILENCE_TIMEOUT");
+    const double seconds = value ? std::atof(value) : 0;
+    return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds > 0 ? seconds : 60));
+  }();
+  return limit;
+}
 inline std::chrono::steady_clock::duration heartbeat_interval() { return silence_limit() / 4; }
 
-// The ceilings of a rank's waits between looks at the messages (poll_interval.h). Rank 0's bounds how
+// The ceilings of a rank's waits between looks at the messages (PollInterval). Rank 0's bounds how
 // long a rank asking for work waits for its answer: 5 ms while rank 0's own worker times a point, 1 ms
 // while it has none (at the end of a sweep, when the points handed out are small and many ranks
 // ask). A rank waiting for its own answer looks as often, its worker being idle meanwhile. A rank

@@ -8,7 +8,7 @@
 #include "cluster/interruption.h"
 #include "cluster/messaging.h"
 #include "cluster/participant.h"
-#include "cluster/poll_interval.h"
+#include "cluster/rank_messages.h"
 #include "cluster/worker_process.h"
 
 namespace ks {
@@ -64,7 +64,7 @@ std::string run_root(Participant& me, Coordinator& coordinator, int others) {
   }
   me.workers().set_waiting_hook(nullptr);
   if (interruption.empty()) return interruption;
-  me.stop_worker();  // its point in hand is abandoned
+  me.workers().stop();  // its point in hand is abandoned
   coordinator.wind_down();
   return interruption;
 }
@@ -90,7 +90,7 @@ PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const Prot
   } else {
     outcome.interrupted = me.run();
   }
-  me.stop_worker();
+  me.workers().stop();
   return outcome;
 }
 

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 

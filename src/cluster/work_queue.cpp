@@ -33,20 +33,18 @@ WorkQueue::WorkQueue(std::vector<std::size_t> groups, Needs needs, std::vector<b
   }
   remaining_ = runnable.size();
   capable_ranks_ = rank_has_gpu_.size();
-  if (schedule_ == Schedule::dynamic) {
-    shared_.assign(runnable.begin(), runnable.end());
-    for (std::size_t g : runnable) gangs_queued_ += is_gang(g) ? 1 : 0;
-    return;
-  }
-  per_rank_.resize(rank_has_gpu_.size());
+  if (schedule_ == Schedule::static_round_robin) per_rank_.resize(rank_has_gpu_.size());
   std::vector<int> gpu_ranks;
   for (std::size_t r = 0; r < rank_has_gpu_.size(); ++r)
     if (rank_has_gpu_[r]) gpu_ranks.push_back(static_cast<int>(r));
   std::size_t cpu_turn = 0, gpu_turn = 0;
   for (std::size_t g : runnable) {
-    if (is_gang(g)) {  // gangs are formed as ranks free up, under either schedule
+    const bool gang = is_gang(g);
+    gangs_queued_ += gang ? 1 : 0;
+    // The shared queue holds every group of the dynamic schedule, and the gangs of either: they are
+    // formed as ranks free up.
+    if (gang || schedule_ == Schedule::dynamic) {
       shared_.push_back(g);
-      ++gangs_queued_;
       continue;
     }
     const int rank =

@@ -7,10 +7,14 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
-#include "cluster/gpu_binding.h"
+#ifdef KERNELSWEEP_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
 #include "cluster/nccl_member.h"
-#include "cluster/pipe_channel.h"
 #include "cluster/worker_messages.h"
 #include "common/canonical_json.h"
 #include "common/clock.h"
@@ -26,6 +30,17 @@
 
 namespace ks {
 namespace {
+
+// Makes `ordinal` the current device of this process. Throws on failure; a no-op in a build without CUDA.
+void bind_gpu(int ordinal) {
+#ifdef KERNELSWEEP_HAVE_CUDA
+  if (const cudaError_t e = cudaSetDevice(ordinal); e != cudaSuccess)
+    throw std::runtime_error("cudaSetDevice(" + std::to_string(ordinal) + ") failed: " + cudaGetErrorString(e));
+  cudaFree(nullptr);  // create the context now, outside any timed region
+#else
+  (void)ordinal;
+#endif
+}
 
 // The instance of the last shape, kept while the next request has the same shape (its other modes),
 // with the device memory measured from before it was made.
@@ -101,25 +116,21 @@ class Worker {
     if (!channel_.send(hello().dump())) return 0;
     std::string text;
     while (channel_.receive(text, std::chrono::microseconds(-1)) == ReadOutcome::message) {
-      if (is_bytes_message(text)) {  // a measure request from a rank of this executable: answered as bytes
-        const MeasureResult result = measure(request_from_bytes(text, protocols_));
-        if (!channel_.send(encode_bytes(result))) break;
-        if (result.worker_exits) break;
-        continue;
-      }
-      const Json message = Json::parse(text);
-      if (message.at("type") == "stop") break;
-      if (message.at("type") == "release") {  // another worker of the rank takes the GPU for a while
+      // A measure request from a rank of this executable comes as bytes, and is answered as bytes.
+      const bool as_bytes = is_bytes_message(text);
+      const Json message = as_bytes ? Json() : Json::parse(text);
+      const Json type = as_bytes ? Json("measure") : message.at("type");
+      if (type == "stop") break;
+      if (type == "release") {  // another worker of the rank takes the GPU for a while
         cache_.drop();
         continue;
       }
-      if (message.at("type") == "nccl_id") {
+      if (type == "nccl_id") {
         if (!channel_.send(new_nccl_id().dump())) break;
         continue;
       }
-      const MeasureResult result = measure(decode_request(message));
-      if (!channel_.send(encode(result))) break;
-      if (result.worker_exits) break;
+      const MeasureResult result = measure(as_bytes ? request_from_bytes(text, protocols_) : decode_request(message));
+      if (!channel_.send(as_bytes ? encode_bytes(result) : encode(result)) || result.worker_exits) break;
     }
     return 0;
   }
@@ -130,7 +141,9 @@ class Worker {
     GpuInfo gpu;
     std::string problem;
     if (gpu_count_ > 0) {
-      const int ordinal = choose_gpu(local_rank_, gpu_count_);
+      // One GPU per rank: the local rank modulo the visible GPUs; where CUDA_VISIBLE_DEVICES leaves one
+      // GPU visible (Slurm's --gpu-bind), that one.
+      const int ordinal = local_rank_ % gpu_count_;
       try {
         gpu = read_gpu_info(ordinal);
         gpu_uuid_ = gpu.uuid;
@@ -140,11 +153,7 @@ class Worker {
         gpu_count_ = 0;
       }
     }
-    return {{"type", "hello"},
-            {"gpu_count", gpu_count_},
-            {"gpu", to_json(gpu)},
-            {"host", to_json(read_host_info())},
-            {"problem", problem}};
+    return hello_message(gpu_count_, gpu, problem);
   }
 
   MeasureResult measure(const MeasureRequest& request) {

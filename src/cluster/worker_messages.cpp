@@ -1,11 +1,30 @@
 #include "cluster/worker_messages.h"
 
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "common/bytes.h"
 
 namespace ks {
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GangSeat, members, me, nccl_id, timeout_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ColdRule, max_noise, min_samples, min_time_s, timeout_s,
+                                                throttle_threshold, throttle_pause_s)
+
+Json hello_message(int gpu_count, const GpuInfo& gpu, const std::string& problem) {
+  return {{"type", "hello"},
+          {"gpu_count", gpu_count},
+          {"gpu", to_json(gpu)},
+          {"host", to_json(read_host_info())},
+          {"problem", problem}};
+}
 
 Json to_json(const ProtocolSpec& s) {
   Json j = {{"name", s.name},
@@ -16,14 +35,7 @@ Json to_json(const ProtocolSpec& s) {
   if (s.flush_bytes) j["flush_bytes"] = *s.flush_bytes;
   if (s.min_repeat) j["min_repeat"] = *s.min_repeat;
   if (s.repetitions != 1) j["repetitions"] = s.repetitions;
-  if (s.name == "cold") {
-    j.update({{"max_noise", s.cold.max_noise},
-              {"min_samples", s.cold.min_samples},
-              {"min_time_s", s.cold.min_time_s},
-              {"timeout_s", s.cold.timeout_s},
-              {"throttle_threshold", s.cold.throttle_threshold},
-              {"throttle_pause_s", s.cold.throttle_pause_s}});
-  }
+  if (s.name == "cold") j.update(Json(s.cold));
   if (s.name == "graph") j["replays"] = s.replays;
   if (!s.sm_clock_per_sample) j["sm_clock_per_sample"] = false;
   if (s.energy) j["energy"] = true;
@@ -39,12 +51,7 @@ ProtocolSpec protocol_spec_from_json(const Json& j) {
   s.quantiles = j.at("quantiles").get<std::vector<double>>();
   if (j.contains("flush_bytes")) s.flush_bytes = j["flush_bytes"].get<std::int64_t>();
   if (j.contains("min_repeat")) s.min_repeat = j["min_repeat"].get<std::int64_t>();
-  s.cold.max_noise = j.value("max_noise", s.cold.max_noise);
-  s.cold.min_samples = j.value("min_samples", s.cold.min_samples);
-  s.cold.min_time_s = j.value("min_time_s", s.cold.min_time_s);
-  s.cold.timeout_s = j.value("timeout_s", s.cold.timeout_s);
-  s.cold.throttle_threshold = j.value("throttle_threshold", s.cold.throttle_threshold);
-  s.cold.throttle_pause_s = j.value("throttle_pause_s", s.cold.throttle_pause_s);
+  s.cold = j.get<ColdRule>();  // its keys sit beside the protocol's own
   s.replays = j.value("replays", s.replays);
   s.repetitions = j.value("repetitions", s.repetitions);
   s.sm_clock_per_sample = j.value("sm_clock_per_sample", s.sm_clock_per_sample);
@@ -58,11 +65,7 @@ std::string encode(const MeasureRequest& r) {
                       {"mode", r.point.mode},
                       {"params", r.point.params}};
   Json message = {{"type", "measure"}, {"point", point}, {"protocol", to_json(r.protocol)}, {"check", r.check}};
-  if (r.gang)
-    message["gang"] = {{"members", r.gang->members},
-                       {"me", r.gang->me},
-                       {"nccl_id", r.gang->nccl_id},
-                       {"timeout_s", r.gang->timeout_s}};
+  if (r.gang) message["gang"] = *r.gang;
   return message.dump();
 }
 
@@ -75,14 +78,7 @@ MeasureRequest decode_request(const Json& j) {
   r.point.params = p.at("params");
   r.protocol = protocol_spec_from_json(j.at("protocol"));
   r.check = j.at("check").get<bool>();
-  if (const auto gang = j.find("gang"); gang != j.end()) {
-    GangSeat seat;
-    seat.members = gang->at("members").get<std::vector<int>>();
-    seat.me = gang->at("me").get<int>();
-    seat.nccl_id = gang->at("nccl_id").get<std::string>();
-    seat.timeout_s = gang->at("timeout_s").get<double>();
-    r.gang = std::move(seat);
-  }
+  if (const auto gang = j.find("gang"); gang != j.end()) r.gang = gang->get<GangSeat>();
   return r;
 }
 
@@ -118,6 +114,20 @@ void need_all_read(std::string_view message, std::size_t offset) {
   if (offset != message.size())
     throw std::runtime_error("a message's bytes go on past its end (" + std::to_string(message.size()) + " bytes, " +
                              std::to_string(offset) + " read)");
+}
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) return false;
+      throw std::runtime_error(std::string("pipe write failed: ") + std::strerror(errno));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 }  // namespace
@@ -185,6 +195,63 @@ MeasureResult result_from_bytes(std::string_view message, ParsedText& protocols,
   r.worker_exits = value_at<std::uint8_t>(message, offset) != 0;
   need_all_read(message, offset);
   return r;
+}
+
+bool PipeChannel::send(const std::string& message) {
+  const auto length = static_cast<std::uint32_t>(message.size());
+  const char header[4] = {static_cast<char>(length & 0xff), static_cast<char>((length >> 8) & 0xff),
+                          static_cast<char>((length >> 16) & 0xff), static_cast<char>((length >> 24) & 0xff)};
+  std::string framed(header, 4);
+  framed += message;
+  return write_all(write_fd_, framed.data(), framed.size());
+}
+
+bool PipeChannel::take_buffered(std::string& message) {
+  if (buffer_.size() < 4) return false;
+  const auto* h = reinterpret_cast<const unsigned char*>(buffer_.data());
+  const std::uint32_t length = h[0] | (h[1] << 8) | (h[2] << 16) | (static_cast<std::uint32_t>(h[3]) << 24);
+  if (buffer_.size() < 4 + static_cast<std::size_t>(length)) return false;
+  message.assign(buffer_, 4, length);
+  buffer_.erase(0, 4 + static_cast<std::size_t>(length));
+  return true;
+}
+
+ReadOutcome PipeChannel::receive(std::string& message, std::chrono::microseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char chunk[65536];
+  while (!take_buffered(message)) {
+    timespec wait{};
+    timespec* wait_pointer = nullptr;  // forever
+    if (timeout.count() >= 0) {
+      const auto left = std::max<std::int64_t>(
+          0, std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now()).count());
+      wait.tv_sec = static_cast<time_t>(left / 1'000'000'000);
+      wait.tv_nsec = static_cast<long>(left % 1'000'000'000);
+      wait_pointer = &wait;
+    }
+    pollfd pfd{read_fd_, POLLIN, 0};
+    const int ready = ::ppoll(&pfd, 1, wait_pointer, nullptr);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("poll on worker pipe failed: ") + std::strerror(errno));
+    }
+    if (ready == 0) return ReadOutcome::timeout;
+    const ssize_t n = ::read(read_fd_, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return ReadOutcome::closed;
+    }
+    if (n == 0) return ReadOutcome::closed;
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+  return ReadOutcome::message;
+}
+
+void PipeChannel::close() {
+  if (read_fd_ >= 0) ::close(read_fd_);
+  if (write_fd_ >= 0) ::close(write_fd_);
+  read_fd_ = write_fd_ = -1;
+  buffer_.clear();
 }
 
 }  // namespace ks

@@ -1,6 +1,6 @@
 #pragma once
-// What a rank and its worker process say to each other (JSON over a PipeChannel; a measure request
-// and its result as bytes between a rank and the C++ worker of its own executable, below):
+// What a rank and its worker process say to each other (JSON; a measure request and its result as
+// bytes between a rank and the C++ worker of its own executable, below), over a PipeChannel (last):
 //   worker -> rank, once at start:  {"type":"hello","gpu_count":N,"gpu":{…},"host":{…}}
 //   rank -> worker:                 {"type":"measure","point":{kernel,implementation,mode,params},
 //                                    "protocol":{ProtocolSpec},"check":bool[,"gang":{GangSeat}]}
@@ -11,6 +11,7 @@
 //   worker -> rank:                 {"type":"nccl_id","id":hex} or {"type":"nccl_id","error":text}
 //   rank -> worker:                 {"type":"stop"}
 // docs/worker-protocol.md describes each field, for workers written in other languages.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/sweep_spec.h"
+#include "env/environment.h"
 #include "plan/point.h"
 #include "record/run_record.h"
 
@@ -56,6 +58,9 @@ struct MeasureResult {
   Json implementation;
 };
 
+// The worker's first message: the GPUs it sees, the one it measures on (or why none), its host.
+Json hello_message(int gpu_count, const GpuInfo& gpu, const std::string& problem);
+
 Json to_json(const ProtocolSpec& spec);
 ProtocolSpec protocol_spec_from_json(const Json& j);
 
@@ -88,5 +93,28 @@ std::string encode_bytes(const MeasureRequest& request);
 MeasureRequest request_from_bytes(std::string_view message, ParsedText& protocols);
 std::string encode_bytes(const MeasureResult& result);
 MeasureResult result_from_bytes(std::string_view message, ParsedText& protocols, ParsedText& implementations);
+
+// Length-prefixed messages over a pair of pipe file descriptors: a message is a 4-byte little-endian
+// length followed by that many bytes.
+enum class ReadOutcome { message, timeout, closed };
+
+class PipeChannel {
+ public:
+  PipeChannel() = default;
+  PipeChannel(int read_fd, int write_fd) : read_fd_(read_fd), write_fd_(write_fd) {}
+
+  // Writes a whole message; returns false when the other end has gone (EPIPE).
+  bool send(const std::string& message);
+  // Reads one message, waiting at most `timeout` (negative: forever). Partial messages are kept
+  // across calls, so a timeout never loses bytes.
+  ReadOutcome receive(std::string& message, std::chrono::microseconds timeout);
+  void close();
+
+ private:
+  bool take_buffered(std::string& message);
+  int read_fd_ = -1;
+  int write_fd_ = -1;
+  std::string buffer_;
+};
 
 }  // namespace ks

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,16 +24,6 @@ namespace {
 
 constexpr int kWorkerInFd = 3;
 constexpr int kWorkerOutFd = 4;
-// How long a worker may take to say hello: CUDA context creation can be slow. The environment
-// variable KERNELSWEEP_WORKER_START_TIMEOUT (seconds) sets another.
-std::chrono::seconds hello_timeout_from_environment() {
-  static const std::chrono::seconds timeout = [] {
-    const char* value = std::getenv("KERNELSWEEP_WORKER_START_TIMEOUT");
-    const long seconds = value ? std::atol(value) : 0;
-    return std::chrono::seconds(seconds > 0 ? seconds : 120);
-  }();
-  return timeout;
-}
 
 void make_pipe(int fds[2]) {
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2 failed: ") + std::strerror(errno));
@@ -40,7 +31,15 @@ void make_pipe(int fds[2]) {
 
 }  // namespace
 
-std::chrono::seconds WorkerProcess::start_timeout() { return hello_timeout_from_environment(); }
+// How long a worker may take to say hello: CUDA context creation can be slow.
+std::chrono::seconds WorkerProcess::start_timeout() {
+  static const std::chrono::seconds timeout = [] {
+    const char* value = std::getenv("KERNELSWEEP_WORKER_START_TIMEOUT");
+    const long seconds = value ? std::atol(value) : 0;
+    return std::chrono::seconds(seconds > 0 ? seconds : 120);
+  }();
+  return timeout;
+}
 
 std::string current_executable() {
   std::vector<char> buffer(4096);
@@ -66,10 +65,9 @@ WorkerProcess::WorkerProcess(std::string executable, int local_rank, std::vector
 }
 
 WorkerProcess::WorkerProcess(std::vector<std::string> arguments, std::vector<std::string> environment)
-    : executable_(arguments.at(0)), arguments_(std::move(arguments)), environment_(std::move(environment)) {
-  for (const std::string& argument :
-       {std::string("--in-fd"), std::to_string(kWorkerInFd), std::string("--out-fd"), std::to_string(kWorkerOutFd)})
-    arguments_.push_back(argument);
+    : arguments_(std::move(arguments)), environment_(std::move(environment)) {
+  arguments_.insert(arguments_.end(),
+                    {"--in-fd", std::to_string(kWorkerInFd), "--out-fd", std::to_string(kWorkerOutFd)});
   ::signal(SIGPIPE, SIG_IGN);  // a dead worker must show up as EPIPE, not kill the rank
 }
 
@@ -96,8 +94,8 @@ void WorkerProcess::spawn() {
     const int out = ::fcntl(from_worker[1], F_DUPFD, 10);
     if (in < 0 || out < 0 || ::dup2(in, kWorkerInFd) < 0 || ::dup2(out, kWorkerOutFd) < 0) ::_exit(126);
     ::close_range(kWorkerOutFd + 1, ~0U, 0);
-    if (environment_.empty()) ::execv(executable_.c_str(), argv.data());
-    else ::execvpe(executable_.c_str(), argv.data(), envp.data());
+    if (environment_.empty()) ::execv(argv[0], argv.data());
+    else ::execvpe(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(to_worker[0]);
@@ -144,8 +142,8 @@ const nlohmann::json& WorkerProcess::ensure_started() {
     why = try_start();
     if (why.empty()) return hello_;
   }
-  throw WorkerStartError(
-      fmt::format("worker process ({} worker) did not start in {} attempts: {}", executable_, kStartAttempts, why));
+  throw WorkerStartError(fmt::format("worker process ({} worker) did not start in {} attempts: {}", arguments_.front(),
+                                     kStartAttempts, why));
 }
 
 void WorkerProcess::begin(const MeasureRequest& request) {
@@ -169,10 +167,8 @@ void WorkerProcess::begin(const MeasureRequest& request) {
 std::optional<MeasureResult> WorkerProcess::poll(std::chrono::microseconds wait) {
   if (!busy_) throw std::logic_error("WorkerProcess::poll with no point in flight");
   if (start_failure_) {
-    std::optional<MeasureResult> failure = std::move(start_failure_);
-    start_failure_.reset();
     busy_ = false;
-    return failure;
+    return std::exchange(start_failure_, std::nullopt);
   }
   const auto now = std::chrono::steady_clock::now();
   if (now >= deadline_) {

@@ -17,7 +17,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/pipe_channel.h"
 #include "cluster/worker_messages.h"
 
 namespace ks {
@@ -47,7 +46,6 @@ class WorkerProcess {
   // when it cannot be started, Interrupted when a stop is requested meanwhile.
   const nlohmann::json& ensure_started();
   bool busy() const { return busy_; }
-  int read_fd() const { return channel_.read_fd(); }
 
   // Sends a point; the result is collected with poll() (`crashed` when no worker would start).
   void begin(const MeasureRequest& request);
@@ -90,8 +88,7 @@ class WorkerProcess {
   static constexpr std::chrono::seconds kStopGrace{5};
   bool exits_within(std::chrono::milliseconds grace) const;  // leaves the ended worker to reap()
 
-  std::string executable_;
-  std::vector<std::string> arguments_;    // argv of the worker, made before fork (see spawn)
+  std::vector<std::string> arguments_;    // argv of the worker (the executable first), made before fork (see spawn)
   std::vector<std::string> environment_;  // empty: this process's environment
   pid_t pid_ = -1;
   PipeChannel channel_;

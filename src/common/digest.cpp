@@ -39,23 +39,21 @@ std::string hex_of(std::span<const unsigned char> bytes) {
   return out;
 }
 
-Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
-  if (!context_ || EVP_DigestInit_ex(context_, sha256_method(), nullptr) != 1)
+Sha256::Sha256() : context_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+  if (!context_ || EVP_DigestInit_ex(context_.get(), sha256_method(), nullptr) != 1)
     throw std::runtime_error("sha256: OpenSSL could not start a digest");
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(context_); }
-
 void Sha256::update(std::string_view bytes) {
-  if (EVP_DigestUpdate(context_, bytes.data(), bytes.size()) != 1)
+  if (EVP_DigestUpdate(context_.get(), bytes.data(), bytes.size()) != 1)
     throw std::runtime_error("sha256: EVP_DigestUpdate failed");
 }
 
 std::array<unsigned char, 32> Sha256::finish() {
   std::array<unsigned char, 32> digest{};
   unsigned int length = 0;
-  if (EVP_DigestFinal_ex(context_, digest.data(), &length) != 1 || length != digest.size() ||
-      EVP_DigestInit_ex(context_, sha256_method(), nullptr) != 1)
+  if (EVP_DigestFinal_ex(context_.get(), digest.data(), &length) != 1 || length != digest.size() ||
+      EVP_DigestInit_ex(context_.get(), sha256_method(), nullptr) != 1)
     throw std::runtime_error("sha256: EVP_DigestFinal_ex failed");
   return digest;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // SHA-256 through OpenSSL's libcrypto.
 #include <array>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,15 +23,12 @@ std::string hex_of(std::span<const unsigned char> bytes);
 class Sha256 {
  public:
   Sha256();
-  ~Sha256();
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
   void update(std::string_view bytes);
   // The digest of everything given; the object starts over.
   std::array<unsigned char, 32> finish();
 
  private:
-  evp_md_ctx_st* context_;
+  std::unique_ptr<evp_md_ctx_st, void (*)(evp_md_ctx_st*)> context_;
 };
 
 // "sha256:" + sha256_hex(canonical_json(value)): the digest rule of every kernelindex document.

@@ -36,23 +36,15 @@ namespace {
 // The first table whose type, as the file describes it, is not the one its layout writes: an object
 // header carries no checksum in this format, and a flipped bit in a type's description (a member's
 // size, sign or offset) would read every row as other numbers. Empty when all are as written.
-std::string first_retyped_table(const ResultsFile::Impl& impl) {
-  const auto retyped = [](std::string_view table) {
-    return fmt::format(
-        "the column types of {} are not those kernelsweep writes (the dataset's description of them "
-        "is damaged)",
-        table);
-  };
-  if (!impl.runs->stored_as(impl.runs_layout)) return retyped("/runs");
-  if (!impl.samples->stored_as(H5T_IEEE_F64LE)) return retyped("/samples");
-  if (impl.quantiles && !impl.quantiles->stored_as(quantile_layout())) return retyped("/quantiles");
-  if (impl.sample_clocks && !impl.sample_clocks->stored_as(H5T_IEEE_F64LE)) return retyped("/sample_clocks");
-  if (impl.run_keys && !impl.run_keys->stored_as(run_key_file_type())) return retyped("/run_keys");
-  if (!impl.environments->stored_as(impl.documents_layout)) return retyped("/environments");
-  if (!impl.protocols->stored_as(impl.documents_layout)) return retyped("/protocols");
-  if (!impl.ranks->stored_as(impl.ranks_layout)) return retyped("/ranks");
-  if (!impl.sessions->stored_as(impl.sessions_layout)) return retyped("/sessions");
-  return "";
+std::string first_retyped_table(ResultsFile::Impl& impl) {
+  std::string retyped;
+  impl.each_table([&](std::string_view name, const auto& table, hid_t file_type) {
+    if (retyped.empty() && table && !table->stored_as(file_type))
+      retyped = fmt::format(
+          "the column types of {} are not those kernelsweep writes (the dataset's description of them is damaged)",
+          name);
+  });
+  return retyped;
 }
 
 // Reads one of `slices` parts of the file and checks it; what is wrong, or empty. Runs in a child:
@@ -60,12 +52,10 @@ std::string first_retyped_table(const ResultsFile::Impl& impl) {
 std::string read_slice(const std::filesystem::path& path, bool as_writer, std::uint64_t slice, std::uint64_t slices) {
   h5::QuietErrors quiet;
   try {
-    h5::Handle fapl = file_access(false);
-    h5::Handle file = h5::own_file(H5Fopen(path.c_str(), as_writer ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()),
-                                   "opening the HDF5 file");
+    h5::Handle file = open_file(path, as_writer ? H5F_ACC_RDWR : H5F_ACC_RDONLY, false);
     if (as_writer) repair_end_of_allocation(file.get());  // as open_for_append will
-    const std::int64_t version = read_root_attributes(file.get()).layout_version;
-    ResultsFile::Impl impl(path, std::move(file), ResultsFile::Impl::Mode::ReadOnly, version);
+    ResultsFile::Impl impl(path, std::move(file), ResultsFile::Impl::Mode::ReadOnly);
+    const std::int64_t version = impl.layout_version;
     if (auto what = first_retyped_table(impl); !what.empty()) return what;
     const std::uint64_t samples = impl.samples->size();
     const std::uint64_t quantiles = impl.quantiles ? impl.quantiles->size() : 0;
@@ -93,7 +83,7 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       if (!problem.empty()) return;
       if (!strings_checked(run, impl.runs_layout, version)) {
         problem = unchecked_row_message(row, "/runs");
-      } else if (!is_known_status(run.status)) {
+      } else if (!status_index(run.status)) {
         problem = fmt::format("row {} of /runs has status \"{}\", which is none of kernelsweep's", row, run.status);
       } else if (!nlohmann::json::accept(run.params_json)) {
         problem = fmt::format("row {} of /runs has parameters that are not JSON", row);
@@ -114,31 +104,25 @@ std::string read_slice(const std::filesystem::path& path, bool as_writer, std::u
       }
     });
     if (!problem.empty()) return problem;
-    constexpr std::uint64_t kBlock = 1u << 22;
     std::vector<double> block;
+    const auto read_blocks = [&block](const h5::Extendable1D& data, std::uint64_t first, std::uint64_t end) {
+      constexpr std::uint64_t kBlock = 1u << 22;
+      for (; first < end; first += kBlock) {
+        block.resize(std::min(kBlock, end - first));
+        data.read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
+      }
+    };
     const auto [first_sample, end_sample] = part(samples);
-    for (std::uint64_t first = first_sample; first < end_sample; first += kBlock) {
-      block.resize(std::min(kBlock, end_sample - first));
-      impl.samples->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
-    }
+    read_blocks(*impl.samples, first_sample, end_sample);
     if (slice != 0) return "";
     // Every chunk of /quantiles and /sample_clocks read once: a damaged one fails its checksum here.
-    if (impl.quantiles) impl.quantiles->scan(quantile_layout(), [](std::uint64_t, const Quantile&) {});
-    for (std::uint64_t first = 0; first < clocks; first += kBlock) {
-      block.resize(std::min(kBlock, clocks - first));
-      impl.sample_clocks->read(H5T_NATIVE_DOUBLE, first, block.size(), block.data());
-    }
-    for (const char* name : {"/environments", "/protocols"}) {
-      const auto& table = std::string_view(name) == "/environments" ? impl.environments : impl.protocols;
-      if (auto what = first_unchecked_row(table->read_all(impl.documents_layout), impl.documents_layout, version, name);
-          !what.empty())
-        return what;
-    }
-    if (auto what = first_unchecked_row(impl.ranks->read_all(impl.ranks_layout), impl.ranks_layout, version, "/ranks");
-        !what.empty())
-      return what;
-    return first_unchecked_row(impl.sessions->read_all(impl.sessions_layout), impl.sessions_layout, version,
-                               "/sessions");
+    if (impl.quantiles) impl.quantiles->scan(quantile_layout(), 0, quantiles, [](std::uint64_t, const Quantile&) {});
+    if (impl.sample_clocks) read_blocks(*impl.sample_clocks, 0, clocks);
+    std::string what = first_unchecked_row(*impl.environments, impl.documents_layout, version, "/environments");
+    if (what.empty()) what = first_unchecked_row(*impl.protocols, impl.documents_layout, version, "/protocols");
+    if (what.empty()) what = first_unchecked_row(*impl.ranks, impl.ranks_layout, version, "/ranks");
+    if (what.empty()) what = first_unchecked_row(*impl.sessions, impl.sessions_layout, version, "/sessions");
+    return what;
   } catch (const std::exception& error) { return error.what(); }
 }
 

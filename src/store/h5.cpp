@@ -26,7 +26,19 @@ std::string innermost_hdf5_message() {
   return message;
 }
 
-Handle own(hid_t id, Handle::Closer closer, std::string_view what) { return Handle(check(id, what), closer); }
+// Opens the attribute when present (to overwrite it, as finish() does for ended_at), else creates it.
+Handle open_or_create_attribute(hid_t object, const char* name, hid_t file_type) {
+  const std::string what = std::string("writing attribute ") + name;
+  if (has_attribute(object, name)) return own<H5Aclose>(H5Aopen(object, name, H5P_DEFAULT), what);
+  Handle scalar = own<H5Sclose>(H5Screate(H5S_SCALAR), what);
+  return own<H5Aclose>(H5Acreate2(object, name, file_type, scalar.get(), H5P_DEFAULT, H5P_DEFAULT), what);
+}
+
+Handle open_attribute(hid_t object, const char* name) {
+  if (!has_attribute(object, name))
+    throw ResultsFileError(std::string("attribute ") + name + " is missing: not a kernelsweep results file?");
+  return own<H5Aclose>(H5Aopen(object, name, H5P_DEFAULT), std::string("opening attribute ") + name);
+}
 
 }  // namespace
 
@@ -37,24 +49,12 @@ void fail(std::string_view what) {
   throw ResultsFileError(message);
 }
 
-hid_t check(hid_t id, std::string_view what) {
-  if (id < 0) fail(what);
-  return id;
-}
-
-void check_status(herr_t status, std::string_view what) {
+void check_status(std::int64_t status, std::string_view what) {
   if (status < 0) fail(what);
 }
 
-Handle own_file(hid_t id, std::string_view what) { return own(id, H5Fclose, what); }
-Handle own_dataset(hid_t id, std::string_view what) { return own(id, H5Dclose, what); }
-Handle own_dataspace(hid_t id, std::string_view what) { return own(id, H5Sclose, what); }
-Handle own_datatype(hid_t id, std::string_view what) { return own(id, H5Tclose, what); }
-Handle own_property_list(hid_t id, std::string_view what) { return own(id, H5Pclose, what); }
-Handle own_attribute(hid_t id, std::string_view what) { return own(id, H5Aclose, what); }
-
 Handle string_type() {
-  Handle type = own_datatype(H5Tcopy(H5T_C_S1), "copying the C string type");
+  Handle type = own<H5Tclose>(H5Tcopy(H5T_C_S1), "copying the C string type");
   check_status(H5Tset_size(type.get(), H5T_VARIABLE), "making the string type variable-length");
   check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "setting the string type's character set");
   return type;
@@ -65,25 +65,6 @@ bool has_attribute(hid_t object, const char* name) {
   if (exists < 0) fail(std::string("looking for attribute ") + name);
   return exists > 0;
 }
-
-namespace {
-
-// Opens the attribute when present (to overwrite it, as finish() does for ended_at), else creates it.
-Handle open_or_create_attribute(hid_t object, const char* name, hid_t file_type) {
-  const std::string what = std::string("writing attribute ") + name;
-  if (has_attribute(object, name)) return own_attribute(H5Aopen(object, name, H5P_DEFAULT), what);
-  Handle scalar = own_dataspace(H5Screate(H5S_SCALAR), what);
-  return own_attribute(H5Acreate2(object, name, file_type, scalar.get(), H5P_DEFAULT, H5P_DEFAULT), what);
-}
-
-Handle open_attribute(hid_t object, const char* name) {
-  if (!has_attribute(object, name)) {
-    throw ResultsFileError(std::string("attribute ") + name + " is missing: not a kernelsweep results file?");
-  }
-  return own_attribute(H5Aopen(object, name, H5P_DEFAULT), std::string("opening attribute ") + name);
-}
-
-}  // namespace
 
 void write_string_attribute(hid_t object, const char* name, const std::string& value) {
   Handle type = string_type();
@@ -99,10 +80,9 @@ void write_int64_attribute(hid_t object, const char* name, std::int64_t value) {
 
 std::string read_string_attribute(hid_t object, const char* name) {
   Handle attribute = open_attribute(object, name);
-  Handle stored_type = own_datatype(H5Aget_type(attribute.get()), std::string("reading the type of ") + name);
-  if (H5Tget_class(stored_type.get()) != H5T_STRING || H5Tis_variable_str(stored_type.get()) <= 0) {
+  Handle stored_type = own<H5Tclose>(H5Aget_type(attribute.get()), std::string("reading the type of ") + name);
+  if (H5Tget_class(stored_type.get()) != H5T_STRING || H5Tis_variable_str(stored_type.get()) <= 0)
     throw ResultsFileError(std::string("attribute ") + name + " is not a variable-length string");
-  }
   Handle type = string_type();
   char* text = nullptr;
   check_status(H5Aread(attribute.get(), type.get(), &text), std::string("reading attribute ") + name);

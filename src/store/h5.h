@@ -34,8 +34,6 @@ class Handle {
     }
     return *this;
   }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
   ~Handle() { reset(); }
 
   hid_t get() const { return id_; }
@@ -69,17 +67,15 @@ class QuietErrors {
 // Throws ResultsFileError("WHAT: <innermost HDF5 message>") and clears the HDF5 error stack.
 [[noreturn]] void fail(std::string_view what);
 
-// Returns `id` when valid, else fails with `what`.
-hid_t check(hid_t id, std::string_view what);
-// Fails with `what` when `status` is negative.
-void check_status(herr_t status, std::string_view what);
+// Fails with `what` when `status` (an herr_t, htri_t or hid_t) is negative.
+void check_status(std::int64_t status, std::string_view what);
 
-Handle own_file(hid_t id, std::string_view what);
-Handle own_dataset(hid_t id, std::string_view what);
-Handle own_dataspace(hid_t id, std::string_view what);
-Handle own_datatype(hid_t id, std::string_view what);
-Handle own_property_list(hid_t id, std::string_view what);
-Handle own_attribute(hid_t id, std::string_view what);
+// `id` owned, closed with Close: the H5?close function that matches how it was made (H5Fclose for a
+// file from H5Fopen, H5Dclose for a dataset...). Fails with `what` when `id` is not valid.
+template <Handle::Closer Close> Handle own(hid_t id, std::string_view what) {
+  check_status(id, what);
+  return Handle(id, Close);
+}
 
 // A variable-length, UTF-8, NUL-terminated string type: what h5py and h5dump show as a plain string.
 Handle string_type();

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,18 +52,16 @@ class Extendable1D {
   static Extendable1D open(hid_t file, const std::string& name, const Options& options);
 
   std::uint64_t size() const { return size_; }
-  const std::string& name() const { return name_; }
   // Whether the file describes the elements' type as `file_type` (H5Tequal).
   bool stored_as(hid_t file_type) const;
   hid_t id() const { return dataset_.get(); }
 
   // Writes `count` elements of `memory_type` from `buffer` after the current end.
   void append(hid_t memory_type, std::uint64_t count, const void* buffer);
-  // Reads elements [first, first + count) into `buffer` as `memory_type`.
-  void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const;
-  // The same for a type with variable-length strings: they are allocated from `arena`, and live until
-  // it is reset.
-  void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer, StringArena& arena) const;
+  // Reads elements [first, first + count) into `buffer` as `memory_type`. A type with variable-length
+  // strings needs `arena`: they are allocated from it, and live until it is reset.
+  void read(hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer,
+            StringArena* arena = nullptr) const;
 
   // Resets whatever lies past the end in the file to the fill value (and drops whole chunks there).
   // A writer killed after its last flush may have left chunk data past the end that the file's
@@ -79,7 +76,6 @@ class Extendable1D {
  private:
   Extendable1D(Handle dataset, std::string name, std::uint64_t size, std::size_t conversion_buffer_bytes);
   hid_t transfer_properties() const { return transfer_.valid() ? transfer_.get() : H5P_DEFAULT; }
-  void read_through(hid_t transfer, hid_t memory_type, std::uint64_t first, std::uint64_t count, void* buffer) const;
 
   Handle dataset_;
   std::string name_;
@@ -95,9 +91,8 @@ template <class Record> using Column = Field<Record>;
 // Every column occupies an 8-byte slot in memory: a char* for strings, the number otherwise.
 inline constexpr std::size_t kSlotBytes = 8;
 
-// The non-template half of CompoundLayout: HDF5 types of the columns.
-hid_t native_type_of(std::size_t variant_index, hid_t string_type);
-hid_t file_type_of(std::size_t variant_index, hid_t string_type);
+// The non-template half of CompoundLayout: HDF5 types of the columns, in memory or in the file.
+hid_t member_type(std::size_t variant_index, hid_t string_type, bool in_file);
 Handle compound_type(const std::vector<std::string>& names, const std::vector<hid_t>& member_types,
                      const std::vector<std::size_t>& offsets, std::size_t total_size);
 
@@ -106,12 +101,13 @@ template <class Record> class CompoundLayout {
   explicit CompoundLayout(std::vector<Column<Record>> columns) : columns_(std::move(columns)) { build_types(); }
 
   // The same record, restricted to `names` (in that order): reads then touch only those fields.
-  CompoundLayout subset(std::initializer_list<std::string_view> names) const {
-    return subset(std::vector<std::string_view>(names));
-  }
   CompoundLayout subset(const std::vector<std::string_view>& names) const {
     std::vector<Column<Record>> chosen;
-    for (std::string_view name : names) chosen.push_back(column_named(name));
+    for (std::string_view name : names) {
+      const auto column = std::find_if(columns_.begin(), columns_.end(), [&](const auto& c) { return c.name == name; });
+      if (column == columns_.end()) throw ResultsFileError("no column named " + std::string(name));
+      chosen.push_back(*column);
+    }
     return CompoundLayout(std::move(chosen));
   }
 
@@ -153,13 +149,6 @@ template <class Record> class CompoundLayout {
     std::memcpy(&value, slot, sizeof value);
   }
 
-  const Column<Record>& column_named(std::string_view name) const {
-    for (const auto& column : columns_) {
-      if (column.name == name) return column;
-    }
-    throw ResultsFileError("no column named " + std::string(name));
-  }
-
   void build_types() {
     string_type_ = string_type();
     std::vector<std::string> names;
@@ -169,8 +158,8 @@ template <class Record> class CompoundLayout {
     for (std::size_t i = 0; i < columns_.size(); ++i) {
       const std::size_t kind = columns_[i].access.index();
       names.push_back(columns_[i].name);
-      native.push_back(native_type_of(kind, string_type_.get()));
-      file.push_back(file_type_of(kind, string_type_.get()));
+      native.push_back(member_type(kind, string_type_.get(), false));
+      file.push_back(member_type(kind, string_type_.get(), true));
       memory_offsets.push_back(i * kSlotBytes);
       file_offsets.push_back(file_size);
       file_size += H5Tget_size(file.back());
@@ -183,23 +172,14 @@ template <class Record> class CompoundLayout {
   Handle string_type_, memory_type_, file_type_;
 };
 
-// A compound dataset of Records that grows at its end.
+// A compound dataset of Records that grows at its end: `rows` made with a layout's file_type().
 template <class Record> class Table {
  public:
-  static Table create(hid_t file, const std::string& name, const CompoundLayout<Record>& layout, hsize_t chunk_rows,
-                      const Extendable1D::Options& options) {
-    return Table(Extendable1D::create(file, name, layout.file_type(), chunk_rows, options));
-  }
-  static Table open(hid_t file, const std::string& name, const Extendable1D::Options& options) {
-    return Table(Extendable1D::open(file, name, options));
-  }
+  explicit Table(Extendable1D rows) : rows_(std::move(rows)) {}
 
   std::uint64_t size() const { return rows_.size(); }
   void clear_past_end(std::uint64_t margin_chunks) { rows_.clear_past_end(margin_chunks); }
-
-  // Whether the dataset's type, as the file describes it, is the one `layout` writes: a damaged
-  // description (an object header carries no checksum) would read every row through other types.
-  bool stored_as(const CompoundLayout<Record>& layout) const { return rows_.stored_as(layout.file_type()); }
+  bool stored_as(hid_t file_type) const { return rows_.stored_as(file_type); }
 
   void append(std::span<Record> records, const CompoundLayout<Record>& layout) {
     std::vector<std::byte> buffer(records.size() * layout.row_bytes());
@@ -218,12 +198,9 @@ template <class Record> class Table {
   }
   std::vector<Record> read_all(const CompoundLayout<Record>& layout) const { return read(layout, 0, size()); }
 
-  // Visits every row, visit(row index, record), with the fields of `layout` filled, through one block
-  // of records reused from block to block: a scan of a large table allocates no row per row.
-  template <class Visit> void scan(const CompoundLayout<Record>& layout, Visit&& visit) const {
-    scan(layout, 0, size(), std::forward<Visit>(visit));
-  }
-  // The same for rows [first, first + count).
+  // Visits rows [first, first + count), visit(row index, record), with the fields of `layout` filled,
+  // through one block of records reused from block to block: a scan of a large table allocates no
+  // row per row.
   template <class Visit>
   void scan(const CompoundLayout<Record>& layout, std::uint64_t first, std::uint64_t count, Visit&& visit) const {
     const std::uint64_t end = first + count;
@@ -239,11 +216,9 @@ template <class Record> class Table {
   // Bounds the row buffer (and HDF5's string allocations) when reading large tables.
   static constexpr std::uint64_t kReadBlockRows = 4096;
 
-  explicit Table(Extendable1D rows) : rows_(std::move(rows)) {}
-
   void read_block(const CompoundLayout<Record>& layout, std::uint64_t first, std::span<Record> out) const {
     read_buffer_.resize(out.size() * layout.row_bytes());
-    rows_.read(layout.memory_type(), first, out.size(), read_buffer_.data(), strings_);
+    rows_.read(layout.memory_type(), first, out.size(), read_buffer_.data(), &strings_);
     for (std::size_t i = 0; i < out.size(); ++i) layout.unpack(read_buffer_.data() + i * layout.row_bytes(), out[i]);
     strings_.reset();  // the block's strings are copied out
   }

@@ -8,6 +8,8 @@
 #include <span>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "store/damage_check.h"
 #include "store/results_tables.h"
 #include "store/strings_check.h"
@@ -24,14 +26,17 @@ std::uint64_t batch_bytes(const std::vector<StoredRun>& batch) {
   return bytes;
 }
 
-SessionInfo first_session(const RunInfo& info) {
-  return {info.started_at, info.world_size, info.host, info.command_line, info.kernelsweep_version, info.git_commit};
-}
-
-// guarded() for what writes: a write that fails leaves the file for the next open to check.
-template <class Body> void writing(ResultsFile::Impl& self, std::string_view action, Body&& body) {
+// guarded() for what writes, refused on a file not open to write (`refused`: what cannot be done), and
+// a write that fails leaves the file for the next open to check.
+template <class Body>
+void writing(ResultsFile::Impl& self, std::string_view action, std::string_view refused, Body&& body) {
   try {
-    guarded(self.path, action, std::forward<Body>(body));
+    guarded(self.path, action, [&] {
+      if (!self.writable || !self.file.valid())
+        throw ResultsFileError(fmt::format("cannot {}: {}", refused,
+                                           self.writable ? "the file is closed" : "the file was opened read-only"));
+      body(self);
+    });
   } catch (...) {
     self.write_failed = true;
     throw;
@@ -40,24 +45,22 @@ template <class Body> void writing(ResultsFile::Impl& self, std::string_view act
 
 }  // namespace
 
-ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo& info) {
-  return create(path, info, {first_session(info)});
-}
-
 ResultsFile ResultsFile::create(const std::filesystem::path& path, const RunInfo& info,
                                 const std::vector<SessionInfo>& sessions) {
-  if (std::filesystem::exists(path)) {
+  if (std::filesystem::exists(path))
     throw ResultsFileError("refusing to create results file " + path.string() + ": it already exists");
-  }
   return guarded(path, "creating it", [&] {
     h5::Handle fapl = file_access(true);
     // H5F_ACC_EXCL as well: a file that appears between the check above and here is not replaced either.
     h5::Handle file =
-        h5::own_file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "creating the HDF5 file");
+        h5::own<H5Fclose>(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), "creating the HDF5 file");
     try {
       write_root_attributes(file.get(), info);
-      auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create, kResultsLayoutVersion);
+      auto impl = std::make_unique<Impl>(path, std::move(file), Impl::Mode::Create);
       std::vector<SessionInfo> rows = sessions;
+      if (rows.empty())
+        rows.push_back({info.started_at, info.world_size, info.host, info.command_line, info.kernelsweep_version,
+                        info.git_commit});
       put_checks(std::span(rows), impl->sessions_layout, impl->layout_version);
       impl->sessions->append(std::span(rows), impl->sessions_layout);
       // Until its first flush the file on disk is a bare superblock that no reader opens: make the
@@ -78,24 +81,20 @@ ResultsFile ResultsFile::open_for_append(const std::filesystem::path& path) {
   check_readable(path, true);
   forget_checked(path);
   return guarded(path, "opening it to append", [&] {
-    h5::Handle file = open_to_write(path);
+    h5::Handle file = open_file(path, H5F_ACC_RDWR, true);
     repair_end_of_allocation(file.get());
-    const std::int64_t version = read_root_attributes(file.get()).layout_version;  // refuses a file not ours first
-    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append, version));
+    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::Append));
   });
 }
 
 void ResultsFile::append(std::vector<StoredRun>& batch) {
-  Impl& self = impl();
-  writing(self, "appending " + std::to_string(batch.size()) + " runs", [&] {
-    self.require_writable("append runs");
+  writing(impl(), "appending " + std::to_string(batch.size()) + " runs", "append runs", [&](Impl& self) {
     self.reserve.ensure(kReserveBytes + 4 * batch_bytes(batch));
     std::vector<double> samples, sample_clocks;
     std::vector<Quantile> quantiles;
     for (StoredRun& record : batch) {
-      if (!is_known_status(record.status)) {
+      if (!status_index(record.status))
         throw ResultsFileError("point " + record.point_id + " has unknown status \"" + record.status + "\"");
-      }
       record.samples_offset = self.samples->size() + samples.size();
       record.samples_count = record.samples_ns.size();
       samples.insert(samples.end(), record.samples_ns.begin(), record.samples_ns.end());
@@ -123,34 +122,25 @@ void ResultsFile::append(std::vector<StoredRun>& batch) {
     put_checks(std::span(batch), self.runs_layout, self.layout_version);
     self.runs->append(std::span(batch), self.runs_layout);
     if (self.run_keys) {
-      std::vector<RunKey> keys;
-      keys.reserve(batch.size());
-      for (const StoredRun& record : batch) keys.push_back(run_key_of(record));
+      std::vector<RunKey> keys(batch.size());
+      std::transform(batch.begin(), batch.end(), keys.begin(), run_key_of);
       self.run_keys->append(run_key_memory_type(), keys.size(), keys.data());
     }
   });
 }
 
 void ResultsFile::put_environment(const std::string& digest, const std::string& json_text) {
-  Impl& self = impl();
-  writing(self, "storing environment " + digest, [&] {
-    self.require_writable("store an environment");
-    self.put_document(*self.environments, self.environment_digests, digest, json_text);
-  });
+  writing(impl(), "storing environment " + digest, "store an environment",
+          [&](Impl& self) { self.put_document(*self.environments, self.environment_digests, digest, json_text); });
 }
 
 void ResultsFile::put_protocol(const std::string& digest, const std::string& json_text) {
-  Impl& self = impl();
-  writing(self, "storing protocol " + digest, [&] {
-    self.require_writable("store a protocol");
-    self.put_document(*self.protocols, self.protocol_digests, digest, json_text);
-  });
+  writing(impl(), "storing protocol " + digest, "store a protocol",
+          [&](Impl& self) { self.put_document(*self.protocols, self.protocol_digests, digest, json_text); });
 }
 
 void ResultsFile::put_rank(const RankInfo& rank) {
-  Impl& self = impl();
-  writing(self, "storing rank " + std::to_string(rank.rank), [&] {
-    self.require_writable("store a rank");
+  writing(impl(), "storing rank " + std::to_string(rank.rank), "store a rank", [&](Impl& self) {
     if (std::find(self.stored_ranks.begin(), self.stored_ranks.end(), rank) != self.stored_ranks.end()) return;
     self.reserve.ensure(kReserveBytes);
     RankInfo row = rank;
@@ -161,9 +151,7 @@ void ResultsFile::put_rank(const RankInfo& rank) {
 }
 
 void ResultsFile::add_session(const SessionInfo& session) {
-  Impl& self = impl();
-  writing(self, "recording a session", [&] {
-    self.require_writable("record a session");
+  writing(impl(), "recording a session", "record a session", [&](Impl& self) {
     self.reserve.ensure(kReserveBytes);
     write_ended_at(self.id(), "");
     SessionInfo row = session;
@@ -173,9 +161,7 @@ void ResultsFile::add_session(const SessionInfo& session) {
 }
 
 void ResultsFile::flush() {
-  Impl& self = impl();
-  writing(self, "flushing", [&] {
-    self.require_writable("flush");
+  writing(impl(), "flushing", "flush", [&](Impl& self) {
     self.reserve.ensure(kReserveBytes);
     h5::check_status(H5Fflush(self.id(), H5F_SCOPE_GLOBAL), "H5Fflush");
     if (metadata_cache_bytes() > kMetadataCacheBytes) reopen();
@@ -194,19 +180,17 @@ std::size_t ResultsFile::metadata_cache_bytes() const {
 // loses nothing, and the file opened again appends from where it was.
 void ResultsFile::reopen() {
   const std::filesystem::path path = impl_->path;
-  const std::int64_t version = impl_->layout_version;
   const bool write_failed = impl_->write_failed;
   impl_->close();
   impl_.reset();
   H5garbage_collect();  // HDF5 keeps the blocks it freed in lists of its own, for reuse
-  impl_ = std::make_unique<Impl>(path, open_to_write(path), Impl::Mode::Append, version);
+  impl_ = std::make_unique<Impl>(path, open_file(path, H5F_ACC_RDWR, true), Impl::Mode::Append);
   impl_->write_failed = write_failed;
 }
 
 void ResultsFile::finish(const std::string& ended_at) {
   Impl& self = impl();
-  writing(self, "finishing", [&] {
-    self.require_writable("finish");
+  writing(self, "finishing", "finish", [&](Impl&) {
     write_ended_at(self.id(), ended_at);
     self.close();
   });

@@ -18,9 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,13 +43,12 @@ struct PointStatus {
 
 class ResultsFile {
  public:
-  // Creates the file and its (empty) tables, writes the root attributes and the first /sessions row.
-  // Throws ResultsFileError when `path` exists: the caller decides between --resume and --overwrite.
-  static ResultsFile create(const std::filesystem::path& path, const RunInfo& info);
-  // The same, with `sessions` as the /sessions rows in place of the one made from `info`: a merged
-  // file lists the sessions of the files it was made from.
+  // Creates the file and its (empty) tables, writes the root attributes and the /sessions rows: the
+  // one made from `info`, or `sessions` where given (a merged file lists the sessions of the files it
+  // was made from). Throws ResultsFileError when `path` exists: the caller decides between --resume
+  // and --overwrite.
   static ResultsFile create(const std::filesystem::path& path, const RunInfo& info,
-                            const std::vector<SessionInfo>& sessions);
+                            const std::vector<SessionInfo>& sessions = {});
   // Reopens an existing file to append to its tables (--resume).
   // Both opens have the whole file read by a child process first, and throw DamagedResultsFile
   // when that crashes, hangs or finds rows that contradict the file (see damage_check.h).

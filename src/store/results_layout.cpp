@@ -31,14 +31,14 @@ h5::Handle run_key_type(bool in_file) {
   const std::string what = "making the type of /run_keys";
   const hsize_t key_bytes = std::tuple_size_v<PointKey>;
   const hid_t byte = in_file ? H5T_STD_U8LE : H5T_NATIVE_UINT8;
-  h5::Handle key = h5::own_datatype(H5Tarray_create2(byte, 1, &key_bytes), what);
-  h5::Handle status = h5::own_datatype(H5Tenum_create(byte), what);
+  h5::Handle key = h5::own<H5Tclose>(H5Tarray_create2(byte, 1, &key_bytes), what);
+  h5::Handle status = h5::own<H5Tclose>(H5Tenum_create(byte), what);
   for (std::uint8_t i = 0; i < std::size(kStatuses); ++i)
     h5::check_status(H5Tenum_insert(status.get(), kStatuses[i], &i), what);
   // In the file the fields are packed (37 bytes a row); in memory they are RunKey's.
   const std::size_t status_at = in_file ? key_bytes : offsetof(RunKey, status);
   const std::size_t repetition_at = in_file ? key_bytes + 1 : offsetof(RunKey, repetition);
-  h5::Handle type = h5::own_datatype(H5Tcreate(H5T_COMPOUND, in_file ? key_bytes + 1 + 4 : sizeof(RunKey)), what);
+  h5::Handle type = h5::own<H5Tclose>(H5Tcreate(H5T_COMPOUND, in_file ? key_bytes + 1 + 4 : sizeof(RunKey)), what);
   h5::check_status(H5Tinsert(type.get(), "point_key", in_file ? 0 : offsetof(RunKey, point_key), key.get()), what);
   h5::check_status(H5Tinsert(type.get(), "status", status_at, status.get()), what);
   h5::check_status(H5Tinsert(type.get(), "repetition", repetition_at, in_file ? H5T_STD_I32LE : H5T_NATIVE_INT32),
@@ -46,14 +46,31 @@ h5::Handle run_key_type(bool in_file) {
   return type;
 }
 
-// The attribute where, written only when not empty, is checked only then (files without it keep
-// the checksum they had).
+// The root attributes that are RunInfo's own members, in the order they are written: strings, and
+// integers as int64.
+const std::vector<Field<RunInfo>>& root_attribute_fields() {
+  using I = RunInfo;
+  static const std::vector<Field<RunInfo>> fields{KS_FIELD(I, "sweep_name", sweep_name),
+                                                  KS_FIELD(I, "sweep_path", sweep_path),
+                                                  KS_FIELD(I, "sweep_text", sweep_text),
+                                                  KS_FIELD(I, "plan_size", plan_size),
+                                                  KS_FIELD(I, "kernelsweep_version", kernelsweep_version),
+                                                  KS_FIELD(I, "git_commit", git_commit),
+                                                  KS_FIELD(I, "started_at", started_at),
+                                                  KS_FIELD(I, "ended_at", ended_at),
+                                                  KS_FIELD(I, "world_size", world_size),
+                                                  KS_FIELD(I, "host", host),
+                                                  KS_FIELD(I, "command_line", command_line)};
+  return fields;
+}
+
+// The root attributes' strings, in the order they are written. The attribute where, written only
+// when not empty, is checked only then (files without it keep the checksum they had).
 std::uint64_t root_strings_check(const RunInfo& info) {
-  std::vector<std::string_view> strings{info.sweep_name,  info.sweep_path, info.sweep_text, info.kernelsweep_version,
-                                        info.git_commit,  info.started_at, info.ended_at,   info.host,
-                                        info.command_line};
-  if (!info.where.empty()) strings.push_back(info.where);
-  return strings_check(strings);
+  StringsCheck check;
+  check.add_strings(info, root_attribute_fields());
+  if (!info.where.empty()) check.add(info.where);
+  return check.finish();
 }
 
 void write_strings_check(hid_t file, const RunInfo& info) {
@@ -66,29 +83,27 @@ void write_strings_check(hid_t file, const RunInfo& info) {
 h5::CompoundLayout<StoredRun> run_layout(std::int64_t layout_version) {
   using R = StoredRun;
   std::vector<Field<R>> columns = run_record_fields<R>();
-  for (auto column : {KS_FIELD(R, "protocol_digest", cited.protocol_digest),
-                      KS_FIELD(R, "environment_digest", cited.environment_digest),
-                      KS_FIELD(R, "workload_digest", cited.workload_digest),
-                      KS_FIELD(R, "implementation_digest", cited.implementation_digest),
-                      KS_FIELD(R, "samples_offset", samples_offset), KS_FIELD(R, "samples_count", samples_count)})
-    columns.push_back(std::move(column));
+  const auto add = [&columns](const std::vector<Field<R>>& more) {
+    columns.insert(columns.end(), more.begin(), more.end());
+  };
+  add({KS_FIELD(R, "protocol_digest", cited.protocol_digest),
+       KS_FIELD(R, "environment_digest", cited.environment_digest),
+       KS_FIELD(R, "workload_digest", cited.workload_digest),
+       KS_FIELD(R, "implementation_digest", cited.implementation_digest), KS_FIELD(R, "samples_offset", samples_offset),
+       KS_FIELD(R, "samples_count", samples_count)});
   if (layout_version >= 3) {
-    columns.push_back(KS_FIELD(R, "quantiles_offset", quantiles_offset));
-    columns.push_back(KS_FIELD(R, "quantiles_count", quantiles_count));
-    for (auto column : gpu_state_fields<R>()) columns.push_back(std::move(column));
+    add({KS_FIELD(R, "quantiles_offset", quantiles_offset), KS_FIELD(R, "quantiles_count", quantiles_count)});
+    add(gpu_state_fields<R>());
   }
   if (layout_version >= 4) {
-    columns.push_back(KS_FIELD(R, "sample_clocks_offset", sample_clocks_offset));
-    columns.push_back(KS_FIELD(R, "sample_clocks_count", sample_clocks_count));
-    for (auto column : repetition_fields<R>()) columns.push_back(std::move(column));
-    for (auto column : noise_fields<R>()) columns.push_back(std::move(column));
+    add({KS_FIELD(R, "sample_clocks_offset", sample_clocks_offset),
+         KS_FIELD(R, "sample_clocks_count", sample_clocks_count)});
+    add(repetition_fields<R>());
+    add(noise_fields<R>());
   }
-  if (layout_version >= 5)
-    for (auto column : collective_fields<R>()) columns.push_back(std::move(column));
-  if (layout_version >= 7)
-    for (auto column : speed_of_light_fields<R>()) columns.push_back(std::move(column));
-  if (layout_version >= 8)
-    for (auto column : energy_fields<R>()) columns.push_back(std::move(column));
+  if (layout_version >= 5) add(collective_fields<R>());
+  if (layout_version >= 7) add(speed_of_light_fields<R>());
+  if (layout_version >= 8) add(energy_fields<R>());
   return with_check(std::move(columns), layout_version);
 }
 
@@ -104,8 +119,6 @@ std::optional<std::uint8_t> status_index(std::string_view status) {
   if (known == std::end(kStatuses)) return std::nullopt;
   return static_cast<std::uint8_t>(known - std::begin(kStatuses));
 }
-
-bool is_known_status(const std::string& status) { return status_index(status).has_value(); }
 
 hid_t run_key_memory_type() {
   static const h5::Handle type = run_key_type(false);
@@ -148,28 +161,6 @@ h5::CompoundLayout<SessionInfo> session_layout(std::int64_t layout_version) {
                        layout_version);
 }
 
-namespace {
-
-// The root attributes that are RunInfo's own members, in the order they are written: strings, and
-// integers as int64.
-const std::vector<Field<RunInfo>>& root_attribute_fields() {
-  using I = RunInfo;
-  static const std::vector<Field<RunInfo>> fields{KS_FIELD(I, "sweep_name", sweep_name),
-                                                  KS_FIELD(I, "sweep_path", sweep_path),
-                                                  KS_FIELD(I, "sweep_text", sweep_text),
-                                                  KS_FIELD(I, "plan_size", plan_size),
-                                                  KS_FIELD(I, "kernelsweep_version", kernelsweep_version),
-                                                  KS_FIELD(I, "git_commit", git_commit),
-                                                  KS_FIELD(I, "started_at", started_at),
-                                                  KS_FIELD(I, "ended_at", ended_at),
-                                                  KS_FIELD(I, "world_size", world_size),
-                                                  KS_FIELD(I, "host", host),
-                                                  KS_FIELD(I, "command_line", command_line)};
-  return fields;
-}
-
-}  // namespace
-
 void write_root_attributes(hid_t file, const RunInfo& info) {
   h5::write_string_attribute(file, "format", kFormatName);
   h5::write_int64_attribute(file, "layout_version", kResultsLayoutVersion);
@@ -185,9 +176,8 @@ void write_root_attributes(hid_t file, const RunInfo& info) {
 }
 
 RunInfo read_root_attributes(hid_t file) {
-  if (h5::read_string_attribute(file, "format") != kFormatName) {
+  if (h5::read_string_attribute(file, "format") != kFormatName)
     throw ResultsFileError(std::string("root attribute format is not \"") + kFormatName + "\"");
-  }
   RunInfo info;
   info.layout_version = h5::read_int64_attribute(file, "layout_version");
   for (const Field<RunInfo>& field : root_attribute_fields()) {

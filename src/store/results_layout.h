@@ -119,7 +119,6 @@ h5::CompoundLayout<SessionInfo> session_layout(std::int64_t layout_version);
 
 // The index of `status` in kStatuses (its value in /run_keys' enum); none for a status not ours.
 std::optional<std::uint8_t> status_index(std::string_view status);
-bool is_known_status(const std::string& status);
 
 // /run_keys (layout 6 on): row i holds, in fixed-size fields, what status and a resume need of row i
 // of /runs: its point's key (the 32 bytes of its point_id: common/point_id_set.h), its status and

@@ -32,13 +32,20 @@ template <class Read> void with_evictions_while_reading(hid_t file, bool writabl
 }
 
 // `count` doubles of a one-dimensional dataset from `offset`.
-std::vector<double> read_doubles(const std::filesystem::path& path, std::string_view action,
-                                 const h5::Extendable1D& data, std::uint64_t offset, std::uint64_t count) {
-  return guarded(path, action, [&] {
+std::vector<double> read_doubles(const std::filesystem::path& path, std::string_view name, const h5::Extendable1D& data,
+                                 std::uint64_t offset, std::uint64_t count) {
+  return guarded(path, fmt::format("reading {}", name), [&] {
     std::vector<double> values(count);
     data.read(H5T_NATIVE_DOUBLE, offset, count, values.data());
     return values;
   });
+}
+
+// Every row of a table.
+template <class Record> std::vector<Record> read_table(const ResultsFile::Impl& self, std::string_view name,
+                                                       const std::optional<h5::Table<Record>>& table,
+                                                       const h5::CompoundLayout<Record>& layout) {
+  return guarded(self.path, fmt::format("reading {}", name), [&] { return table->read_all(layout); });
 }
 
 }  // namespace
@@ -46,10 +53,7 @@ std::vector<double> read_doubles(const std::filesystem::path& path, std::string_
 ResultsFile ResultsFile::open_read_only(const std::filesystem::path& path) {
   check_readable(path, false);
   return guarded(path, "opening it to read", [&] {
-    h5::Handle fapl = file_access(false);
-    h5::Handle file = h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), "opening the HDF5 file");
-    const std::int64_t version = read_root_attributes(file.get()).layout_version;
-    return ResultsFile(std::make_unique<Impl>(path, std::move(file), Impl::Mode::ReadOnly, version));
+    return ResultsFile(std::make_unique<Impl>(path, open_file(path, H5F_ACC_RDONLY, false), Impl::Mode::ReadOnly));
   });
 }
 
@@ -59,29 +63,27 @@ RunInfo ResultsFile::read_info() const {
 }
 
 std::vector<StoredRun> ResultsFile::read_runs() const {
-  Impl& self = impl();
-  return guarded(self.path, "reading /runs", [&] { return self.runs->read_all(self.runs_layout); });
+  return read_table(impl(), "/runs", impl().runs, impl().runs_layout);
 }
 
 std::vector<StoredRun> ResultsFile::read_runs(std::uint64_t first, std::uint64_t count) const {
   Impl& self = impl();
   return guarded(self.path, "reading /runs", [&] {
-    if (first > self.runs->size() || count > self.runs->size() - first) {
+    if (first > self.runs->size() || count > self.runs->size() - first)
       throw ResultsFileError("rows " + std::to_string(first) + " to " + std::to_string(first + count) +
                              " asked, the table has " + std::to_string(self.runs->size()));
-    }
     return self.runs->read(self.runs_layout, first, count);
   });
 }
 
 std::vector<double> ResultsFile::read_samples(std::uint64_t offset, std::uint64_t count) const {
-  return read_doubles(impl().path, "reading /samples", *impl().samples, offset, count);
+  return read_doubles(impl().path, "/samples", *impl().samples, offset, count);
 }
 
 std::vector<double> ResultsFile::read_sample_clocks(std::uint64_t offset, std::uint64_t count) const {
   Impl& self = impl();
   if (!self.sample_clocks || count == 0) return {};
-  return read_doubles(self.path, "reading /sample_clocks", *self.sample_clocks, offset, count);
+  return read_doubles(self.path, "/sample_clocks", *self.sample_clocks, offset, count);
 }
 
 std::vector<Quantile> ResultsFile::read_quantiles(std::uint64_t offset, std::uint64_t count) const {
@@ -92,24 +94,19 @@ std::vector<Quantile> ResultsFile::read_quantiles(std::uint64_t offset, std::uin
 }
 
 std::vector<DigestedDocument> ResultsFile::read_environments() const {
-  Impl& self = impl();
-  return guarded(self.path, "reading /environments",
-                 [&] { return self.environments->read_all(self.documents_layout); });
+  return read_table(impl(), "/environments", impl().environments, impl().documents_layout);
 }
 
 std::vector<DigestedDocument> ResultsFile::read_protocols() const {
-  Impl& self = impl();
-  return guarded(self.path, "reading /protocols", [&] { return self.protocols->read_all(self.documents_layout); });
+  return read_table(impl(), "/protocols", impl().protocols, impl().documents_layout);
 }
 
 std::vector<RankInfo> ResultsFile::read_ranks() const {
-  Impl& self = impl();
-  return guarded(self.path, "reading /ranks", [&] { return self.ranks->read_all(self.ranks_layout); });
+  return read_table(impl(), "/ranks", impl().ranks, impl().ranks_layout);
 }
 
 std::vector<SessionInfo> ResultsFile::read_sessions() const {
-  Impl& self = impl();
-  return guarded(self.path, "reading /sessions", [&] { return self.sessions->read_all(self.sessions_layout); });
+  return read_table(impl(), "/sessions", impl().sessions, impl().sessions_layout);
 }
 
 void ResultsFile::scan_statuses(
@@ -122,9 +119,9 @@ void ResultsFile::scan_statuses(
     std::vector<std::string_view> columns{"point_id", "status"};
     if (self.layout_version >= 4) columns.push_back("repetition");
     with_evictions_while_reading(self.id(), self.writable, [&] {
-      self.runs->scan(self.runs_layout.subset(columns), [&](std::uint64_t row, const StoredRun& run) {
-        visit(row, run.point_id, run.repetition, run.status);
-      });
+      self.runs->scan(
+          self.runs_layout.subset(columns), 0, self.runs->size(),
+          [&](std::uint64_t row, const StoredRun& run) { visit(row, run.point_id, run.repetition, run.status); });
     });
   });
 }

@@ -15,60 +15,50 @@ namespace {
 // 256 results or 2 seconds, far less than 64 chunks of any table.
 constexpr std::uint64_t kCrashMarginChunks = 64;
 
-void postpone_metadata_writes(hid_t file) { set_metadata_evictions(file, false); }
-
 }  // namespace
 
-ResultsFile::Impl::Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode, std::int64_t version)
+ResultsFile::Impl::Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode)
     : path(std::move(file_path)),
       writable(mode != Mode::ReadOnly),
       file(std::move(file_handle)),
-      layout_version(version),
-      runs_layout(run_layout(version)),
-      documents_layout(document_layout(version)),
-      ranks_layout(rank_layout(version)),
-      sessions_layout(session_layout(version)) {
+      layout_version(mode == Mode::Create ? kResultsLayoutVersion : read_root_attributes(id()).layout_version),
+      runs_layout(run_layout(layout_version)),
+      documents_layout(document_layout(layout_version)),
+      ranks_layout(rank_layout(layout_version)),
+      sessions_layout(session_layout(layout_version)) {
   if (writable) {  // before the tables are made or cleared: those are writes too
     reserve = SpaceReserve(path);
     reserve.ensure(kReserveBytes);
   }
+  // Each table made (fresh) or opened; the small ones (documents, ranks, sessions) take the defaults.
   const bool fresh = mode == Mode::Create;
-  runs.emplace(table(runs_layout, "/runs", fresh, kRunsChunkRows, kRunsOptions));
-  samples.emplace(fresh ? h5::Extendable1D::create(id(), "/samples", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions)
-                        : h5::Extendable1D::open(id(), "/samples", kSamplesOptions));
-  environments.emplace(table(documents_layout, "/environments", fresh));
-  protocols.emplace(table(documents_layout, "/protocols", fresh));
-  ranks.emplace(table(ranks_layout, "/ranks", fresh));
-  sessions.emplace(table(sessions_layout, "/sessions", fresh));
-  if (version >= 3) quantiles.emplace(table(quantile_layout(), "/quantiles", fresh, kQuantilesChunk, kSamplesOptions));
-  if (version >= 4)
-    sample_clocks.emplace(
-        fresh ? h5::Extendable1D::create(id(), "/sample_clocks", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions)
-              : h5::Extendable1D::open(id(), "/sample_clocks", kSamplesOptions));
-  if (version >= 6)
-    run_keys.emplace(
-        fresh ? h5::Extendable1D::create(id(), "/run_keys", run_key_file_type(), kRunKeysChunk, kSamplesOptions)
-              : h5::Extendable1D::open(id(), "/run_keys", kSamplesOptions));
+  const auto dataset = [&](const char* name, hid_t file_type, hsize_t chunk = kSmallTableChunkRows,
+                           const h5::Extendable1D::Options& options = kSmallTableOptions) {
+    return fresh ? h5::Extendable1D::create(id(), name, file_type, chunk, options)
+                 : h5::Extendable1D::open(id(), name, options);
+  };
+  runs.emplace(dataset("/runs", runs_layout.file_type(), kRunsChunkRows, kRunsOptions));
+  samples.emplace(dataset("/samples", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions));
+  environments.emplace(dataset("/environments", documents_layout.file_type()));
+  protocols.emplace(dataset("/protocols", documents_layout.file_type()));
+  ranks.emplace(dataset("/ranks", ranks_layout.file_type()));
+  sessions.emplace(dataset("/sessions", sessions_layout.file_type()));
+  if (layout_version >= 3)
+    quantiles.emplace(dataset("/quantiles", quantile_layout().file_type(), kQuantilesChunk, kSamplesOptions));
+  if (layout_version >= 4)
+    sample_clocks.emplace(dataset("/sample_clocks", H5T_IEEE_F64LE, kSamplesChunk, kSamplesOptions));
+  if (layout_version >= 6) run_keys.emplace(dataset("/run_keys", run_key_file_type(), kRunKeysChunk, kSamplesOptions));
   if (fresh) h5::write_string_attribute(samples->id(), "units", "ns");
   if (fresh && sample_clocks) h5::write_string_attribute(sample_clocks->id(), "units", "MHz");
-  if (writable) postpone_metadata_writes(id());
+  if (writable) set_metadata_evictions(id(), false);
   if (mode == Mode::Append) {
-    clear_past_ends();
+    // The file may come from a killed writer: start appending from exactly its flushed state.
+    each_table([](std::string_view, auto& table, hid_t) {
+      if (table) table->clear_past_end(kCrashMarginChunks);
+    });
     complete_run_keys();
   }
   if (writable) remember_stored_keys();
-}
-
-void ResultsFile::Impl::clear_past_ends() {
-  runs->clear_past_end(kCrashMarginChunks);
-  samples->clear_past_end(kCrashMarginChunks);
-  if (quantiles) quantiles->clear_past_end(kCrashMarginChunks);
-  if (sample_clocks) sample_clocks->clear_past_end(kCrashMarginChunks);
-  if (run_keys) run_keys->clear_past_end(kCrashMarginChunks);
-  environments->clear_past_end(kCrashMarginChunks);
-  protocols->clear_past_end(kCrashMarginChunks);
-  ranks->clear_past_end(kCrashMarginChunks);
-  sessions->clear_past_end(kCrashMarginChunks);
 }
 
 void ResultsFile::Impl::complete_run_keys() {
@@ -82,23 +72,10 @@ void ResultsFile::Impl::complete_run_keys() {
   run_keys->append(run_key_memory_type(), keys.size(), keys.data());
 }
 
-template <class Record>
-h5::Table<Record> ResultsFile::Impl::table(const h5::CompoundLayout<Record>& layout, const std::string& name,
-                                           bool fresh, hsize_t chunk_rows, const h5::Extendable1D::Options& options) {
-  return fresh ? h5::Table<Record>::create(id(), name, layout, chunk_rows, options)
-               : h5::Table<Record>::open(id(), name, options);
-}
-
 void ResultsFile::Impl::remember_stored_keys() {
   for (const auto& document : environments->read_all(documents_layout)) environment_digests.insert(document.digest);
   for (const auto& document : protocols->read_all(documents_layout)) protocol_digests.insert(document.digest);
   stored_ranks = ranks->read_all(ranks_layout);
-}
-
-void ResultsFile::Impl::require_writable(std::string_view action) const {
-  if (!writable)
-    throw ResultsFileError(std::string("cannot ") + std::string(action) + ": the file was opened read-only");
-  if (!file.valid()) throw ResultsFileError(std::string("cannot ") + std::string(action) + ": the file is closed");
 }
 
 void ResultsFile::Impl::put_document(h5::Table<DigestedDocument>& table, std::set<std::string>& digests,
@@ -113,15 +90,7 @@ void ResultsFile::Impl::put_document(h5::Table<DigestedDocument>& table, std::se
 }
 
 void ResultsFile::Impl::close() {
-  runs.reset();
-  run_keys.reset();
-  samples.reset();
-  sample_clocks.reset();
-  quantiles.reset();
-  environments.reset();
-  protocols.reset();
-  ranks.reset();
-  sessions.reset();
+  each_table([](std::string_view, auto& table, hid_t) { table.reset(); });
   if (!file.reset()) h5::fail("closing the file");
 }
 
@@ -141,16 +110,16 @@ void repair_end_of_allocation(hid_t file) {
 }
 
 h5::Handle file_access(bool file_locking) {
-  h5::Handle fapl = h5::own_property_list(H5Pcreate(H5P_FILE_ACCESS), "making file access properties");
+  h5::Handle fapl = h5::own<H5Pclose>(H5Pcreate(H5P_FILE_ACCESS), "making file access properties");
   h5::check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_EARLIEST, H5F_LIBVER_V18),
                    "capping the file format at HDF5 1.8");
-  if (!file_locking) { h5::check_status(H5Pset_file_locking(fapl.get(), false, true), "turning file locking off"); }
+  if (!file_locking) h5::check_status(H5Pset_file_locking(fapl.get(), false, true), "turning file locking off");
   return fapl;
 }
 
-h5::Handle open_to_write(const std::filesystem::path& path) {
-  h5::Handle fapl = file_access(true);
-  return h5::own_file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "opening the HDF5 file");
+h5::Handle open_file(const std::filesystem::path& path, unsigned flags, bool file_locking) {
+  const h5::Handle fapl = file_access(file_locking);
+  return h5::own<H5Fclose>(H5Fopen(path.c_str(), flags, fapl.get()), "opening the HDF5 file");
 }
 
 ResultsFile::ResultsFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -26,12 +26,10 @@ constexpr std::uint64_t kReserveBytes = 32u << 20;
 struct ResultsFile::Impl {
   enum class Mode { Create, Append, ReadOnly };
 
-  // Opens (or, for Create, makes) the tables of a file of layout `version`; Append first clears what
-  // a killed writer left past their ends and completes /run_keys.
-  Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode, std::int64_t version);
-
-  // The file may come from a killed writer: start appending from exactly its flushed state.
-  void clear_past_ends();
+  // Opens (or, for Create, makes) the tables of the file, of the layout its root attributes name (a
+  // file not ours is refused first); Append first clears what a killed writer left past their ends
+  // and completes /run_keys.
+  Impl(std::filesystem::path file_path, h5::Handle file_handle, Mode mode);
 
   // /run_keys is appended right after /runs: a writer killed or refused between the two leaves it
   // short, and its missing rows are made again from /runs here, so that readers find it whole.
@@ -42,15 +40,22 @@ struct ResultsFile::Impl {
 
   hid_t id() const { return file.get(); }
 
-  // A table made (fresh) or opened; the small ones (documents, ranks, sessions) take the defaults.
-  template <class Record> h5::Table<Record> table(const h5::CompoundLayout<Record>& layout, const std::string& name,
-                                                  bool fresh, hsize_t chunk_rows = kSmallTableChunkRows,
-                                                  const h5::Extendable1D::Options& options = kSmallTableOptions);
+  // Calls visit(name, table, the type its rows have in the file) for each table of the layout, the
+  // table being the optional that holds it (empty in a file of an older layout).
+  template <class Visit> void each_table(Visit&& visit) {
+    visit("/runs", runs, runs_layout.file_type());
+    visit("/samples", samples, H5T_IEEE_F64LE);
+    visit("/quantiles", quantiles, quantile_layout().file_type());
+    visit("/sample_clocks", sample_clocks, H5T_IEEE_F64LE);
+    visit("/run_keys", run_keys, run_key_file_type());
+    visit("/environments", environments, documents_layout.file_type());
+    visit("/protocols", protocols, documents_layout.file_type());
+    visit("/ranks", ranks, ranks_layout.file_type());
+    visit("/sessions", sessions, sessions_layout.file_type());
+  }
 
   // The keys that make puts idempotent across sessions: digests and rank rows already stored.
   void remember_stored_keys();
-
-  void require_writable(std::string_view action) const;
 
   void put_document(h5::Table<DigestedDocument>& table, std::set<std::string>& digests, const std::string& digest,
                     const std::string& json_text);
@@ -100,8 +105,9 @@ void repair_end_of_allocation(hid_t file);
 // refuses to open the file until `h5clear -s`), and 1.8-era readers open the file too.
 h5::Handle file_access(bool file_locking);
 
-// The file opened to write (with HDF5's file locking, beside the writer lock).
-h5::Handle open_to_write(const std::filesystem::path& path);
+// The file opened with `flags` (H5F_ACC_RDWR or H5F_ACC_RDONLY): by a writer with HDF5's file locking
+// (beside the writer lock), by readers without it, so that they read a file a running sweep writes.
+h5::Handle open_file(const std::filesystem::path& path, unsigned flags, bool file_locking);
 
 // Runs `body` with HDF5's stderr printing off, and prefixes any failure with the file and the action.
 template <class Body> auto guarded(const std::filesystem::path& path, std::string_view action, Body&& body)

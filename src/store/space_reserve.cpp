@@ -34,8 +34,7 @@ SpaceReserve::SpaceReserve(const std::filesystem::path& path) : path_(path) {
     throw ResultsFileError(fmt::format("{}: cannot open it to reserve space: {}", path.string(), std::strerror(errno)));
 }
 
-SpaceReserve::SpaceReserve(SpaceReserve&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+SpaceReserve::SpaceReserve(SpaceReserve&& other) noexcept { *this = std::move(other); }
 
 SpaceReserve& SpaceReserve::operator=(SpaceReserve&& other) noexcept {
   if (this != &other) {

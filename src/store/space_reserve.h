@@ -34,8 +34,6 @@ class SpaceReserve {
   explicit SpaceReserve(const std::filesystem::path& path);
   SpaceReserve(SpaceReserve&& other) noexcept;
   SpaceReserve& operator=(SpaceReserve&& other) noexcept;
-  SpaceReserve(const SpaceReserve&) = delete;
-  SpaceReserve& operator=(const SpaceReserve&) = delete;
   ~SpaceReserve();  // gives the blocks past the file's end back
 
   // Makes sure `bytes` past the file's current end are the file's. Throws StorageFullError saying

@@ -23,12 +23,6 @@ std::uint64_t StringsCheck::finish() {
   return check;
 }
 
-std::uint64_t strings_check(const std::vector<std::string_view>& strings) {
-  StringsCheck check;
-  for (std::string_view text : strings) check.add(text);
-  return check.finish();
-}
-
 std::string unchecked_row_message(std::uint64_t row, std::string_view table) {
   return fmt::format("row {} of {}: its strings do not match their checksum (column strings_check)", row, table);
 }

@@ -22,19 +22,21 @@ namespace ks {
 class StringsCheck {
  public:
   void add(std::string_view text);
+  // The strings among the `fields` of `record`, in their order.
+  template <class Record> void add_strings(const Record& record, const std::vector<Field<Record>>& fields) {
+    for_each_field(record, fields, [&](const Field<Record>&, const auto& value) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) add(value);
+    });
+  }
   std::uint64_t finish();
 
  private:
   Sha256 hash_;
 };
 
-std::uint64_t strings_check(const std::vector<std::string_view>& strings);
-
 template <class Record> std::uint64_t strings_check(const Record& record, const h5::CompoundLayout<Record>& layout) {
   thread_local StringsCheck check;
-  for_each_field(record, layout.columns(), [&](const Field<Record>&, const auto& value) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) check.add(value);
-  });
+  check.add_strings(record, layout.columns());
   return check.finish();
 }
 
@@ -53,12 +55,14 @@ bool strings_checked(const Record& record, const h5::CompoundLayout<Record>& lay
 
 std::string unchecked_row_message(std::uint64_t row, std::string_view table);
 
-// The first row of `rows` whose strings do not match their check, as a message; empty when none.
-template <class Record> std::string first_unchecked_row(const std::vector<Record>& rows,
+// The first row of `table` (read whole) whose strings do not match their check, as a message; empty
+// when none.
+template <class Record> std::string first_unchecked_row(const h5::Table<Record>& table,
                                                         const h5::CompoundLayout<Record>& layout,
-                                                        std::int64_t layout_version, std::string_view table) {
+                                                        std::int64_t layout_version, std::string_view name) {
+  const std::vector<Record> rows = table.read_all(layout);
   for (std::size_t row = 0; row < rows.size(); ++row)
-    if (!strings_checked(rows[row], layout, layout_version)) return unchecked_row_message(row, table);
+    if (!strings_checked(rows[row], layout, layout_version)) return unchecked_row_message(row, name);
   return "";
 }
 

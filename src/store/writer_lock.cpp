@@ -45,9 +45,15 @@ bool create_exclusively(const std::filesystem::path& path, const std::string& co
   return true;
 }
 
-struct Holder {
-  std::string host, started_at, command_line, process_start;
+// What the lock file says of its writer (a JSON object of these keys).
+struct Writer {
+  std::string host;
   long pid = 0;
+  std::string process_start, started_at, command_line;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Writer, host, pid, process_start, started_at, command_line)
+
+struct Holder : Writer {
   double seconds_since_heartbeat = 0;
 };
 
@@ -61,13 +67,7 @@ std::optional<Holder> read_holder(const std::filesystem::path& path) {
                         std::chrono::nanoseconds(status.st_mtim.tv_nsec);
   holder.seconds_since_heartbeat = std::chrono::duration<double>(std::chrono::system_clock::now() - modified).count();
   const Json content = Json::parse(read_whole(path), nullptr, false);
-  if (content.is_object()) {
-    holder.host = content.value("host", "");
-    holder.pid = content.value("pid", 0L);
-    holder.started_at = content.value("started_at", "");
-    holder.command_line = content.value("command_line", "");
-    holder.process_start = content.value("process_start", "");
-  }
+  if (content.is_object()) static_cast<Writer&>(holder) = content.get<Writer>();
   return holder;
 }
 
@@ -89,8 +89,7 @@ bool is_stale(const Holder& holder, const std::string& this_host) {
 // Moves a stale lock file aside, checking that what was moved is the file judged stale (another
 // writer may have taken it over in between, and its fresh lock must stay). True when it is gone.
 bool remove_stale(const std::filesystem::path& path, const std::string& judged_content) {
-  auto aside = path;
-  aside += fmt::format(".stale-{}", ::getpid());
+  const auto aside = std::filesystem::path(path) += fmt::format(".stale-{}", ::getpid());
   if (::rename(path.c_str(), aside.c_str()) != 0) return errno == ENOENT;
   if (read_whole(aside) != judged_content) {
     ::rename(aside.c_str(), path.c_str());  // not the file judged: put it back
@@ -113,9 +112,7 @@ std::string busy_message(const std::filesystem::path& results_file, const std::f
 }  // namespace
 
 std::filesystem::path WriterLock::lock_path(const std::filesystem::path& results_file) {
-  auto path = results_file;
-  path += ".lock";
-  return path;
+  return std::filesystem::path(results_file) += ".lock";
 }
 
 WriterLock WriterLock::acquire(const std::filesystem::path& results_file, const std::string& host,
@@ -123,13 +120,8 @@ WriterLock WriterLock::acquire(const std::filesystem::path& results_file, const 
   const auto path = lock_path(results_file);
   const long pid = ::getpid();
   const auto self = process_stat(static_cast<pid_t>(pid));
-  const std::string content = Json{{"host", host},
-                                   {"pid", pid},
-                                   {"process_start", self ? self->start_ticks : ""},
-                                   {"started_at", iso_utc_now()},
-                                   {"command_line", command_line}}
-                                  .dump() +
-                              "\n";
+  const Writer writer{host, pid, self ? self->start_ticks : "", iso_utc_now(), command_line};
+  const std::string content = Json(writer).dump() + "\n";
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (create_exclusively(path, content)) return WriterLock(path, content);
     const std::string judged = read_whole(path);
@@ -145,10 +137,7 @@ WriterLock WriterLock::acquire(const std::filesystem::path& results_file, const 
 WriterLock::WriterLock(std::filesystem::path path, std::string content)
     : path_(std::move(path)), content_(std::move(content)), last_beat_(std::chrono::steady_clock::now()) {}
 
-WriterLock::WriterLock(WriterLock&& other) noexcept
-    : path_(std::exchange(other.path_, {})),
-      content_(std::exchange(other.content_, {})),
-      last_beat_(other.last_beat_) {}
+WriterLock::WriterLock(WriterLock&& other) noexcept { *this = std::move(other); }
 
 WriterLock& WriterLock::operator=(WriterLock&& other) noexcept {
   if (this != &other) {

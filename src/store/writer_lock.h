@@ -42,8 +42,6 @@ class WriterLock {
   WriterLock() = default;
   WriterLock(WriterLock&& other) noexcept;
   WriterLock& operator=(WriterLock&& other) noexcept;
-  WriterLock(const WriterLock&) = delete;
-  WriterLock& operator=(const WriterLock&) = delete;
   ~WriterLock();  // release()
 
   // Touches the lock file when the last touch is kHeartbeat old (cheap to call often).

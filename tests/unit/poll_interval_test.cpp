@@ -1,4 +1,4 @@
-#include "cluster/poll_interval.h"
+#include "cluster/rank_messages.h"
 
 #include <vector>
 

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
-#include "config/suggest.h"
 
 namespace ks::config {
 namespace {
+
+// A range may not expand to more values than this: a typo such as step: 1 over 1..1e9 is refused
+// here instead of exhausting memory.
+constexpr std::size_t kMaxRangeValues = 1'000'000;
 
 Json scalar_json(const Scalar& value) {
   switch (value.kind) {
@@ -161,12 +165,8 @@ AxisValues range_values(const Field& field, const ParamSpec& param) {
   const MapEntry* mul = range.find("mul");
   const MapEntry* step = range.find("step");
   if (mul && step) {
-    const MapEntry& second =
-        mul->key.where().line > step->key.where().line ||
-                (mul->key.where().line == step->key.where().line && mul->key.where().column > step->key.where().column)
-            ? *mul
-            : *step;
-    second.key.fail("a range takes mul or step, not both");
+    const auto position = [](const MapEntry* e) { return std::pair(e->key.where().line, e->key.where().column); };
+    (position(mul) > position(step) ? mul : step)->key.fail("a range takes mul or step, not both");
   }
   if (!mul && !step) field.fail("a range needs mul or step: {from, to, mul} or {from, to, step}");
   AxisValues values = param.type == ParamType::integer ? integer_range(field, from, to, mul, step)

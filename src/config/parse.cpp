@@ -15,7 +15,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/param_values.h"
-#include "config/suggest.h"
 #include "config/yaml_field.h"
 
 namespace ks {

@@ -130,16 +130,12 @@ std::uint64_t count_points(const SweepSpec& spec, const Registry& registry, cons
   return count;
 }
 
-void append_point(Plan& plan, Point&& point, std::size_t group) {
-  if (group == plan.groups.size()) plan.groups.push_back({point.index, point.index});
-  plan.groups.back().last = point.index + 1;
-  plan.points.push_back(std::move(point));
-}
-
 Plan make_plan(const SweepSpec& spec, const Registry& registry, const PlanOptions& options) {
   Plan plan;
   for_each_point(spec, registry, options, [&plan](Point& point, std::size_t group) {
-    append_point(plan, std::move(point), group);
+    if (group == plan.groups.size()) plan.groups.push_back({point.index, point.index});
+    plan.groups.back().last = point.index + 1;
+    plan.points.push_back(std::move(point));
     return true;
   });
   return plan;

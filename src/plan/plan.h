@@ -35,9 +35,6 @@ std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& re
 // and what a plan thinned by --resume is regrouped with.
 std::vector<Plan::Group> group_points(const std::vector<Point>& points);
 
-// Appends a point for_each_point visits to `plan`, in a new group when `group` is one past the last.
-void append_point(Plan& plan, Point&& point, std::size_t group);
-
 // Visits the points make_plan returns, in its order, each with its group's number in the plan, one
 // at a time: memory does not grow with the plan (a shard keeps a cost per group). Stops when `visit`
 // returns false. Throws as make_plan does.

@@ -99,6 +99,9 @@ class JsonArrayPrinter {
   bool first_ = true;
 };
 
+// A row of the plan's table.
+constexpr const char* kPlanRow = "{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n";
+
 int print_plan(const PlanRequest& args, Registry& registry) {
   const auto loaded = load_sweep(args, registry);
   if (!loaded) return kExitBadInput;
@@ -112,12 +115,11 @@ int print_plan(const PlanRequest& args, Registry& registry) {
     printer.finish();
     return kExitOk;
   }
-  std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", "#", "id", "kernel", "impl", "mode",
-                           "parameters");
+  std::cout << fmt::format(kPlanRow, "#", "id", "kernel", "impl", "mode", "parameters");
   std::size_t points = 0, groups = 0;
   const bool planned = loaded->stream([&](Point& p, std::size_t group) {
-    std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", p.index, p.id().substr(0, 12), p.kernel,
-                             p.implementation, p.mode, compact_params(p.params));
+    std::cout << fmt::format(kPlanRow, p.index, p.id().substr(0, 12), p.kernel, p.implementation, p.mode,
+                             compact_params(p.params));
     ++points;
     groups = group + 1;
     return true;
@@ -128,8 +130,7 @@ int print_plan(const PlanRequest& args, Registry& registry) {
 }
 
 int print_kernels(bool json, const PlanRequest& request, Registry& registry) {
-  if (!load_plugins_or_say_why(request.plugins, registry)) return kExitBadInput;
-  if (!load_python_or_say_why(command_line_python(request), registry)) return kExitBadInput;
+  if (!load_command_line_kernels(request, registry)) return kExitBadInput;
   if (json) {
     Json out = Json::array();
     for (const KernelSpec& k : registry.all()) {

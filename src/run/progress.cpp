@@ -14,8 +14,6 @@ namespace {
 
 constexpr auto kLiveInterval = std::chrono::milliseconds(250);
 
-}  // namespace
-
 std::string format_ns(double ns) {
   if (ns <= 0) return "-";
   if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
@@ -23,6 +21,8 @@ std::string format_ns(double ns) {
   if (ns < 1e9) return fmt::format("{:.3f} ms", ns / 1e6);
   return fmt::format("{:.3f} s", ns / 1e9);
 }
+
+}  // namespace
 
 Progress::Progress(std::size_t total, double log_interval_s, std::FILE* out)
     : total_(total),

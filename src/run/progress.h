@@ -42,6 +42,4 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_print_;
 };
 
-std::string format_ns(double ns);
-
 }  // namespace ks

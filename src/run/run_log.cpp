@@ -84,12 +84,6 @@ std::vector<std::string> node_lines(const std::vector<RankIdentity>& ranks) {
   return lines;
 }
 
-std::size_t host_count(const std::vector<RankIdentity>& ranks) {
-  std::set<std::string> hosts;
-  for (const RankIdentity& r : ranks) hosts.insert(r.host.hostname);
-  return hosts.size();
-}
-
 }  // namespace
 
 std::map<std::string, std::string> scheduler_environment() {
@@ -128,8 +122,9 @@ std::string start_block(const RunHeadline& h, const std::vector<RankIdentity>& r
                         : "";
   block += fmt::format("  plan: {} points{}{}, {} to measure\n", h.plan_points, repeated,
                        h.shard.empty() ? "" : fmt::format(" (shard {})", h.shard), h.to_measure);
-  block += fmt::format("  ranks: {} on {} node(s)\n", ranks.size(), host_count(ranks));
-  for (const std::string& line : node_lines(ranks)) block += line + "\n";
+  const std::vector<std::string> nodes = node_lines(ranks);
+  block += fmt::format("  ranks: {} on {} node(s)\n", ranks.size(), nodes.size());
+  for (const std::string& line : nodes) block += line + "\n";
   if (std::any_of(ranks.begin(), ranks.end(),
                   [](const RankIdentity& r) { return r.gpu_count > 0 && r.host.cpus_allowed == 1; }))
     block +=

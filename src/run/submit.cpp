@@ -4,6 +4,7 @@
 // prints its status and writes its report.
 #include <filesystem>
 #include <iostream>
+#include <ranges>
 #include <regex>
 
 #include <fmt/format.h>
@@ -34,9 +35,7 @@ std::string shell_quoted(const std::string& word) {
 }
 
 std::string command_text(const std::vector<std::string>& argv) {
-  std::vector<std::string> words;
-  for (const std::string& word : argv) words.push_back(shell_quoted(word));
-  return fmt::format("{}", fmt::join(words, " "));
+  return fmt::format("{}", fmt::join(argv | std::views::transform(shell_quoted), " "));
 }
 
 std::vector<std::string> this_environment() {

@@ -40,16 +40,14 @@ std::string describe_values(const ParamSpec& p) {
   return out;
 }
 
-// {"plugin", "version", "library", "sha256"} of a plugin's kernel or implementation; null when built in.
+// {"plugin", "version", "library", "sha256"} of a plugin's kernel or implementation, {"python_module", "version",
+// "source", "sha256"} of a Python module's; null when built in.
 Json origin_json(const Origin& origin) {
   if (origin.plugin.empty()) return nullptr;
-  if (origin.python)
-    return {{"python_module", origin.plugin},
-            {"version", origin.version},
-            {"source", origin.library},
-            {"sha256", origin.sha256}};
-  return {
-      {"plugin", origin.plugin}, {"version", origin.version}, {"library", origin.library}, {"sha256", origin.sha256}};
+  Json out = {{"version", origin.version}, {"sha256", origin.sha256}};
+  out[origin.python ? "python_module" : "plugin"] = origin.plugin;
+  out[origin.python ? "source" : "library"] = origin.library;
+  return out;
 }
 
 // " [plugin NAME VERSION]" after what a plugin brought, " [Python module NAME]" after what a Python

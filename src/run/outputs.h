@@ -17,7 +17,6 @@
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
 #include "kernelindex/pending_documents.h"
-#include "run/progress.h"
 #include "run/run_log.h"
 #include "store/results_file.h"
 #include "store/space_reserve.h"

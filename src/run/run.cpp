@@ -169,7 +169,7 @@ std::optional<ResultsFile> resume_with_plan(const LoadedSweep& sweep, const RunR
 }
 
 // Rank 0: a new results file for a plan of `plan_size` points (replacing an old one on --overwrite),
-// or a one-line reason why not.
+// or a one-line reason why not. Its folder is there already, made before the writer lock was taken.
 std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
                                        int world_size, const std::string& command_line, const PlanOptions& shard,
                                        std::uint64_t plan_size, std::string& problem) {
@@ -195,7 +195,6 @@ std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunReques
     fs::remove(path);
     remove_documents(paths.documents);
   }
-  fs::create_directories(path.parent_path().empty() ? fs::path(".") : path.parent_path());
   RunInfo info;
   info.sweep_name = sweep.spec.name;
   info.sweep_path = sweep.spec.source_path;

@@ -86,13 +86,8 @@ ResultsPaths results_paths(const SweepSpec& spec, const fs::path& output, int sh
 std::vector<std::string> merge_job_options(const std::vector<std::string>& array_options) {
   std::vector<std::string> options;
   for (std::size_t i = 0; i < array_options.size(); ++i) {
-    const std::string& option = array_options[i];
-    if (option == "--signal") {
-      ++i;  // and its value, the next word
-      continue;
-    }
-    if (option.starts_with("--signal=")) continue;
-    options.push_back(option);
+    if (array_options[i] == "--signal") ++i;  // and its value, the next word
+    else if (!array_options[i].starts_with("--signal=")) options.push_back(array_options[i]);
   }
   return options;
 }

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-
 namespace ks::config {
 namespace {
 
@@ -33,11 +32,8 @@ std::string shown(const Json& value) {
   return value.dump();
 }
 
-std::vector<std::string> shown_all(const std::vector<Json>& values) {
-  std::vector<std::string> out;
-  for (const auto& value : values) out.push_back(value.is_string() ? value.get<std::string>() : shown(value));
-  return out;
-}
+// How a "did you mean" names a value: a string as it is, anything else as shown.
+std::string bare(const Json& value) { return value.is_string() ? value.get<std::string>() : shown(value); }
 
 // " or 'auto'" when the parameter has special values, so the type error names every accepted form.
 std::string or_special(const ParamSpec& param) {
@@ -86,9 +82,10 @@ void check_bounds(const Field& field, const Json& value, const ParamSpec& param)
 void check_allowed(const Field& field, const Json& value, const ParamSpec& param) {
   if (param.allowed.empty() || std::find(param.allowed.begin(), param.allowed.end(), value) != param.allowed.end())
     return;
-  const std::string word = value.is_string() ? value.get<std::string>() : shown(value);
-  field.fail(fmt::format("{} is not an allowed value of {}{}", shown(value), param.name,
-                         name_hint(word, shown_all(param.allowed))));
+  std::vector<std::string> allowed;
+  for (const Json& choice : param.allowed) allowed.push_back(bare(choice));
+  field.fail(
+      fmt::format("{} is not an allowed value of {}{}", shown(value), param.name, name_hint(bare(value), allowed)));
 }
 
 AxisValues integer_range(const Field& range, const MapEntry& from_entry, const MapEntry& to_entry,

@@ -255,9 +255,8 @@ std::vector<std::string> chosen_names(const Field& field, const std::vector<std:
 }
 
 const Axis* find_axis(const KernelBlock& block, const std::string& name) {
-  for (const auto& axis : block.grid)
-    if (axis.name == name) return &axis;
-  return nullptr;
+  const auto axis = std::ranges::find(block.grid, name, &Axis::name);
+  return axis == block.grid.end() ? nullptr : &*axis;
 }
 
 void read_grid(const Field& field, const KernelSpec& kernel, KernelBlock& block) {

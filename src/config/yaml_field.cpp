@@ -61,8 +61,6 @@ std::optional<std::string> nearest_name(const std::string& word, const std::vect
 
 bool is_plain(const YAML::Node& node) { return node.Tag() == "?"; }
 
-bool matches(const std::string& text, const std::regex& pattern) { return std::regex_match(text, pattern); }
-
 // The YAML 1.2 core schema's plain scalars, minus the forms nobody writes in a sweep file (0x, 0o,
 // .inf, .nan): those stay strings, so a typo is never silently a number. Integers may end in a
 // binary size suffix, K, M, G or T (1024, 1024², ...), as nccl-tests reads its sizes: 8G.
@@ -71,10 +69,10 @@ ScalarKind plain_kind(const std::string& text) {
   static const std::regex bool_form("true|True|TRUE|false|False|FALSE");
   static const std::regex integer_form("[-+]?[0-9]+[KMGT]?");
   static const std::regex number_form("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  if (matches(text, null_form)) return ScalarKind::null;
-  if (matches(text, bool_form)) return ScalarKind::boolean;
-  if (matches(text, integer_form)) return ScalarKind::integer;
-  if (matches(text, number_form)) return ScalarKind::number;
+  if (std::regex_match(text, null_form)) return ScalarKind::null;
+  if (std::regex_match(text, bool_form)) return ScalarKind::boolean;
+  if (std::regex_match(text, integer_form)) return ScalarKind::integer;
+  if (std::regex_match(text, number_form)) return ScalarKind::number;
   return ScalarKind::string;
 }
 
@@ -94,6 +92,14 @@ const char* node_kind(const YAML::Node& node) {
   if (node.IsMap()) return "a map";
   if (node.IsSequence()) return "a list";
   return "a scalar";
+}
+
+// The field's scalar, which must be of `kind` (an integer is a number too): else "expected WHAT, got ...".
+Scalar scalar_of_kind(const Field& field, ScalarKind kind, const std::string& what) {
+  const Scalar value = field.scalar();
+  if (value.kind != kind && !(kind == ScalarKind::number && value.kind == ScalarKind::integer))
+    field.fail("expected " + what + ", got " + describe(value));
+  return value;
 }
 
 // Joins a parent key and a child name: "" + "name" = "name", "protocol" + "rep_ms" = "protocol.rep_ms".
@@ -169,30 +175,13 @@ Scalar Field::scalar() const {
   return out;
 }
 
-std::string Field::string() const {
-  const Scalar value = scalar();
-  if (value.kind != ScalarKind::string) fail("expected a string, got " + describe(value));
-  return value.text;
-}
+std::string Field::string() const { return scalar_of_kind(*this, ScalarKind::string, "a string").text; }
 
-std::int64_t Field::integer() const {
-  const Scalar value = scalar();
-  if (value.kind != ScalarKind::integer) fail("expected an integer, got " + describe(value));
-  return value.integer;
-}
+std::int64_t Field::integer() const { return scalar_of_kind(*this, ScalarKind::integer, "an integer").integer; }
 
-double Field::number() const {
-  const Scalar value = scalar();
-  if (value.kind != ScalarKind::integer && value.kind != ScalarKind::number)
-    fail("expected a number, got " + describe(value));
-  return value.number;
-}
+double Field::number() const { return scalar_of_kind(*this, ScalarKind::number, "a number").number; }
 
-bool Field::boolean() const {
-  const Scalar value = scalar();
-  if (value.kind != ScalarKind::boolean) fail("expected a boolean (true or false), got " + describe(value));
-  return value.boolean;
-}
+bool Field::boolean() const { return scalar_of_kind(*this, ScalarKind::boolean, "a boolean (true or false)").boolean; }
 
 std::vector<Field> Field::elements() const {
   if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", is_null() ? "no value" : node_kind(node_)));
@@ -229,9 +218,8 @@ MapFields::MapFields(const Field& map, const std::vector<std::string>& known, co
 }
 
 const MapEntry* MapFields::find(const std::string& name) const {
-  for (const auto& entry : entries_)
-    if (entry.name == name) return &entry;
-  return nullptr;
+  const auto entry = std::ranges::find(entries_, name, &MapEntry::name);
+  return entry == entries_.end() ? nullptr : &*entry;
 }
 
 const MapEntry& MapFields::require(const std::string& name) const {

@@ -3,7 +3,6 @@
 // and dotted key of the node at fault, with "did you mean" for a name the sweep file gets wrong (keys,
 // parameters, kernels, implementations, modes). Internal to src/config.
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 

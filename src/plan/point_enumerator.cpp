@@ -1,11 +1,9 @@
 #include "plan/point_enumerator.h"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -71,13 +69,10 @@ bool rule_value_matches(const Json& expected, const Json& actual) {
 
 bool rule_matches(const Json& rule, const std::string& implementation, const std::string& mode, const Json& params) {
   for (const auto& [key, expected] : rule.items()) {
-    if (key == "implementation") {
-      if (!rule_value_matches(expected, implementation)) return false;
-    } else if (key == "mode") {
-      if (!rule_value_matches(expected, mode)) return false;
-    } else if (!params.contains(key) || !rule_value_matches(expected, params.at(key))) {
-      return false;
-    }
+    const bool matches = key == "implementation" ? rule_value_matches(expected, implementation)
+                         : key == "mode"         ? rule_value_matches(expected, mode)
+                                                 : params.contains(key) && rule_value_matches(expected, params.at(key));
+    if (!matches) return false;
   }
   return true;
 }
@@ -255,10 +250,7 @@ class PointEnumerator::Walk {
   explicit Walk(const PointVisitor* visit) : visit_(visit) {}
 
   std::uint64_t run(const std::vector<std::unique_ptr<Block>>& blocks) {
-    for (const auto& block : blocks) {
-      if (stopped_) break;
-      walk_block(*block);
-    }
+    for (auto block = blocks.begin(); block != blocks.end() && !stopped_; ++block) walk_block(**block);
     return points_;
   }
 

@@ -8,7 +8,6 @@
 // documents leaves no row without its document once --resume has run.
 #include <chrono>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 

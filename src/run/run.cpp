@@ -105,8 +105,7 @@ MeasuredBefore measured_before(const ResultsFile& file) {
     else not_passed.push_back({key, name == "skipped"});
   });
   out.passed.seal();
-  std::stable_sort(not_passed.begin(), not_passed.end(),
-                   [](const NotPassed& a, const NotPassed& b) { return PointKeyLess()(a.key, b.key); });
+  std::ranges::stable_sort(not_passed, PointKeyLess(), &NotPassed::key);
   for (std::size_t i = 0; i < not_passed.size(); ++i) {
     const bool latest = i + 1 == not_passed.size() || not_passed[i + 1].key != not_passed[i].key;
     if (latest && not_passed[i].skipped) out.skipped.add(not_passed[i].key);
@@ -243,21 +242,19 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
   world.abort(kExitFailure);
 }
 
-// The command that completes an interrupted run: the one given, with --resume where it lacked it.
-std::string resume_command(const std::string& command_line) {
-  return command_line.find(" --resume") == std::string::npos ? command_line + " --resume" : command_line;
-}
-
 // One message says what the stop left: what is stored, what is left, and how to go on.
 int save_interrupted_run(RunOutputs& outputs, const PlanOutcome& outcome, std::uint64_t to_measure,
                          const OutputPaths& paths, const std::string& command_line) {
   outputs.save_interrupted();
   const std::size_t measured = outputs.received();
+  // The command that completes the run: the one given, with --resume where it lacked it.
+  const std::string resume =
+      command_line.find(" --resume") == std::string::npos ? command_line + " --resume" : command_line;
   std::cerr << printable(fmt::format(
                    "kernelsweep: interrupted ({}): {} of the {} points this run had to measure are stored in {}, {} "
                    "are left; `{}` completes the sweep (exit code {}: interrupted, resumable)",
                    outcome.interrupted, measured, to_measure - outputs.left_skipped(), paths.results_file.string(),
-                   to_measure - outputs.left_skipped() - measured, resume_command(command_line), kExitInterrupted))
+                   to_measure - outputs.left_skipped() - measured, resume, kExitInterrupted))
             << "\n";
   return kExitInterrupted;
 }

@@ -28,8 +28,7 @@ std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::vecto
   std::vector<const PointStatus*> listed;
   for (const PointStatus& point : points)
     if (did_not_pass(point.status)) listed.push_back(&point);
-  std::sort(listed.begin(), listed.end(),
-            [](const PointStatus* a, const PointStatus* b) { return a->first_row < b->first_row; });
+  std::ranges::sort(listed, {}, &PointStatus::first_row);
   std::vector<ViewRow> rows;
   for (const PointStatus* point : listed) {
     ViewRow& row = rows.emplace_back();

@@ -3,6 +3,7 @@
 // deterministic order; shards.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,9 @@ struct PlanOptions {
   // about equal estimated cost (make_plan). The N shards partition the plan exactly.
   std::size_t shard_index = 0;
   std::size_t shard_count = 1;
+  // The points of the plan (of the shard) to keep (--where), renumbered and regrouped as a shard is:
+  // the kept modes of one shape stay one group. Every point when empty.
+  std::function<bool(const Point&)> keep;
 };
 
 class PlanError : public std::runtime_error {

@@ -95,30 +95,15 @@ PlanOptions options_of(const PlanRequest& request) {
   return options;
 }
 
-bool selects(const RowFilter& filter, const Point& point) {
-  return filter.matches([&](const std::string& key) { return value_of(point, key); });
-}
-
-// The points of the plan (of the shard) that --where keeps, renumbered and regrouped as a shard is:
-// the kept modes of one shape stay one group.
-void for_each_point_where(PointEnumerator& points, const LoadedSweep& sweep, const PointVisitor& visit) {
-  const PlanOptions options = options_of(sweep.request);
-  if (sweep.request.where.empty()) return for_each_point(points, sweep.spec, *sweep.registry, options, visit);
-  const RowFilter filter = plan_filter(sweep.request.where);
-  std::size_t index = 0, groups = 0;
-  std::optional<std::size_t> last_kept;
-  for_each_point(points, sweep.spec, *sweep.registry, options, [&](Point& point, std::size_t group) {
-    if (!selects(filter, point)) return true;
-    if (last_kept != group) ++groups;
-    last_kept = group;
-    point.index = index++;
-    return visit(point, groups - 1);
-  });
-}
-
-void for_each_point_where(const LoadedSweep& sweep, const PointVisitor& visit) {
-  PointEnumerator points(sweep.spec, *sweep.registry);
-  for_each_point_where(points, sweep, visit);
+// The options of a walk of the plan: options_of, and the points --where keeps. Throws PlanError and
+// FilterError.
+PlanOptions walk_options(const PlanRequest& request) {
+  PlanOptions options = options_of(request);
+  if (request.where.empty()) return options;
+  options.keep = [filter = plan_filter(request.where)](const Point& point) {
+    return filter.matches([&](const std::string& key) { return value_of(point, key); });
+  };
+  return options;
 }
 
 // What `make` returns; a problem with the sweep is printed as one line (when the load asked for it)
@@ -209,19 +194,14 @@ std::optional<PlanOptions> LoadedSweep::plan_options() const {
 
 bool LoadedSweep::stream(const PointVisitor& visit) const {
   const auto streamed = or_say_why(*this, [&] {
-    for_each_point_where(*this, visit);
+    for_each_point(spec, *registry, walk_options(request), visit);
     return true;
   });
   return streamed.has_value();
 }
 
 std::optional<std::uint64_t> LoadedSweep::count() const {
-  return or_say_why(*this, [&] {
-    if (request.where.empty()) return count_points(spec, *registry, options_of(request));
-    std::uint64_t points = 0;
-    for_each_point_where(*this, [&](Point&, std::size_t) { return ++points; });
-    return points;
-  });
+  return or_say_why(*this, [&] { return count_points(spec, *registry, walk_options(request)); });
 }
 
 // The most points whose room work_plan sets aside before it walks the plan (the address space of
@@ -232,13 +212,12 @@ std::optional<WorkPlan> LoadedSweep::work_plan(PositionedKeys* keys) const {
   return or_say_why(*this, [&] {
     // The enumerator that walks the plan now makes a group's points again when rank 0 hands them out.
     auto points = std::make_shared<PointEnumerator>(spec, *registry);
-    std::shared_ptr<const RowFilter> filter;
-    if (!request.where.empty()) filter = std::make_shared<const RowFilter>(plan_filter(request.where));
+    const PlanOptions options = walk_options(request);
     WorkPlan plan(
         *registry,
-        [points, filter](const PointSource& source) {
+        [points, keep = options.keep](const PointSource& source) {
           std::vector<Point> group = points->group_at(source);
-          if (filter) std::erase_if(group, [&](const Point& point) { return !selects(*filter, point); });
+          if (keep) std::erase_if(group, [&](const Point& point) { return !keep(point); });
           return group;
         },
         spec.protocol.repetitions);
@@ -247,7 +226,7 @@ std::optional<WorkPlan> LoadedSweep::work_plan(PositionedKeys* keys) const {
     const std::uint64_t room = std::min<std::uint64_t>(points->upper_bound(), kPlanRoom);
     plan.reserve(room);
     if (keys) keys->reserve(room);
-    for_each_point_where(*points, *this, [&](Point& point, std::size_t group) {
+    for_each_point(*points, spec, *registry, options, [&](Point& point, std::size_t group) {
       plan.add(point, group);
       if (keys) keys->emplace_back(point.key, point.index);
       return true;
@@ -261,7 +240,7 @@ std::optional<WorkPlan> LoadedSweep::work_plan(PositionedKeys* keys) const {
 std::optional<PositionedKeys> LoadedSweep::point_keys() const {
   return or_say_why(*this, [&] {
     PositionedKeys keys;
-    for_each_point_where(*this, [&keys](Point& point, std::size_t) {
+    for_each_point(spec, *registry, walk_options(request), [&keys](Point& point, std::size_t) {
       keys.emplace_back(point.key, keys.size());
       return true;
     });

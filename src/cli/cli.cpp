@@ -69,10 +69,9 @@ int main(int argc, char** argv, Registry& registry) {
   add_plan_options(*plan, plan_args);
   plan->add_flag("--json", plan_args.json, "print the points as a JSON array");
 
-  bool kernels_json = false;
   PlanRequest kernels_args;
   auto* kernels = app.add_subcommand("kernels", "list the kernels: parameters, modes, implementations");
-  kernels->add_flag("--json", kernels_json, "print as JSON");
+  kernels->add_flag("--json", kernels_args.json, "print as JSON");
   add_plugin_option(*kernels, kernels_args.plugins);
   add_python_options(*kernels, kernels_args);
 
@@ -260,7 +259,7 @@ int main(int argc, char** argv, Registry& registry) {
   try {
     if (*validate) return validate_sweep(validate_args, registry);
     if (*plan) return print_plan(plan_args, registry);
-    if (*kernels) return print_kernels(kernels_json, kernels_args, registry);
+    if (*kernels) return print_kernels(kernels_args, registry);
     if (*run) return run_sweep(run_args, registry, &argc, &argv);
     if (*calibrate) return calibrate_ranks(calibrate_args, registry, &argc, &argv);
     if (*submit) return submit_sweep(submit_args, registry);

@@ -127,9 +127,9 @@ int print_plan(const PlanRequest& args, Registry& registry) {
   return kExitOk;
 }
 
-int print_kernels(bool json, const PlanRequest& request, Registry& registry) {
+int print_kernels(const PlanRequest& request, Registry& registry) {
   if (!load_command_line_kernels(request, registry)) return kExitBadInput;
-  if (json) {
+  if (request.json) {
     Json out = Json::array();
     for (const KernelSpec& k : registry.all()) {
       Json params = Json::array(), impls = Json::array();

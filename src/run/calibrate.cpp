@@ -52,9 +52,8 @@ std::vector<std::vector<std::string>> table_of(const std::vector<RankIdentity>& 
       continue;
     }
     const DeviceCalibration& device = rank.calibration->primary();
-    for (const std::string& cell :
-         {device.device, rate(device.measured.memory_gbps), rate(device.copy_gbps), rate(device.triad_gbps)})
-      row.push_back(cell);
+    row.insert(row.end(),
+               {device.device, rate(device.measured.memory_gbps), rate(device.copy_gbps), rate(device.triad_gbps)});
     for (const char* dtype : kDtypes) row.push_back(tflops(device.measured, dtype));
     row.push_back(device.datasheet ? rate(device.datasheet->memory_gbps) : "-");
     row.push_back(device.datasheet ? tflops(*device.datasheet, "bf16") : "-");

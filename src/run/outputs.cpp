@@ -274,10 +274,9 @@ void RunOutputs::on_left_skipped(std::size_t points) {
                points);
 }
 
-std::size_t RunOutputs::save_interrupted() {
+void RunOutputs::save_interrupted() {
   write_batch();
   lock_.release();  // the file is flushed, and this process writes nothing more
-  return received_;
 }
 
 std::size_t RunOutputs::finish() {

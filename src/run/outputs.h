@@ -47,8 +47,8 @@ class RunOutputs final : public ResultSink {
   // not pass (skipped ones aside).
   std::size_t finish();
   // After an interruption: writes what was received and closes the file without an end time (as
-  // `status` then shows), so that --resume completes it. Returns the number of points stored.
-  std::size_t save_interrupted();
+  // `status` then shows), so that --resume completes it.
+  void save_interrupted();
   // Rows in the file (this session's and earlier ones'), and records received but not yet stored
   // (what a run that stops now, for want of space, loses).
   std::uint64_t rows_in_file() const { return file_.run_count(); }

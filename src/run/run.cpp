@@ -211,11 +211,14 @@ std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunReques
   return ResultsFile::create(path, info);
 }
 
-RunOptions run_options(const RunRequest& args, const Registry& registry, const LoadedSweep& sweep) {
+RunOptions run_options(const RunRequest& args, const Registry& registry, const LoadedSweep& sweep,
+                       const OutputPaths& paths) {
   RunOptions o;
   o.registry = &registry;
   o.plugins = sweep.plugins;
   o.python = sweep.python;
+  o.sweep_text = sweep.spec.source_text;
+  o.calibration_folder = calibration_folder(paths.directory);
   o.schedule = args.schedule == "static" ? Schedule::static_round_robin : Schedule::dynamic;
   o.allow_shared_gpu = args.allow_shared_gpu;
   o.check = args.check == "none"  ? CheckPolicy::none
@@ -330,10 +333,8 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
 
   PlanOutcome outcome;
   try {
-    RunOptions options = run_options(args, registry, *sweep);
-    options.sweep_text = sweep->spec.source_text;
-    options.calibration_folder = calibration_folder(paths.directory);
-    outcome = measure_plan(world, root ? &*plan : nullptr, sweep->spec.protocol, options, root ? &*outputs : nullptr);
+    outcome = measure_plan(world, root ? &*plan : nullptr, sweep->spec.protocol,
+                           run_options(args, registry, *sweep, paths), root ? &*outputs : nullptr);
   } catch (const RunError& e) {
     if (root) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return kExitBadInput;

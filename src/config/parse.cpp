@@ -435,11 +435,10 @@ PythonReferences read_python(const MapFields& top) {
   if (const MapEntry* e = fields.find("path")) python.path = string_list(e->value);
   if (const MapEntry* e = fields.find("interpreter")) python.interpreter = non_empty_string(e->value);
   for (const PluginReference& module : python.modules)
-    for (char c : module.name)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
-        throw SweepFileError(
-            module.where, module.key,
-            fmt::format("'{}' is not a Python module name (dotted names of letters, digits and _)", module.name));
+    if (!std::ranges::all_of(module.name, [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '.'; }))
+      throw SweepFileError(
+          module.where, module.key,
+          fmt::format("'{}' is not a Python module name (dotted names of letters, digits and _)", module.name));
   return python;
 }
 

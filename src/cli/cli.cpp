@@ -37,8 +37,7 @@ void add_plan_options(CLI::App& command, PlanRequest& args) {
   command.add_option("--max-points", args.max_points, "refuse plans larger than this, before expanding them")
       ->capture_default_str();
   command.add_option("--shard", args.shard,
-                     "keep shard i of N (\"i/N\", 0 <= i < N): a part of the plan of about "
-                     "1/N of its estimated cost");
+                     "keep shard i of N (\"i/N\", 0 <= i < N): a part of the plan of about 1/N of its estimated cost");
   command.add_option("--where", args.where,
                      "keep the points that match: KEY OP VALUE[|VALUE...] joined by , or and "
                      "(keys: kernel, implementation, mode, point, parameters; as show --where)");
@@ -70,10 +69,9 @@ int main(int argc, char** argv, Registry& registry) {
   add_plan_options(*plan, plan_args);
   plan->add_flag("--json", plan_args.json, "print the points as a JSON array");
 
-  bool kernels_json = false;
   PlanRequest kernels_args;
   auto* kernels = app.add_subcommand("kernels", "list the kernels: parameters, modes, implementations");
-  kernels->add_flag("--json", kernels_json, "print as JSON");
+  kernels->add_flag("--json", kernels_args.json, "print as JSON");
   add_plugin_option(*kernels, kernels_args.plugins);
   add_python_options(*kernels, kernels_args);
 
@@ -90,9 +88,9 @@ int main(int argc, char** argv, Registry& registry) {
   run->add_option("--kernelindex-compression", run_args.kernelindex_compression,
                   "jsonl shards: none, gzip or zstd (default: output.kernelindex_compression, none)")
       ->check(CLI::IsMember({"none", "gzip", "zstd"}));
-  auto* resume = run->add_flag("--resume", run_args.resume,
-                               "reopen the results file and measure only the points not yet passed "
-                               "(a new file when there is none)");
+  auto* resume = run->add_flag(
+      "--resume", run_args.resume,
+      "reopen the results file and measure only the points not yet passed (a new file when there is none)");
   run->add_flag("--overwrite", run_args.overwrite, "replace an existing results file")->excludes(resume);
   run->add_flag("--retry-skipped", run_args.retry_skipped,
                 "with --resume: record the points skipped before again even where they are skipped again (by "
@@ -138,9 +136,8 @@ int main(int argc, char** argv, Registry& registry) {
   CalibrateRequest calibrate_args;
   auto* calibrate =
       app.add_subcommand("calibrate",
-                         "measure what each rank's GPU (or CPU) can do: memory bandwidth and "
-                         "matrix-product throughput per dtype, beside the datasheet (under mpirun or srun: "
-                         "every rank at once)");
+                         "measure what each rank's GPU (or CPU) can do: memory bandwidth and matrix-product throughput "
+                         "per dtype, beside the datasheet (under mpirun or srun: every rank at once)");
   calibrate->add_flag("--json", calibrate_args.json, "print one JSON object per rank, one per line");
   calibrate->add_flag("--fresh", calibrate_args.fresh, "measure again where a calibration is kept");
   calibrate->add_option("--output-dir", calibrate_args.output_directory,
@@ -155,13 +152,11 @@ int main(int argc, char** argv, Registry& registry) {
                      "after --: sbatch options for both jobs (--partition=..., --account=..., --time=...)");
   submit->add_option("--array", submit_args.array, "N: the number of shards, one array task each")->required();
   submit->add_option("--output-dir", submit_args.output_directory,
-                     "where the shards, the merged file and the logs go "
-                     "(default: results/ and the sweep file's name)");
+                     "where the shards, the merged file and the logs go (default: results/ and the sweep file's name)");
   submit->add_option("--batch-script", submit_args.batch_script, "the batch script (default: slurm/sweep.sbatch)");
   submit
       ->add_option("--run-option", submit_args.run_options,
-                   "an option of `kernelsweep run` for every task "
-                   "(--run-option=--check=all; repeatable)")
+                   "an option of `kernelsweep run` for every task (--run-option=--check=all; repeatable)")
       ->allow_extra_args(false);
   submit->add_flag("--dry-run", submit_args.dry_run, "print the two sbatch commands instead of running them");
   add_plugin_option(*submit, submit_args.plan.plugins);
@@ -232,8 +227,7 @@ int main(int argc, char** argv, Registry& registry) {
   import->add_option("input", import_args.input, "the tool's file (liger: its benchmark CSV)")->required();
   import->add_option("-o,--output", import_args.output, "the results file to write")->required();
   import->add_option("--documents", import_args.documents_directory,
-                     "where the kernelindex documents go "
-                     "(default: the output's folder/kernelindex)");
+                     "where the kernelindex documents go (default: the output's folder/kernelindex)");
   import
       ->add_option("--kernelindex-format", import_args.kernelindex_format,
                    "json (a file per run) or jsonl (shards with an index)")
@@ -265,7 +259,7 @@ int main(int argc, char** argv, Registry& registry) {
   try {
     if (*validate) return validate_sweep(validate_args, registry);
     if (*plan) return print_plan(plan_args, registry);
-    if (*kernels) return print_kernels(kernels_json, kernels_args, registry);
+    if (*kernels) return print_kernels(kernels_args, registry);
     if (*run) return run_sweep(run_args, registry, &argc, &argv);
     if (*calibrate) return calibrate_ranks(calibrate_args, registry, &argc, &argv);
     if (*submit) return submit_sweep(submit_args, registry);

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
-#include "config/suggest.h"
-
 namespace ks::config {
 namespace {
+
+// A range may not expand to more values than this: a typo such as step: 1 over 1..1e9 is refused
+// here instead of exhausting memory.
+constexpr std::size_t kMaxRangeValues = 1'000'000;
 
 Json scalar_json(const Scalar& value) {
   switch (value.kind) {
@@ -29,11 +32,8 @@ std::string shown(const Json& value) {
   return value.dump();
 }
 
-std::vector<std::string> shown_all(const std::vector<Json>& values) {
-  std::vector<std::string> out;
-  for (const auto& value : values) out.push_back(value.is_string() ? value.get<std::string>() : shown(value));
-  return out;
-}
+// How a "did you mean" names a value: a string as it is, anything else as shown.
+std::string bare(const Json& value) { return value.is_string() ? value.get<std::string>() : shown(value); }
 
 // " or 'auto'" when the parameter has special values, so the type error names every accepted form.
 std::string or_special(const ParamSpec& param) {
@@ -82,9 +82,10 @@ void check_bounds(const Field& field, const Json& value, const ParamSpec& param)
 void check_allowed(const Field& field, const Json& value, const ParamSpec& param) {
   if (param.allowed.empty() || std::find(param.allowed.begin(), param.allowed.end(), value) != param.allowed.end())
     return;
-  const std::string word = value.is_string() ? value.get<std::string>() : shown(value);
-  field.fail(fmt::format("{} is not an allowed value of {}{}", shown(value), param.name,
-                         name_hint(word, shown_all(param.allowed))));
+  std::vector<std::string> allowed;
+  for (const Json& choice : param.allowed) allowed.push_back(bare(choice));
+  field.fail(
+      fmt::format("{} is not an allowed value of {}{}", shown(value), param.name, name_hint(bare(value), allowed)));
 }
 
 AxisValues integer_range(const Field& range, const MapEntry& from_entry, const MapEntry& to_entry,
@@ -161,12 +162,8 @@ AxisValues range_values(const Field& field, const ParamSpec& param) {
   const MapEntry* mul = range.find("mul");
   const MapEntry* step = range.find("step");
   if (mul && step) {
-    const MapEntry& second =
-        mul->key.where().line > step->key.where().line ||
-                (mul->key.where().line == step->key.where().line && mul->key.where().column > step->key.where().column)
-            ? *mul
-            : *step;
-    second.key.fail("a range takes mul or step, not both");
+    const auto position = [](const MapEntry* e) { return std::pair(e->key.where().line, e->key.where().column); };
+    (position(mul) > position(step) ? mul : step)->key.fail("a range takes mul or step, not both");
   }
   if (!mul && !step) field.fail("a range needs mul or step: {from, to, mul} or {from, to, step}");
   AxisValues values = param.type == ParamType::integer ? integer_range(field, from, to, mul, step)

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -14,7 +15,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/param_values.h"
-#include "config/suggest.h"
 #include "config/yaml_field.h"
 
 namespace ks {
@@ -68,24 +68,6 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 
 // --- scalars with constraints -------------------------------------------------------------------
 
-double positive_number(const Field& field) {
-  const double value = field.number();
-  if (value <= 0) field.fail(fmt::format("must be > 0, got {}", value));
-  return value;
-}
-
-double non_negative_number(const Field& field) {
-  const double value = field.number();
-  if (value < 0) field.fail(fmt::format("must be >= 0, got {}", value));
-  return value;
-}
-
-std::int64_t integer_at_least(const Field& field, std::int64_t least) {
-  const std::int64_t value = field.integer();
-  if (value < least) field.fail(fmt::format("must be >= {}, got {}", least, value));
-  return value;
-}
-
 // Upper bounds that no real sweep reaches, and past which the timing arithmetic (durations in
 // integer nanoseconds, sample buffers) would overflow or run a point into its timeout at once.
 constexpr double kMaxProtocolMs = 3'600'000;         // an hour of warm-up or of repetitions
@@ -98,6 +80,25 @@ constexpr std::int64_t kMaxShardMb = 1 << 20;        // a TiB
 template <class Number> Number at_most(const Field& field, Number value, Number most) {
   if (value > most) field.fail(fmt::format("must be <= {}, got {}", most, value));
   return value;
+}
+
+double positive_number(const Field& field, double most) {
+  const double value = field.number();
+  if (value <= 0) field.fail(fmt::format("must be > 0, got {}", value));
+  return at_most(field, value, most);
+}
+
+double non_negative_number(const Field& field, double most) {
+  const double value = field.number();
+  if (value < 0) field.fail(fmt::format("must be >= 0, got {}", value));
+  return at_most(field, value, most);
+}
+
+std::int64_t integer_in(const Field& field, std::int64_t least,
+                        std::int64_t most = std::numeric_limits<std::int64_t>::max()) {
+  const std::int64_t value = field.integer();
+  if (value < least) field.fail(fmt::format("must be >= {}, got {}", least, value));
+  return at_most(field, value, most);
 }
 
 std::string non_empty_string(const Field& field) {
@@ -150,40 +151,30 @@ void refuse_keys_of_other_protocols(const MapFields& map, const std::string& nam
 ProtocolSpec read_protocol(const Field& field) {
   const MapFields map(field, kProtocolKeys);
   ProtocolSpec protocol;
-  if (const MapEntry* e = map.find("name")) protocol.name = one_of(e->value, kProtocolNames, "protocol");
+  ColdRule& cold = protocol.cold;
+  if (const auto* e = map.find("name")) protocol.name = one_of(e->value, kProtocolNames, "protocol");
   refuse_keys_of_other_protocols(map, protocol.name);
-  if (const MapEntry* e = map.find("warmup_ms"))
-    protocol.warmup_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
-  if (const MapEntry* e = map.find("rep_ms"))  // 0: min_repeat timed calls
-    protocol.rep_ms = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs);
-  if (const MapEntry* e = map.find("max_repeat"))
-    protocol.max_repeat = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
-  if (const MapEntry* e = map.find("min_repeat")) {
-    protocol.min_repeat = integer_at_least(e->value, 1);
+  if (const auto* e = map.find("warmup_ms")) protocol.warmup_ms = non_negative_number(e->value, kMaxProtocolMs);
+  // rep_ms 0: min_repeat timed calls
+  if (const auto* e = map.find("rep_ms")) protocol.rep_ms = non_negative_number(e->value, kMaxProtocolMs);
+  if (const auto* e = map.find("max_repeat")) protocol.max_repeat = integer_in(e->value, 1, kMaxRepeat);
+  if (const auto* e = map.find("min_repeat")) {
+    protocol.min_repeat = integer_in(e->value, 1);
     if (*protocol.min_repeat > protocol.max_repeat)
       e->value.fail(fmt::format("must be <= max_repeat ({}), got {}", protocol.max_repeat, *protocol.min_repeat));
   }
-  if (const MapEntry* e = map.find("flush_bytes"))
-    protocol.flush_bytes = at_most(e->value, integer_at_least(e->value, 0), kMaxFlushBytes);
-  if (const MapEntry* e = map.find("quantiles")) protocol.quantiles = quantiles(e->value);
-  if (const MapEntry* e = map.find("max_noise"))
-    protocol.cold.max_noise = at_most(e->value, positive_number(e->value), 1.0);
-  if (const MapEntry* e = map.find("min_samples"))
-    protocol.cold.min_samples = at_most(e->value, integer_at_least(e->value, 2), kMaxRepeat);
-  if (const MapEntry* e = map.find("min_time_s"))
-    protocol.cold.min_time_s = at_most(e->value, non_negative_number(e->value), kMaxProtocolMs / 1e3);
-  if (const MapEntry* e = map.find("timeout_s"))
-    protocol.cold.timeout_s = at_most(e->value, positive_number(e->value), kMaxProtocolMs / 1e3);
-  if (const MapEntry* e = map.find("throttle_threshold"))
-    protocol.cold.throttle_threshold = at_most(e->value, non_negative_number(e->value), 1.0);
-  if (const MapEntry* e = map.find("throttle_pause_s"))
-    protocol.cold.throttle_pause_s = at_most(e->value, non_negative_number(e->value), 60.0);
-  if (const MapEntry* e = map.find("repetitions"))
-    protocol.repetitions = at_most(e->value, integer_at_least(e->value, 1), kMaxRepetitions);
-  if (const MapEntry* e = map.find("sm_clock_per_sample")) protocol.sm_clock_per_sample = e->value.boolean();
-  if (const MapEntry* e = map.find("energy")) protocol.energy = e->value.boolean();
-  if (const MapEntry* e = map.find("replays"))
-    protocol.replays = at_most(e->value, integer_at_least(e->value, 1), kMaxRepeat);
+  if (const auto* e = map.find("flush_bytes")) protocol.flush_bytes = integer_in(e->value, 0, kMaxFlushBytes);
+  if (const auto* e = map.find("quantiles")) protocol.quantiles = quantiles(e->value);
+  if (const auto* e = map.find("max_noise")) cold.max_noise = positive_number(e->value, 1.0);
+  if (const auto* e = map.find("min_samples")) cold.min_samples = integer_in(e->value, 2, kMaxRepeat);
+  if (const auto* e = map.find("min_time_s")) cold.min_time_s = non_negative_number(e->value, kMaxProtocolMs / 1e3);
+  if (const auto* e = map.find("timeout_s")) cold.timeout_s = positive_number(e->value, kMaxProtocolMs / 1e3);
+  if (const auto* e = map.find("throttle_threshold")) cold.throttle_threshold = non_negative_number(e->value, 1.0);
+  if (const auto* e = map.find("throttle_pause_s")) cold.throttle_pause_s = non_negative_number(e->value, 60.0);
+  if (const auto* e = map.find("repetitions")) protocol.repetitions = integer_in(e->value, 1, kMaxRepetitions);
+  if (const auto* e = map.find("sm_clock_per_sample")) protocol.sm_clock_per_sample = e->value.boolean();
+  if (const auto* e = map.find("energy")) protocol.energy = e->value.boolean();
+  if (const auto* e = map.find("replays")) protocol.replays = integer_in(e->value, 1, kMaxRepeat);
   return protocol;
 }
 
@@ -228,24 +219,18 @@ OutputSpec read_output(const Field& field) {
   if (const MapEntry* e = map.find("kernelindex_compression"))
     output.kernelindex_compression = one_of(e->value, kKernelindexCompressions, "kernelindex_compression");
   if (const MapEntry* e = map.find("kernelindex_json_max_points"))
-    output.kernelindex_json_max_points = static_cast<std::uint64_t>(integer_at_least(e->value, 0));
+    output.kernelindex_json_max_points = static_cast<std::uint64_t>(integer_in(e->value, 0));
   if (const MapEntry* e = map.find("kernelindex_shard_mb"))
-    output.kernelindex_shard_mb =
-        static_cast<std::uint64_t>(at_most(e->value, integer_at_least(e->value, 1), kMaxShardMb));
+    output.kernelindex_shard_mb = static_cast<std::uint64_t>(integer_in(e->value, 1, kMaxShardMb));
   return output;
 }
 
 // --- kernel blocks --------------------------------------------------------------------------------
 
-std::vector<std::string> parameter_names(const KernelSpec& kernel) {
+// The names of a kernel's parameters or implementations, of a block's grid axes.
+template <class Named> std::vector<std::string> names_of(const std::vector<Named>& items) {
   std::vector<std::string> names;
-  for (const auto& param : kernel.parameters) names.push_back(param.name);
-  return names;
-}
-
-std::vector<std::string> implementation_names(const KernelSpec& kernel) {
-  std::vector<std::string> names;
-  for (const auto& implementation : kernel.implementations) names.push_back(implementation.name);
+  for (const Named& item : items) names.push_back(item.name);
   return names;
 }
 
@@ -270,26 +255,19 @@ std::vector<std::string> chosen_names(const Field& field, const std::vector<std:
 }
 
 const Axis* find_axis(const KernelBlock& block, const std::string& name) {
-  for (const auto& axis : block.grid)
-    if (axis.name == name) return &axis;
-  return nullptr;
-}
-
-std::vector<std::string> axis_names(const KernelBlock& block) {
-  std::vector<std::string> names;
-  for (const auto& axis : block.grid) names.push_back(axis.name);
-  return names;
+  const auto axis = std::ranges::find(block.grid, name, &Axis::name);
+  return axis == block.grid.end() ? nullptr : &*axis;
 }
 
 void read_grid(const Field& field, const KernelSpec& kernel, KernelBlock& block) {
-  const MapFields grid(field, parameter_names(kernel), "parameter", kernel.name);
+  const MapFields grid(field, names_of(kernel.parameters), "parameter", kernel.name);
   if (grid.empty()) field.fail("empty grid: give at least one axis, or leave grid out and list points under include");
   for (const MapEntry& e : grid.entries())
     block.grid.push_back({e.name, config::axis_values(e.value, *kernel.parameter(e.name)), e.key.where()});
 }
 
 void read_fixed(const Field& field, const KernelSpec& kernel, KernelBlock& block) {
-  const MapFields fixed(field, parameter_names(kernel), "parameter", kernel.name);
+  const MapFields fixed(field, names_of(kernel.parameters), "parameter", kernel.name);
   if (fixed.empty()) field.fail("empty map: leave fixed out when no parameter is fixed");
   for (const MapEntry& e : fixed.entries()) {
     if (const Axis* axis = find_axis(block, e.name))
@@ -310,7 +288,7 @@ void read_zip(const Field& field, KernelBlock& block) {
       const std::string name = member.string();
       const Axis* axis = find_axis(block, name);
       if (!axis)
-        member.fail(fmt::format("'{}' is not a grid axis{}", name, config::name_hint(name, axis_names(block))));
+        member.fail(fmt::format("'{}' is not a grid axis{}", name, config::name_hint(name, names_of(block.grid))));
       for (std::size_t g = 0; g < block.zip.size(); ++g)
         if (contains(block.zip[g], name)) member.fail(fmt::format("'{}' is already in zip group {}", name, g));
       if (contains(group, name)) member.fail(fmt::format("'{}' is listed twice in this zip group", name));
@@ -331,7 +309,7 @@ void require_parameter(const Field& field, const ParamSpec& param, const Json& g
 
 void read_include(const Field& field, const KernelSpec& kernel, KernelBlock& block) {
   for (const Field& entry : field.elements()) {
-    const MapFields point(entry, parameter_names(kernel), "parameter", kernel.name);
+    const MapFields point(entry, names_of(kernel.parameters), "parameter", kernel.name);
     Json values = Json::object();
     for (const MapEntry& e : point.entries())
       values[e.name] = config::parameter_value(e.value, *kernel.parameter(e.name));
@@ -356,7 +334,7 @@ Json exclude_value(const Field& field, const std::string& key, const KernelSpec&
 }
 
 void read_exclude(const Field& field, const KernelSpec& kernel, KernelBlock& block) {
-  std::vector<std::string> keys = parameter_names(kernel);
+  std::vector<std::string> keys = names_of(kernel.parameters);
   keys.insert(keys.end(), {"implementation", "mode"});
   for (const Field& rule_field : field.elements()) {
     const MapFields rule(rule_field, keys, "exclude key", kernel.name);
@@ -383,11 +361,11 @@ KernelBlock read_kernel_block(const Field& field, const Registry& registry) {
   block.kernel = kernel.name;
   block.where = field.where();
   const MapEntry* e = map.find("implementations");
-  block.implementations = e ? chosen_names(e->value, implementation_names(kernel), "implementation", kernel.name)
-                            : implementation_names(kernel);
+  block.implementations = e ? chosen_names(e->value, names_of(kernel.implementations), "implementation", kernel.name)
+                            : names_of(kernel.implementations);
   e = map.find("modes");
   block.modes = e ? chosen_names(e->value, kernel.modes, "mode", kernel.name) : kernel.modes;
-  if ((e = map.find("timeout_s"))) block.timeout_s = at_most(e->value, positive_number(e->value), kMaxTimeoutS);
+  if ((e = map.find("timeout_s"))) block.timeout_s = positive_number(e->value, kMaxTimeoutS);
   if ((e = map.find("grid"))) read_grid(e->value, kernel, block);
   if ((e = map.find("fixed"))) read_fixed(e->value, kernel, block);
   if (!block.grid.empty())
@@ -439,14 +417,6 @@ YAML::Node load_document(const std::string& text, const std::string& path) {
   } catch (const YAML::ParserException& e) { throw error_at(e.mark, "(yaml)", e.msg); }
 }
 
-std::vector<PluginReference> read_plugins(const MapFields& top) {
-  std::vector<PluginReference> plugins;
-  if (const MapEntry* e = top.find("plugins"))
-    for (const Field& element : e->value.elements())
-      plugins.push_back({non_empty_string(element), element.where(), element.key()});
-  return plugins;
-}
-
 // A list of non-empty strings, each with where it is written.
 std::vector<PluginReference> string_list(const Field& list) {
   std::vector<PluginReference> out;
@@ -465,32 +435,36 @@ PythonReferences read_python(const MapFields& top) {
   if (const MapEntry* e = fields.find("path")) python.path = string_list(e->value);
   if (const MapEntry* e = fields.find("interpreter")) python.interpreter = non_empty_string(e->value);
   for (const PluginReference& module : python.modules)
-    for (char c : module.name)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
-        throw SweepFileError(
-            module.where, module.key,
-            fmt::format("'{}' is not a Python module name (dotted names of letters, digits and _)", module.name));
+    if (!std::ranges::all_of(module.name, [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '.'; }))
+      throw SweepFileError(
+          module.where, module.key,
+          fmt::format("'{}' is not a Python module name (dotted names of letters, digits and _)", module.name));
   return python;
+}
+
+// The document's top-level map.
+MapFields top_level(const std::string& text, const std::string& path) {
+  const YAML::Node root = load_document(text, path);
+  return MapFields(Field(path, root, "", root.Mark()), kTopKeys);
+}
+
+std::vector<PluginReference> read_plugins(const MapFields& top) {
+  const MapEntry* plugins = top.find("plugins");
+  return plugins ? string_list(plugins->value) : std::vector<PluginReference>();
 }
 
 }  // namespace
 
 PythonReferences python_references(const std::string& text, const std::string& path) {
-  const YAML::Node root = load_document(text, path);
-  const Field document(path, root, "", root.Mark());
-  return read_python(MapFields(document, kTopKeys));
+  return read_python(top_level(text, path));
 }
 
 std::vector<PluginReference> plugin_references(const std::string& text, const std::string& path) {
-  const YAML::Node root = load_document(text, path);
-  const Field document(path, root, "", root.Mark());
-  return read_plugins(MapFields(document, kTopKeys));
+  return read_plugins(top_level(text, path));
 }
 
 SweepSpec parse_sweep_text(const std::string& text, const std::string& path, const Registry& registry) {
-  const YAML::Node root = load_document(text, path);
-  const Field document(path, root, "", root.Mark());
-  const MapFields top(document, kTopKeys);
+  const MapFields top = top_level(text, path);
   SweepSpec spec;
   spec.source_path = path;
   spec.source_text = text;

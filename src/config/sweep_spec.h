@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/huge_pages.h"
+#include "common/printable.h"
 
 namespace ks {
 
@@ -24,7 +26,12 @@ struct SourceLocation {
 // what() and exits with code 2.
 class SweepFileError : public std::runtime_error {
  public:
-  SweepFileError(SourceLocation where, std::string key, std::string problem);
+  SweepFileError(SourceLocation where, std::string key, std::string problem)
+      : std::runtime_error(
+            printable(fmt::format("{}:{}:{}: {}: {}", where.file, where.line, where.column, key, problem))),
+        where_(std::move(where)),
+        key_(std::move(key)),
+        problem_(std::move(problem)) {}
   const SourceLocation& where() const { return where_; }
   const std::string& key() const { return key_; }
   const std::string& problem() const { return problem_; }

@@ -1,19 +1,65 @@
 #include "config/yaml_field.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <regex>
 
 #include <fmt/format.h>
-
-#include "config/suggest.h"
+#include <fmt/ranges.h>
 
 namespace ks::config {
 namespace {
 
-bool is_plain(const YAML::Node& node) { return node.Tag() == "?"; }
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
-bool matches(const std::string& text, const std::regex& pattern) { return std::regex_match(text, pattern); }
+// Levenshtein distance, case-insensitive: "m" is a typo of "M", not a different name.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitution = previous[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
+    }
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+std::size_t allowed_distance(const std::string& candidate) {
+  const std::size_t third = std::max<std::size_t>(1, candidate.size() / 3);
+  return std::min(third, candidate.empty() ? 0 : candidate.size() - 1);
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.size() >= prefix.size() &&
+         std::equal(prefix.begin(), prefix.end(), text.begin(), [](char a, char b) { return lower(a) == lower(b); });
+}
+
+// The candidate closest to `word` by edit distance (ignoring case), if it is close enough to be a
+// plausible typo: at most a third of the candidate's length, and at least one character kept.
+std::optional<std::string> nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_distance = 0;
+  for (const auto& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    if (distance > allowed_distance(candidate)) continue;
+    // Between names as near, one the word begins (a name cut short) is the likelier meaning.
+    const bool nearer = !best || distance < best_distance ||
+                        (distance == best_distance && starts_with(candidate, word) && !starts_with(*best, word));
+    if (nearer) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+bool is_plain(const YAML::Node& node) { return node.Tag() == "?"; }
 
 // The YAML 1.2 core schema's plain scalars, minus the forms nobody writes in a sweep file (0x, 0o,
 // .inf, .nan): those stay strings, so a typo is never silently a number. Integers may end in a
@@ -23,10 +69,10 @@ ScalarKind plain_kind(const std::string& text) {
   static const std::regex bool_form("true|True|TRUE|false|False|FALSE");
   static const std::regex integer_form("[-+]?[0-9]+[KMGT]?");
   static const std::regex number_form("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  if (matches(text, null_form)) return ScalarKind::null;
-  if (matches(text, bool_form)) return ScalarKind::boolean;
-  if (matches(text, integer_form)) return ScalarKind::integer;
-  if (matches(text, number_form)) return ScalarKind::number;
+  if (std::regex_match(text, null_form)) return ScalarKind::null;
+  if (std::regex_match(text, bool_form)) return ScalarKind::boolean;
+  if (std::regex_match(text, integer_form)) return ScalarKind::integer;
+  if (std::regex_match(text, number_form)) return ScalarKind::number;
   return ScalarKind::string;
 }
 
@@ -48,7 +94,32 @@ const char* node_kind(const YAML::Node& node) {
   return "a scalar";
 }
 
+// The field's scalar, which must be of `kind` (an integer is a number too): else "expected WHAT, got ...".
+Scalar scalar_of_kind(const Field& field, ScalarKind kind, const std::string& what) {
+  const Scalar value = field.scalar();
+  if (value.kind != kind && !(kind == ScalarKind::number && value.kind == ScalarKind::integer))
+    field.fail("expected " + what + ", got " + describe(value));
+  return value;
+}
+
+// Joins a parent key and a child name: "" + "name" = "name", "protocol" + "rep_ms" = "protocol.rep_ms".
+std::string join_key(const std::string& parent, const std::string& name) {
+  return parent.empty() ? name : parent + "." + name;
+}
+
 }  // namespace
+
+std::string name_hint(const std::string& word, const std::vector<std::string>& candidates) {
+  if (candidates.empty()) return "";
+  if (auto near = nearest_name(word, candidates)) return fmt::format(" (did you mean '{}'?)", *near);
+  return fmt::format(" (expected one of: {})", fmt::join(candidates, ", "));
+}
+
+std::string unknown_name(const std::string& noun, const std::string& word, const std::vector<std::string>& candidates,
+                         const std::string& owner) {
+  const std::string of_owner = owner.empty() ? "" : " of " + owner;
+  return fmt::format("unknown {} '{}'{}{}", noun, word, of_owner, name_hint(word, candidates));
+}
 
 std::string describe(const Scalar& scalar) {
   switch (scalar.kind) {
@@ -59,10 +130,6 @@ std::string describe(const Scalar& scalar) {
     case ScalarKind::string: return fmt::format("the string \"{}\"", scalar.text);
   }
   return scalar.text;
-}
-
-std::string join_key(const std::string& parent, const std::string& name) {
-  return parent.empty() ? name : parent + "." + name;
 }
 
 Field::Field(const std::string& file, YAML::Node node, std::string key, YAML::Mark mark)
@@ -108,30 +175,13 @@ Scalar Field::scalar() const {
   return out;
 }
 
-std::string Field::string() const {
-  const Scalar value = scalar();
-  if (value.kind != ScalarKind::string) fail("expected a string, got " + describe(value));
-  return value.text;
-}
+std::string Field::string() const { return scalar_of_kind(*this, ScalarKind::string, "a string").text; }
 
-std::int64_t Field::integer() const {
-  const Scalar value = scalar();
-  if (value.kind != ScalarKind::integer) fail("expected an integer, got " + describe(value));
-  return value.integer;
-}
+std::int64_t Field::integer() const { return scalar_of_kind(*this, ScalarKind::integer, "an integer").integer; }
 
-double Field::number() const {
-  const Scalar value = scalar();
-  if (value.kind != ScalarKind::integer && value.kind != ScalarKind::number)
-    fail("expected a number, got " + describe(value));
-  return value.number;
-}
+double Field::number() const { return scalar_of_kind(*this, ScalarKind::number, "a number").number; }
 
-bool Field::boolean() const {
-  const Scalar value = scalar();
-  if (value.kind != ScalarKind::boolean) fail("expected a boolean (true or false), got " + describe(value));
-  return value.boolean;
-}
+bool Field::boolean() const { return scalar_of_kind(*this, ScalarKind::boolean, "a boolean (true or false)").boolean; }
 
 std::vector<Field> Field::elements() const {
   if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", is_null() ? "no value" : node_kind(node_)));
@@ -168,9 +218,8 @@ MapFields::MapFields(const Field& map, const std::vector<std::string>& known, co
 }
 
 const MapEntry* MapFields::find(const std::string& name) const {
-  for (const auto& entry : entries_)
-    if (entry.name == name) return &entry;
-  return nullptr;
+  const auto entry = std::ranges::find(entries_, name, &MapEntry::name);
+  return entry == entries_.end() ? nullptr : &*entry;
 }
 
 const MapEntry& MapFields::require(const std::string& name) const {

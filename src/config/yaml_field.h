@@ -1,8 +1,8 @@
 #pragma once
 // Reading YAML nodes so that every problem becomes a SweepFileError naming the file, line, column
-// and dotted key of the node at fault. Internal to src/config.
+// and dotted key of the node at fault, with "did you mean" for a name the sweep file gets wrong (keys,
+// parameters, kernels, implementations, modes). Internal to src/config.
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +22,13 @@ struct Scalar {
   std::int64_t integer = 0;
   double number = 0;  // set for integers too
 };
+
+// " (did you mean 'X'?)" for a near miss, else " (expected one of: a, b, c)"; empty without candidates.
+std::string name_hint(const std::string& word, const std::vector<std::string>& candidates);
+
+// "unknown NOUN 'word'[ of OWNER] HINT", the message of every unknown-name error.
+std::string unknown_name(const std::string& noun, const std::string& word, const std::vector<std::string>& candidates,
+                         const std::string& owner = "");
 
 // "the integer 1024", "the string \"1024\"", "null": how error messages name a value.
 std::string describe(const Scalar& scalar);
@@ -84,8 +91,5 @@ class MapFields {
   Field map_;
   std::vector<MapEntry> entries_;
 };
-
-// Joins a parent key and a child name: "" + "name" = "name", "protocol" + "rep_ms" = "protocol.rep_ms".
-std::string join_key(const std::string& parent, const std::string& name);
 
 }  // namespace ks::config

@@ -63,29 +63,17 @@ struct Slot {
   }
 
   // Integers in strictly rising or falling order cannot repeat: a range, the usual axis of a million
-  // values, is told so in one pass, without the canonical text of each value.
+  // values, is told so by comparing neighbours, without the canonical text of each value.
   bool rises_or_falls_strictly() const {
     if (axes.size() != 1) return false;
     const AxisValues& values = axes[0]->values;
-    const auto integer = [](const Json& value) -> std::optional<std::int64_t> {
-      constexpr auto largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-      if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > largest))
-        return std::nullopt;
-      return value.get<std::int64_t>();
+    constexpr auto largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    const auto int64 = [](const Json& value) {
+      return value.is_number_integer() && !(value.is_number_unsigned() && value.get<std::uint64_t>() > largest);
     };
-    int direction = 0;  // +1 rising, -1 falling, once two values are seen
-    std::optional<std::int64_t> previous;
-    for (const Json& value : values) {
-      const auto current = integer(value);
-      if (!current) return false;
-      if (previous) {
-        const int step = *current > *previous ? 1 : *current < *previous ? -1 : 0;
-        if (step == 0 || (direction != 0 && step != direction)) return false;
-        direction = step;
-      }
-      previous = current;
-    }
-    return true;
+    return std::all_of(values.begin(), values.end(), int64) &&
+           (std::adjacent_find(values.begin(), values.end(), std::greater_equal<>()) == values.end() ||
+            std::adjacent_find(values.begin(), values.end(), std::less_equal<>()) == values.end());
   }
 
   void find_repeats() {

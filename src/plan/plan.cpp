@@ -50,21 +50,25 @@ std::vector<bool> deal_groups(const std::vector<double>& cost, std::size_t shard
   return kept;
 }
 
-// Shard `shard_index` of the plan: a first pass costs the groups, a second visits the points of the
-// groups dealt to the shard, renumbered from 0, groups in plan order. Memory: a cost per group.
-void for_each_point_of_shard(PointEnumerator& points, const Registry& registry, const ProtocolSpec& protocol,
-                             const PlanOptions& options, const PointVisitor& visit) {
-  std::vector<double> cost;
-  points.for_each([&](Point& point, std::size_t group) {
-    if (group == cost.size()) cost.push_back(0);
-    cost[group] += estimated_seconds(point, registry, protocol);
-    return true;
-  });
-  const std::vector<bool> kept = deal_groups(cost, options.shard_index, options.shard_count);
+// The points of shard `shard_index` that `keep` keeps, renumbered from 0, groups in plan order: for a
+// shard, a first pass costs the groups and a second visits the points of the groups dealt to it.
+// Memory: a cost per group.
+void for_each_kept_point(PointEnumerator& points, const Registry& registry, const ProtocolSpec& protocol,
+                         const PlanOptions& options, const PointVisitor& visit) {
+  std::vector<bool> shard_has;  // per group
+  if (options.shard_count > 1) {
+    std::vector<double> cost;
+    points.for_each([&](Point& point, std::size_t group) {
+      if (group == cost.size()) cost.push_back(0);
+      cost[group] += estimated_seconds(point, registry, protocol);
+      return true;
+    });
+    shard_has = deal_groups(cost, options.shard_index, options.shard_count);
+  }
   std::size_t index = 0, groups = 0;
   std::optional<std::size_t> last_group;
   points.for_each([&](Point& point, std::size_t group) {
-    if (!kept[group]) return true;
+    if ((options.shard_count > 1 && !shard_has[group]) || (options.keep && !options.keep(point))) return true;
     if (last_group != group) ++groups;
     last_group = group;
     point.index = index++;
@@ -116,30 +120,26 @@ void for_each_point(PointEnumerator& points, const SweepSpec& spec, const Regist
                     const PlanOptions& options, const PointVisitor& visit) {
   check_shard(options);
   check_limit(spec, points, options);
-  if (options.shard_count == 1) return points.for_each(visit);
-  for_each_point_of_shard(points, registry, spec.protocol, options, visit);
+  if (options.shard_count == 1 && !options.keep) return points.for_each(visit);
+  for_each_kept_point(points, registry, spec.protocol, options, visit);
 }
 
 std::uint64_t count_points(const SweepSpec& spec, const Registry& registry, const PlanOptions& options) {
   check_shard(options);
   PointEnumerator points(spec, registry);
   check_limit(spec, points, options);
-  if (options.shard_count == 1) return points.count();
+  if (options.shard_count == 1 && !options.keep) return points.count();
   std::uint64_t count = 0;
-  for_each_point_of_shard(points, registry, spec.protocol, options, [&](Point&, std::size_t) { return ++count; });
+  for_each_kept_point(points, registry, spec.protocol, options, [&](Point&, std::size_t) { return ++count; });
   return count;
-}
-
-void append_point(Plan& plan, Point&& point, std::size_t group) {
-  if (group == plan.groups.size()) plan.groups.push_back({point.index, point.index});
-  plan.groups.back().last = point.index + 1;
-  plan.points.push_back(std::move(point));
 }
 
 Plan make_plan(const SweepSpec& spec, const Registry& registry, const PlanOptions& options) {
   Plan plan;
   for_each_point(spec, registry, options, [&plan](Point& point, std::size_t group) {
-    append_point(plan, std::move(point), group);
+    if (group == plan.groups.size()) plan.groups.push_back({point.index, point.index});
+    plan.groups.back().last = point.index + 1;
+    plan.points.push_back(std::move(point));
     return true;
   });
   return plan;

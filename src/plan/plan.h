@@ -3,6 +3,7 @@
 // deterministic order; shards.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,9 @@ struct PlanOptions {
   // about equal estimated cost (make_plan). The N shards partition the plan exactly.
   std::size_t shard_index = 0;
   std::size_t shard_count = 1;
+  // The points of the plan (of the shard) to keep (--where), renumbered and regrouped as a shard is:
+  // the kept modes of one shape stay one group. Every point when empty.
+  std::function<bool(const Point&)> keep;
 };
 
 class PlanError : public std::runtime_error {
@@ -34,9 +38,6 @@ std::uint64_t count_points_upper_bound(const SweepSpec& spec, const Registry& re
 // Consecutive points of one shape_key (the modes of one shape) as groups: what make_plan fills in,
 // and what a plan thinned by --resume is regrouped with.
 std::vector<Plan::Group> group_points(const std::vector<Point>& points);
-
-// Appends a point for_each_point visits to `plan`, in a new group when `group` is one past the last.
-void append_point(Plan& plan, Point&& point, std::size_t group);
 
 // Visits the points make_plan returns, in its order, each with its group's number in the plan, one
 // at a time: memory does not grow with the plan (a shard keeps a cost per group). Stops when `visit`

@@ -1,11 +1,9 @@
 #include "plan/point_enumerator.h"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -55,12 +53,6 @@ std::vector<std::string> resolve_modes(const KernelBlock& block, std::size_t blo
   return block.modes;
 }
 
-bool listed(const std::vector<std::string>& list, const std::string& wanted) {
-  for (const auto& item : list)
-    if (item == wanted) return true;
-  return false;
-}
-
 void require_known_parameters(const Json& values, const KernelSpec& kernel, const KernelBlock& block,
                               const std::string& key) {
   for (const auto& [name, value] : values.items())
@@ -71,21 +63,16 @@ void require_known_parameters(const Json& values, const KernelSpec& kernel, cons
 
 // Does a rule's value (one value, or a list of values) accept the point's value?
 bool rule_value_matches(const Json& expected, const Json& actual) {
-  if (!expected.is_array()) return expected == actual;
-  for (const auto& candidate : expected)
-    if (candidate == actual) return true;
-  return false;
+  return expected.is_array() ? std::find(expected.begin(), expected.end(), actual) != expected.end()
+                             : expected == actual;
 }
 
 bool rule_matches(const Json& rule, const std::string& implementation, const std::string& mode, const Json& params) {
   for (const auto& [key, expected] : rule.items()) {
-    if (key == "implementation") {
-      if (!rule_value_matches(expected, implementation)) return false;
-    } else if (key == "mode") {
-      if (!rule_value_matches(expected, mode)) return false;
-    } else if (!params.contains(key) || !rule_value_matches(expected, params.at(key))) {
-      return false;
-    }
+    const bool matches = key == "implementation" ? rule_value_matches(expected, implementation)
+                         : key == "mode"         ? rule_value_matches(expected, mode)
+                                                 : params.contains(key) && rule_value_matches(expected, params.at(key));
+    if (!matches) return false;
   }
   return true;
 }
@@ -147,9 +134,7 @@ struct PointEnumerator::Block {
     combinations = grid_combinations(slots);
     grid_constants.emplace();
     for (const auto& parameter : kernel.parameters) {
-      bool on_grid = false;
-      for (const auto& axis : block.grid) on_grid = on_grid || axis.name == parameter.name;
-      if (on_grid) continue;
+      if (std::ranges::any_of(block.grid, [&](const Axis& axis) { return axis.name == parameter.name; })) continue;
       if (block.fixed.contains(parameter.name)) {
         (*grid_constants)[parameter.name] = canonical_json(block.fixed.at(parameter.name));
       } else if (!parameter.default_value.is_null()) {
@@ -194,9 +179,8 @@ struct PointEnumerator::Block {
   }
 
   bool excluded(const std::string& implementation, const std::string& mode, const Json& params) const {
-    for (const auto& rule : spec.exclude)
-      if (rule_matches(rule, implementation, mode, params)) return true;
-    return false;
+    return std::ranges::any_of(spec.exclude,
+                               [&](const Json& rule) { return rule_matches(rule, implementation, mode, params); });
   }
 
   void find_repeats() {
@@ -247,7 +231,8 @@ struct PointEnumerator::Block {
   // Whether the block, walked to its end already, has this point.
   bool holds(const std::string& implementation, const std::string& mode, const Json& params,
              const std::string& params_text) const {
-    if (!listed(implementations, implementation) || !listed(modes, mode) || excluded(implementation, mode, params))
+    if (std::ranges::find(implementations, implementation) == implementations.end() ||
+        std::ranges::find(modes, mode) == modes.end() || excluded(implementation, mode, params))
       return false;
     return grid_holds(params) || includes_reached.contains(params_text);
   }
@@ -265,10 +250,7 @@ class PointEnumerator::Walk {
   explicit Walk(const PointVisitor* visit) : visit_(visit) {}
 
   std::uint64_t run(const std::vector<std::unique_ptr<Block>>& blocks) {
-    for (const auto& block : blocks) {
-      if (stopped_) break;
-      walk_block(*block);
-    }
+    for (auto block = blocks.begin(); block != blocks.end() && !stopped_; ++block) walk_block(**block);
     return points_;
   }
 

@@ -32,12 +32,6 @@ class CalibrationSink : public ResultSink {
   std::vector<RankIdentity> ranks_;
 };
 
-// Where calibrations are kept: --output-dir's calibration/, else $KERNELSWEEP_CALIBRATION_DIR, else
-// nowhere (an empty path).
-std::filesystem::path kept_in(const CalibrateRequest& request) {
-  return request.output_directory.empty() ? site_calibration_folder() : calibration_folder(request.output_directory);
-}
-
 std::string rate(double value) { return std::isnan(value) ? "-" : fmt::format("{:.4g}", value); }
 
 std::string tflops(const DeviceRates& rates, const char* dtype) { return rate(rates.tflops_of(dtype).value_or(NAN)); }
@@ -58,9 +52,8 @@ std::vector<std::vector<std::string>> table_of(const std::vector<RankIdentity>& 
       continue;
     }
     const DeviceCalibration& device = rank.calibration->primary();
-    for (const std::string& cell :
-         {device.device, rate(device.measured.memory_gbps), rate(device.copy_gbps), rate(device.triad_gbps)})
-      row.push_back(cell);
+    row.insert(row.end(),
+               {device.device, rate(device.measured.memory_gbps), rate(device.copy_gbps), rate(device.triad_gbps)});
     for (const char* dtype : kDtypes) row.push_back(tflops(device.measured, dtype));
     row.push_back(device.datasheet ? rate(device.datasheet->memory_gbps) : "-");
     row.push_back(device.datasheet ? tflops(*device.datasheet, "bf16") : "-");
@@ -73,12 +66,9 @@ std::vector<std::vector<std::string>> table_of(const std::vector<RankIdentity>& 
 
 // Columns two spaces apart, a rule under the header.
 void print_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths;
+  std::vector<std::size_t> widths(rows.front().size());  // no row has more cells than the header
   for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (c >= widths.size()) widths.push_back(0);
-      widths[c] = std::max(widths[c], row[c].size());
-    }
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
   const auto line = [&](const std::vector<std::string>& row) {
     std::string text;
     for (std::size_t c = 0; c < row.size(); ++c)
@@ -87,7 +77,7 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   };
   line(rows.front());
   std::vector<std::string> rule;
-  for (std::size_t c = 0; c < rows.front().size(); ++c) rule.push_back(std::string(widths[c], '-'));
+  for (std::size_t width : widths) rule.emplace_back(width, '-');
   line(rule);
   for (std::size_t r = 1; r < rows.size(); ++r) line(rows[r]);
 }
@@ -106,7 +96,9 @@ int calibrate_ranks(const CalibrateRequest& request, Registry& registry, int* ar
   options.executable = current_executable();
   options.allow_shared_gpu = request.allow_shared_gpu;
   options.calibrate = request.fresh ? CalibrationMode::fresh : CalibrationMode::automatic;
-  options.calibration_folder = kept_in(request);
+  // Kept in --output-dir's calibration/, else $KERNELSWEEP_CALIBRATION_DIR, else nowhere (an empty path).
+  options.calibration_folder =
+      request.output_directory.empty() ? site_calibration_folder() : calibration_folder(request.output_directory);
   CalibrationSink sink;
   PlanOutcome outcome;
   try {

@@ -40,16 +40,14 @@ std::string describe_values(const ParamSpec& p) {
   return out;
 }
 
-// {"plugin", "version", "library", "sha256"} of a plugin's kernel or implementation; null when built in.
+// {"plugin", "version", "library", "sha256"} of a plugin's kernel or implementation, {"python_module", "version",
+// "source", "sha256"} of a Python module's; null when built in.
 Json origin_json(const Origin& origin) {
   if (origin.plugin.empty()) return nullptr;
-  if (origin.python)
-    return {{"python_module", origin.plugin},
-            {"version", origin.version},
-            {"source", origin.library},
-            {"sha256", origin.sha256}};
-  return {
-      {"plugin", origin.plugin}, {"version", origin.version}, {"library", origin.library}, {"sha256", origin.sha256}};
+  Json out = {{"version", origin.version}, {"sha256", origin.sha256}};
+  out[origin.python ? "python_module" : "plugin"] = origin.plugin;
+  out[origin.python ? "source" : "library"] = origin.library;
+  return out;
 }
 
 // " [plugin NAME VERSION]" after what a plugin brought, " [Python module NAME]" after what a Python
@@ -99,6 +97,9 @@ class JsonArrayPrinter {
   bool first_ = true;
 };
 
+// A row of the plan's table.
+constexpr const char* kPlanRow = "{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n";
+
 int print_plan(const PlanRequest& args, Registry& registry) {
   const auto loaded = load_sweep(args, registry);
   if (!loaded) return kExitBadInput;
@@ -112,12 +113,11 @@ int print_plan(const PlanRequest& args, Registry& registry) {
     printer.finish();
     return kExitOk;
   }
-  std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", "#", "id", "kernel", "impl", "mode",
-                           "parameters");
+  std::cout << fmt::format(kPlanRow, "#", "id", "kernel", "impl", "mode", "parameters");
   std::size_t points = 0, groups = 0;
   const bool planned = loaded->stream([&](Point& p, std::size_t group) {
-    std::cout << fmt::format("{:>6}  {:<12}  {:<20} {:<10} {:<16} {}\n", p.index, p.id().substr(0, 12), p.kernel,
-                             p.implementation, p.mode, compact_params(p.params));
+    std::cout << fmt::format(kPlanRow, p.index, p.id().substr(0, 12), p.kernel, p.implementation, p.mode,
+                             compact_params(p.params));
     ++points;
     groups = group + 1;
     return true;
@@ -127,10 +127,9 @@ int print_plan(const PlanRequest& args, Registry& registry) {
   return kExitOk;
 }
 
-int print_kernels(bool json, const PlanRequest& request, Registry& registry) {
-  if (!load_plugins_or_say_why(request.plugins, registry)) return kExitBadInput;
-  if (!load_python_or_say_why(command_line_python(request), registry)) return kExitBadInput;
-  if (json) {
+int print_kernels(const PlanRequest& request, Registry& registry) {
+  if (!load_command_line_kernels(request, registry)) return kExitBadInput;
+  if (request.json) {
     Json out = Json::array();
     for (const KernelSpec& k : registry.all()) {
       Json params = Json::array(), impls = Json::array();

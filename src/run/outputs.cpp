@@ -41,11 +41,6 @@ const ImplementationSpec& implementation_of(const Registry& registry, const RunR
   return *implementation;
 }
 
-std::string title_of(const Registry& registry, const std::string& kernel_name) {
-  const KernelSpec* kernel = registry.find(kernel_name);
-  return kernel && !kernel->title.empty() ? kernel->title : kernel_name;
-}
-
 }  // namespace
 
 RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
@@ -135,7 +130,8 @@ const CitedDocument& RunOutputs::implementation_for(const RunRecord& record, con
 void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) {
   const RankIdentity& rank = rank_of(record.rank);
   const Json params = Json::parse(record.params_json);
-  const std::string title = title_of(registry_, record.kernel);
+  const KernelSpec* kernel = registry_.find(record.kernel);
+  const std::string title = kernel && !kernel->title.empty() ? kernel->title : record.kernel;
   const CitedDocument& protocol_doc = protocol_for(record, protocol);
   const CitedDocument& environment_doc = environment_of(rank);
   const CitedDocument& implementation_doc = implementation_for(record, rank, implementation);
@@ -234,9 +230,8 @@ std::size_t RunOutputs::complete_pending_documents() {
   const auto batch = pending_.read();
   std::size_t written = 0;
   std::vector<Json> objects, runs;
-  if (batch) {
+  if (batch)
     for (const std::string& line : batch->lines) objects.push_back(Json::parse(line, nullptr, false));
-  }
   if (batch && file_holds_rows_of(*batch, objects)) {
     for (const Json& object : objects) runs.push_back(object["run"]);
     const std::vector<bool> held = writer_.holds(runs);
@@ -279,10 +274,9 @@ void RunOutputs::on_left_skipped(std::size_t points) {
                points);
 }
 
-std::size_t RunOutputs::save_interrupted() {
+void RunOutputs::save_interrupted() {
   write_batch();
   lock_.release();  // the file is flushed, and this process writes nothing more
-  return received_;
 }
 
 std::size_t RunOutputs::finish() {

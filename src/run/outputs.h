@@ -8,7 +8,6 @@
 // documents leaves no row without its document once --resume has run.
 #include <chrono>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +16,6 @@
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
 #include "kernelindex/pending_documents.h"
-#include "run/progress.h"
 #include "run/run_log.h"
 #include "store/results_file.h"
 #include "store/space_reserve.h"
@@ -49,8 +47,8 @@ class RunOutputs final : public ResultSink {
   // not pass (skipped ones aside).
   std::size_t finish();
   // After an interruption: writes what was received and closes the file without an end time (as
-  // `status` then shows), so that --resume completes it. Returns the number of points stored.
-  std::size_t save_interrupted();
+  // `status` then shows), so that --resume completes it.
+  void save_interrupted();
   // Rows in the file (this session's and earlier ones'), and records received but not yet stored
   // (what a run that stops now, for want of space, loses).
   std::uint64_t rows_in_file() const { return file_.run_count(); }

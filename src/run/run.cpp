@@ -61,18 +61,6 @@ OutputPaths output_paths(const SweepSpec& spec, const RunRequest& args, const Pl
   return out;
 }
 
-// The writer of a run's documents, in the format its size calls for.
-DocumentWriter documents_writer(const OutputPaths& paths, const SweepSpec& spec, std::size_t points) {
-  return DocumentWriter(paths.documents,
-                        resolve_documents_format(paths.format, points, spec.output.kernelindex_json_max_points),
-                        paths.shards);
-}
-
-std::string joined_command_line(int argc, char** argv) {
-  std::vector<std::string> words(argv, argv + argc);
-  return fmt::format("{}", fmt::join(words, " "));
-}
-
 // --overwrite's removal of the documents of the run it replaces: the document files kernelsweep
 // writes (kernelindex objects, jsonl shards and their index, documents cut short), never another file a user
 // keeps in the folder; the folder goes only when that leaves it empty.
@@ -117,8 +105,7 @@ MeasuredBefore measured_before(const ResultsFile& file) {
     else not_passed.push_back({key, name == "skipped"});
   });
   out.passed.seal();
-  std::stable_sort(not_passed.begin(), not_passed.end(),
-                   [](const NotPassed& a, const NotPassed& b) { return PointKeyLess()(a.key, b.key); });
+  std::ranges::stable_sort(not_passed, PointKeyLess(), &NotPassed::key);
   for (std::size_t i = 0; i < not_passed.size(); ++i) {
     const bool latest = i + 1 == not_passed.size() || not_passed[i + 1].key != not_passed[i].key;
     if (latest && not_passed[i].skipped) out.skipped.add(not_passed[i].key);
@@ -144,16 +131,12 @@ std::string why_not_resumable(const ResultsFile& file, const LoadedSweep& sweep,
   // A file of the whole plan may be completed a part at a time (--where narrows what this run
   // measures); a file made for a part is that part's.
   if (!stored.where.empty() && stored.where != args.plan.where)
-    return fmt::format(
-        "{}: cannot resume: the file holds the points of --where '{}'; resume it with the same "
-        "--where",
-        path, stored.where);
+    return fmt::format("{}: cannot resume: the file holds the points of --where '{}'; resume it with the same --where",
+                       path, stored.where);
   const std::string change = describe_sweep_text_change(stored.sweep_text, sweep.spec.source_text);
   if (!change.empty())
-    return fmt::format(
-        "{}: cannot resume: the sweep file {} differs from the one this results file was made "
-        "with: {}",
-        path, sweep.spec.source_path, change);
+    return fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made with: {}",
+                       path, sweep.spec.source_path, change);
   return "";
 }
 
@@ -185,7 +168,7 @@ std::optional<ResultsFile> resume_with_plan(const LoadedSweep& sweep, const RunR
 }
 
 // Rank 0: a new results file for a plan of `plan_size` points (replacing an old one on --overwrite),
-// or a one-line reason why not.
+// or a one-line reason why not. Its folder is there already, made before the writer lock was taken.
 std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunRequest& args, const OutputPaths& paths,
                                        int world_size, const std::string& command_line, const PlanOptions& shard,
                                        std::uint64_t plan_size, std::string& problem) {
@@ -211,7 +194,6 @@ std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunReques
     fs::remove(path);
     remove_documents(paths.documents);
   }
-  fs::create_directories(path.parent_path().empty() ? fs::path(".") : path.parent_path());
   RunInfo info;
   info.sweep_name = sweep.spec.name;
   info.sweep_path = sweep.spec.source_path;
@@ -229,11 +211,14 @@ std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunReques
   return ResultsFile::create(path, info);
 }
 
-RunOptions run_options(const RunRequest& args, const Registry& registry, const LoadedSweep& sweep) {
+RunOptions run_options(const RunRequest& args, const Registry& registry, const LoadedSweep& sweep,
+                       const OutputPaths& paths) {
   RunOptions o;
   o.registry = &registry;
   o.plugins = sweep.plugins;
   o.python = sweep.python;
+  o.sweep_text = sweep.spec.source_text;
+  o.calibration_folder = calibration_folder(paths.directory);
   o.schedule = args.schedule == "static" ? Schedule::static_round_robin : Schedule::dynamic;
   o.allow_shared_gpu = args.allow_shared_gpu;
   o.check = args.check == "none"  ? CheckPolicy::none
@@ -260,24 +245,19 @@ RunOptions run_options(const RunRequest& args, const Registry& registry, const L
   world.abort(kExitFailure);
 }
 
-// The command that completes an interrupted run: the one given, with --resume where it lacked it.
-std::string resume_command(const std::string& command_line) {
-  return command_line.find(" --resume") == std::string::npos ? command_line + " --resume" : command_line;
-}
-
-int finish_run(RunOutputs& outputs) { return outputs.finish() == 0 ? kExitOk : kExitFailure; }
-
 // One message says what the stop left: what is stored, what is left, and how to go on.
 int save_interrupted_run(RunOutputs& outputs, const PlanOutcome& outcome, std::uint64_t to_measure,
                          const OutputPaths& paths, const std::string& command_line) {
   outputs.save_interrupted();
   const std::size_t measured = outputs.received();
-  std::cerr << printable(fmt::format("kernelsweep: interrupted ({}): {} of the {} points this run had to measure are "
-                                     "stored in {}, {} are left; `{}` completes the sweep "
-                                     "(exit code {}: interrupted, resumable)",
-                                     outcome.interrupted, measured, to_measure - outputs.left_skipped(),
-                                     paths.results_file.string(), to_measure - outputs.left_skipped() - measured,
-                                     resume_command(command_line), kExitInterrupted))
+  // The command that completes the run: the one given, with --resume where it lacked it.
+  const std::string resume =
+      command_line.find(" --resume") == std::string::npos ? command_line + " --resume" : command_line;
+  std::cerr << printable(fmt::format(
+                   "kernelsweep: interrupted ({}): {} of the {} points this run had to measure are stored in {}, {} "
+                   "are left; `{}` completes the sweep (exit code {}: interrupted, resumable)",
+                   outcome.interrupted, measured, to_measure - outputs.left_skipped(), paths.results_file.string(),
+                   to_measure - outputs.left_skipped() - measured, resume, kExitInterrupted))
             << "\n";
   return kExitInterrupted;
 }
@@ -285,7 +265,7 @@ int save_interrupted_run(RunOutputs& outputs, const PlanOutcome& outcome, std::u
 }  // namespace
 
 int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** argv) {
-  const std::string command_line = joined_command_line(*argc, *argv);
+  const std::string command_line = fmt::format("{}", fmt::join(std::vector<std::string>(*argv, *argv + *argc), " "));
   // From the first moment: a time limit's SIGTERM that comes while the ranks start is noted, and the
   // run stops in order as soon as every rank has joined.
   install_stop_handlers();
@@ -325,7 +305,11 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
         if (resuming)
           file->add_session({iso_utc_now(), world.size(), read_host_info().hostname, command_line, build::version,
                              build::git_commit});
-        DocumentWriter documents = documents_writer(paths, sweep->spec, plan->size());
+        // The documents in the format the plan's size calls for.
+        DocumentWriter documents(
+            paths.documents,
+            resolve_documents_format(paths.format, plan->size(), sweep->spec.output.kernelindex_json_max_points),
+            paths.shards);
         const std::string documents_format = documents.format();
         outputs.emplace(registry, std::move(*file), std::move(lock), std::move(documents), sweep->spec.protocol,
                         plan->to_measure(), args.progress_interval_s);
@@ -349,10 +333,8 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
 
   PlanOutcome outcome;
   try {
-    RunOptions options = run_options(args, registry, *sweep);
-    options.sweep_text = sweep->spec.source_text;
-    options.calibration_folder = calibration_folder(paths.directory);
-    outcome = measure_plan(world, root ? &*plan : nullptr, sweep->spec.protocol, options, root ? &*outputs : nullptr);
+    outcome = measure_plan(world, root ? &*plan : nullptr, sweep->spec.protocol,
+                           run_options(args, registry, *sweep, paths), root ? &*outputs : nullptr);
   } catch (const RunError& e) {
     if (root) std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
     return kExitBadInput;
@@ -366,7 +348,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   if (root) {
     try {
       exit_code = outcome.interrupted.empty()
-                      ? finish_run(*outputs)
+                      ? (outputs->finish() == 0 ? kExitOk : kExitFailure)
                       : save_interrupted_run(*outputs, outcome, plan->to_measure(), paths, command_line);
     } catch (const StorageFullError& e) { stop_for_want_of_space(world, e, *outputs, paths, sweep->spec.source_path); }
   }

@@ -26,7 +26,7 @@ struct PlanRequest {
   std::uint64_t max_points = 100'000'000;
   std::string shard;  // "i/N" or empty
   std::string where;  // --where: the points of the plan (of the shard) to keep (view/filter.h)
-  bool json = false;
+  bool json = false;  // --json of plan and kernels
   // The sweep file's text as a results file keeps it, for status and merge to plan it again: then
   // sweep_file is the path it had, nothing is read, and the command has loaded its plugins itself.
   std::optional<std::string> sweep_text;
@@ -76,8 +76,8 @@ int validate_sweep(const PlanRequest& request, Registry& registry);
 // `kernelsweep plan`: the points, as a table or JSON.
 int print_plan(const PlanRequest& request, Registry& registry);
 // `kernelsweep kernels`: kernels, parameters, modes, implementations, and the plugins they come from.
-// `request`: its plugins and Python modules (the sweep file is not read).
-int print_kernels(bool json, const PlanRequest& request, Registry& registry);
+// `request`: its plugins, Python modules and --json (the sweep file is not read).
+int print_kernels(const PlanRequest& request, Registry& registry);
 // `kernelsweep run`, on every rank of the MPI job (argc and argv go to MPI_Init).
 int submit_sweep(const SubmitRequest& request, Registry& registry);
 int run_sweep(const RunRequest& request, Registry& registry, int* argc, char*** argv);

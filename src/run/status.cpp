@@ -28,16 +28,14 @@ std::vector<ViewRow> points_not_passed(const ResultsFile& file, const std::vecto
   std::vector<const PointStatus*> listed;
   for (const PointStatus& point : points)
     if (did_not_pass(point.status)) listed.push_back(&point);
-  std::sort(listed.begin(), listed.end(),
-            [](const PointStatus* a, const PointStatus* b) { return a->first_row < b->first_row; });
+  std::ranges::sort(listed, {}, &PointStatus::first_row);
   std::vector<ViewRow> rows;
-  for (const PointStatus* listed_point : listed) {
-    const PointStatus& point = *listed_point;
+  for (const PointStatus* point : listed) {
     ViewRow& row = rows.emplace_back();
-    row.run = std::move(file.read_runs(point.latest_row, 1).front());
+    row.run = std::move(file.read_runs(point->latest_row, 1).front());
     row.params = nlohmann::json::parse(row.run.params_json);
     row.file = label;
-    row.row = point.latest_row;
+    row.row = point->latest_row;
   }
   return rows;
 }

@@ -4,6 +4,7 @@
 // prints its status and writes its report.
 #include <filesystem>
 #include <iostream>
+#include <ranges>
 #include <regex>
 
 #include <fmt/format.h>
@@ -34,9 +35,7 @@ std::string shell_quoted(const std::string& word) {
 }
 
 std::string command_text(const std::vector<std::string>& argv) {
-  std::vector<std::string> words;
-  for (const std::string& word : argv) words.push_back(shell_quoted(word));
-  return fmt::format("{}", fmt::join(words, " "));
+  return fmt::format("{}", fmt::join(argv | std::views::transform(shell_quoted), " "));
 }
 
 std::vector<std::string> this_environment() {
@@ -87,13 +86,8 @@ ResultsPaths results_paths(const SweepSpec& spec, const fs::path& output, int sh
 std::vector<std::string> merge_job_options(const std::vector<std::string>& array_options) {
   std::vector<std::string> options;
   for (std::size_t i = 0; i < array_options.size(); ++i) {
-    const std::string& option = array_options[i];
-    if (option == "--signal") {
-      ++i;  // and its value, the next word
-      continue;
-    }
-    if (option.starts_with("--signal=")) continue;
-    options.push_back(option);
+    if (array_options[i] == "--signal") ++i;  // and its value, the next word
+    else if (!array_options[i].starts_with("--signal=")) options.push_back(array_options[i]);
   }
   return options;
 }

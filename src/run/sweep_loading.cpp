@@ -95,37 +95,22 @@ PlanOptions options_of(const PlanRequest& request) {
   return options;
 }
 
-bool selects(const RowFilter& filter, const Point& point) {
-  return filter.matches([&](const std::string& key) { return value_of(point, key); });
+// The options of a walk of the plan: options_of, and the points --where keeps. Throws PlanError and
+// FilterError.
+PlanOptions walk_options(const PlanRequest& request) {
+  PlanOptions options = options_of(request);
+  if (request.where.empty()) return options;
+  options.keep = [filter = plan_filter(request.where)](const Point& point) {
+    return filter.matches([&](const std::string& key) { return value_of(point, key); });
+  };
+  return options;
 }
 
-// The points of the plan (of the shard) that --where keeps, renumbered and regrouped as a shard is:
-// the kept modes of one shape stay one group.
-void for_each_point_where(PointEnumerator& points, const LoadedSweep& sweep, const PointVisitor& visit) {
-  const PlanOptions options = options_of(sweep.request);
-  if (sweep.request.where.empty()) return for_each_point(points, sweep.spec, *sweep.registry, options, visit);
-  const RowFilter filter = plan_filter(sweep.request.where);
-  std::size_t index = 0, groups = 0;
-  std::optional<std::size_t> last_kept;
-  for_each_point(points, sweep.spec, *sweep.registry, options, [&](Point& point, std::size_t group) {
-    if (!selects(filter, point)) return true;
-    if (last_kept != group) ++groups;
-    last_kept = group;
-    point.index = index++;
-    return visit(point, groups - 1);
-  });
-}
-
-void for_each_point_where(const LoadedSweep& sweep, const PointVisitor& visit) {
-  PointEnumerator points(sweep.spec, *sweep.registry);
-  for_each_point_where(points, sweep, visit);
-}
-
-// Runs `step`; a problem with the sweep is printed as one line (when the load asked for it) and gives false.
-template <class Step> bool or_say_why(const LoadedSweep& sweep, Step&& step) {
+// What `make` returns; a problem with the sweep is printed as one line (when the load asked for it)
+// and gives nothing.
+template <class Make> auto or_say_why(const LoadedSweep& sweep, Make&& make) -> std::optional<decltype(make())> {
   try {
-    step();
-    return true;
+    return make();
   } catch (const SweepFileError& e) {
     if (sweep.print_errors) std::cerr << e.what() << "\n";
   } catch (const FilterError& e) {
@@ -133,11 +118,22 @@ template <class Step> bool or_say_why(const LoadedSweep& sweep, Step&& step) {
   } catch (const PlanError& e) {
     if (sweep.print_errors) std::cerr << sweep.request.sweep_file << ": " << e.what() << "\n";
   }
-  return false;
+  return std::nullopt;
 }
 
-}  // namespace
+// What `load` returns; a plugin or Python module that fails to load is printed as one line and gives
+// nothing.
+template <class Load> auto or_say_why(Load&& load) -> std::optional<decltype(load())> {
+  try {
+    return load();
+  } catch (const PluginError& e) {
+    std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
+    return std::nullopt;
+  }
+}
 
+// The Python setup of the command line: --python-module and --python-path (relative to the working
+// directory).
 PythonSetup command_line_python(const PlanRequest& request) {
   PythonSetup setup;
   setup.modules = request.python_modules;
@@ -146,24 +142,19 @@ PythonSetup command_line_python(const PlanRequest& request) {
   return setup;
 }
 
-bool load_python_or_say_why(const PythonSetup& setup, Registry& registry) {
-  try {
-    load_python_modules(setup, registry);
-    return true;
-  } catch (const PluginError& e) {
-    std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
-    return false;
-  }
-}
+}  // namespace
 
 std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vector<std::string>& named,
                                                                 Registry& registry) {
-  try {
-    return load_requested_plugins(named, registry);
-  } catch (const PluginError& e) {
-    std::cerr << "kernelsweep: " << printable(e.what()) << "\n";
-    return std::nullopt;
-  }
+  return or_say_why([&] { return load_requested_plugins(named, registry); });
+}
+
+std::optional<std::vector<std::string>> load_command_line_kernels(const PlanRequest& request, Registry& registry) {
+  return or_say_why([&] {
+    std::vector<std::string> plugins = load_requested_plugins(request.plugins, registry);
+    load_python_modules(command_line_python(request), registry);
+    return plugins;
+  });
 }
 
 std::optional<LoadedSweep> load_sweep(const PlanRequest& request, Registry& registry, bool print_errors) {
@@ -172,16 +163,16 @@ std::optional<LoadedSweep> load_sweep(const PlanRequest& request, Registry& regi
   out.registry = &registry;
   out.print_errors = print_errors;
   if (!request.sweep_text) {  // a stored sweep's command has loaded the plugins of its command line
-    auto plugins = load_plugins_or_say_why(request.plugins, registry);
+    auto plugins = load_command_line_kernels(request, registry);
     if (!plugins) return std::nullopt;
     out.plugins = std::move(*plugins);
-    if (!load_python_or_say_why(command_line_python(request), registry)) return std::nullopt;
   }
-  const bool loaded = or_say_why(out, [&] {
+  const auto loaded = or_say_why(out, [&] {
     const std::string text = request.sweep_text ? *request.sweep_text : read_sweep_file(request.sweep_file);
     load_sweep_plugins(text, request.sweep_file, registry, out.plugins);
     out.python = load_sweep_python(text, request.sweep_file, command_line_python(request), registry);
     out.spec = parse_sweep_text(text, request.sweep_file, registry);
+    return true;
   });
   if (!loaded) return std::nullopt;
   return out;
@@ -198,26 +189,19 @@ PlanRequest stored_sweep_request(const RunInfo& info) {
 }
 
 std::optional<PlanOptions> LoadedSweep::plan_options() const {
-  PlanOptions options;
-  if (!or_say_why(*this, [&] { options = options_of(request); })) return std::nullopt;
-  return options;
+  return or_say_why(*this, [&] { return options_of(request); });
 }
 
 bool LoadedSweep::stream(const PointVisitor& visit) const {
-  return or_say_why(*this, [&] { for_each_point_where(*this, visit); });
+  const auto streamed = or_say_why(*this, [&] {
+    for_each_point(spec, *registry, walk_options(request), visit);
+    return true;
+  });
+  return streamed.has_value();
 }
 
 std::optional<std::uint64_t> LoadedSweep::count() const {
-  std::uint64_t points = 0;
-  const bool counted = or_say_why(*this, [&] {
-    if (request.where.empty()) {
-      points = count_points(spec, *registry, options_of(request));
-    } else {
-      for_each_point_where(*this, [&](Point&, std::size_t) { return ++points; });
-    }
-  });
-  if (!counted) return std::nullopt;
-  return points;
+  return or_say_why(*this, [&] { return count_points(spec, *registry, walk_options(request)); });
 }
 
 // The most points whose room work_plan sets aside before it walks the plan (the address space of
@@ -225,48 +209,44 @@ std::optional<std::uint64_t> LoadedSweep::count() const {
 constexpr std::uint64_t kPlanRoom = std::uint64_t{1} << 24;
 
 std::optional<WorkPlan> LoadedSweep::work_plan(PositionedKeys* keys) const {
-  std::optional<WorkPlan> plan;
-  const bool planned = or_say_why(*this, [&] {
+  return or_say_why(*this, [&] {
     // The enumerator that walks the plan now makes a group's points again when rank 0 hands them out.
     auto points = std::make_shared<PointEnumerator>(spec, *registry);
-    std::shared_ptr<const RowFilter> filter;
-    if (!request.where.empty()) filter = std::make_shared<const RowFilter>(plan_filter(request.where));
-    plan.emplace(
+    const PlanOptions options = walk_options(request);
+    WorkPlan plan(
         *registry,
-        [points, filter](const PointSource& source) {
+        [points, keep = options.keep](const PointSource& source) {
           std::vector<Point> group = points->group_at(source);
-          if (filter) std::erase_if(group, [&](const Point& point) { return !selects(*filter, point); });
+          if (keep) std::erase_if(group, [&](const Point& point) { return !keep(point); });
           return group;
         },
         spec.protocol.repetitions);
     // Room for every point the grids may give, taken only as it is filled: grown by doubling, a
     // million keys were moved once more and their pages faulted in twice.
     const std::uint64_t room = std::min<std::uint64_t>(points->upper_bound(), kPlanRoom);
-    plan->reserve(room);
+    plan.reserve(room);
     if (keys) keys->reserve(room);
-    for_each_point_where(*points, *this, [&](Point& point, std::size_t group) {
-      plan->add(point, group);
+    for_each_point(*points, spec, *registry, options, [&](Point& point, std::size_t group) {
+      plan.add(point, group);
       if (keys) keys->emplace_back(point.key, point.index);
       return true;
     });
-    plan->seal();
+    plan.seal();
     if (keys) add_repetition_keys(*keys, spec.protocol.repetitions);
+    return plan;
   });
-  if (!planned) return std::nullopt;
-  return plan;
 }
 
 std::optional<PositionedKeys> LoadedSweep::point_keys() const {
-  PositionedKeys keys;
-  const bool planned = or_say_why(*this, [&] {
-    for_each_point_where(*this, [&keys](Point& point, std::size_t) {
+  return or_say_why(*this, [&] {
+    PositionedKeys keys;
+    for_each_point(spec, *registry, walk_options(request), [&keys](Point& point, std::size_t) {
       keys.emplace_back(point.key, keys.size());
       return true;
     });
     add_repetition_keys(keys, spec.protocol.repetitions);
+    return keys;
   });
-  if (!planned) return std::nullopt;
-  return keys;
 }
 
 }  // namespace ks

@@ -54,16 +54,14 @@ std::optional<LoadedSweep> load_sweep(const PlanRequest& request, Registry& regi
 // limit, since the run that made the file accepted its size.
 PlanRequest stored_sweep_request(const RunInfo& info);
 
-// The Python setup of the command line: --python-module and --python-path (relative to the working
-// directory).
-PythonSetup command_line_python(const PlanRequest& request);
-
-// Loads the Python modules of `setup`; prints the problem and returns false when one fails.
-bool load_python_or_say_why(const PythonSetup& setup, Registry& registry);
-
 // Loads the plugins of KERNELSWEEP_PLUGIN_PATH and `named`; prints the problem and returns nothing when
 // one fails.
 std::optional<std::vector<std::string>> load_plugins_or_say_why(const std::vector<std::string>& named,
                                                                 Registry& registry);
+
+// Loads the plugins and Python modules of the command line (--plugin, KERNELSWEEP_PLUGIN_PATH,
+// --python-module, --python-path); the plugin libraries loaded, or nothing when one fails (the problem
+// printed).
+std::optional<std::vector<std::string>> load_command_line_kernels(const PlanRequest& request, Registry& registry);
 
 }  // namespace ks

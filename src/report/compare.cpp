@@ -18,6 +18,7 @@
 #include "common/printable.h"
 #include "report/commands.h"
 #include "report/compare_rule.h"
+#include "report/report_format.h"
 #include "run/run.h"
 #include "view/filter.h"
 #include "view/view.h"
@@ -406,26 +407,20 @@ void print_table(const Comparison& comparison, const Side& base, const Side& nex
   std::cout << "\n" << summary_text(comparison) << "\n";
 }
 
-std::string markdown_cell(std::string text) {
-  std::string out;
-  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
 void print_markdown(const Comparison& comparison, const Side& base, const Side& next, const ChangeRule& rule) {
   std::cout << "# kernelsweep compare\n\n"
-            << "- base: " << markdown_cell(file_text(base)) << "\n"
-            << "- new: " << markdown_cell(file_text(next)) << "\n"
+            << "- base: " << report_page::pipes_escaped(file_text(base)) << "\n"
+            << "- new: " << report_page::pipes_escaped(file_text(next)) << "\n"
             << "- rule: " << rule_text(rule) << "\n\n";
   for (const std::string& warning : comparison.warnings)
-    std::cout << "> **Warning:** " << markdown_cell(warning) << "\n\n";
+    std::cout << "> **Warning:** " << report_page::pipes_escaped(warning) << "\n\n";
   const auto header = headings(rule);
   std::cout << "| " << fmt::format("{}", fmt::join(header, " | ")) << " |\n|";
   for (std::size_t c = 0; c < header.size(); ++c) std::cout << (kRightAligned[c] ? " ---: |" : " --- |");
   std::cout << "\n";
   for (const PointComparison& point : comparison.points) {
     std::cout << "|";
-    for (const std::string& cell : cells_of(point)) std::cout << " " << markdown_cell(cell) << " |";
+    for (const std::string& cell : cells_of(point)) std::cout << " " << report_page::pipes_escaped(cell) << " |";
     std::cout << "\n";
   }
   std::cout << "\n" << summary_text(comparison) << "\n";

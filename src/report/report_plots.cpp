@@ -29,16 +29,14 @@ constexpr int kWidth = 900, kHeight = 440;
 
 // A gnuplot string literal: single quotes take everything literally but the quote itself.
 std::string gnuplot_string(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+  static constexpr Replacements kDoubledQuotes{{'\'', "''"}};
+  return "'" + kDoubledQuotes(text) + "'";
 }
 
 // A string inside a datablock line: double quotes, which gnuplot reads as one column.
 std::string data_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) out += c == '"' ? '\'' : c;
-  return out + "\"";
+  static constexpr Replacements kSingleQuotes{{'"', "'"}};
+  return "\"" + kSingleQuotes(text) + "\"";
 }
 
 std::string number(double value) { return fmt::format("{:.9g}", value); }

@@ -17,6 +17,7 @@
 
 #include "common/printable.h"
 #include "report/commands.h"
+#include "report/report_format.h"
 #include "run/run.h"
 #include "view/filter.h"
 #include "view/view.h"
@@ -401,12 +402,7 @@ TextGrid text_grid(const std::vector<const Column*>& columns, const Rows& rows, 
         text = plain_text(value);
         if (!value.is_null() && !value.is_number()) grid.right_aligned[c] = false;
       }
-      if (markdown) {
-        std::string escaped;
-        for (char ch : text) (ch == '|' ? escaped += "\\|" : escaped += ch);
-        text = std::move(escaped);
-      }
-      line.push_back(std::move(text));
+      line.push_back(markdown ? report_page::pipes_escaped(text) : std::move(text));
     }
     grid.cells.push_back(std::move(line));
   }
@@ -474,9 +470,8 @@ void append_csv_field(const std::string& text, std::string& out) {
     out += text;
     return;
   }
-  out += '"';
-  for (char c : text) (c == '"' ? out += "\"\"" : out += c);
-  out += '"';
+  static constexpr report_page::Replacements kDoubledQuotes{{'"', "\"\""}};
+  out += '"' + kDoubledQuotes(text) + '"';
 }
 
 void print_csv(const std::vector<const Column*>& columns, const Rows& rows, std::string& out) {

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -30,6 +31,8 @@ using Json = nlohmann::json;
 // The width of a message in the table and markdown; CSV and JSON keep it whole.
 constexpr std::size_t kMessageWidth = 100;
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 // --- the columns -----------------------------------------------------------------------------------
 
 // A column of the output: its value in a row (null where there is none) for CSV and JSON, and its
@@ -40,8 +43,6 @@ struct Column {
   std::function<std::string(const ViewRow&)> text;  // empty: the value as CSV writes it
   bool numeric = false;  // right-aligned in the table (a column without `text` finds out from its values)
 };
-
-bool measured(const ViewRow& row, double figure) { return timed(row.run) && std::isfinite(figure); }
 
 // A figure with 4 significant digits and no exponent (12.35, 0.001235, 12346): short, and still
 // comparable down a right-aligned column.
@@ -76,50 +77,6 @@ Column text_column(std::string name, std::function<std::string(const ViewRow&)> 
   return {std::move(name), [get](const ViewRow& row) { return Json(get(row)); }, get, false};
 }
 
-// A time in ms from a figure in ns; empty for a point that was not timed.
-Column time_column(std::string name, double Statistics::*figure) {
-  return {std::move(name),
-          [figure](const ViewRow& row) {
-            const double ns = row.run.stats.*figure;
-            return measured(row, ns) ? Json(ns / 1e6) : Json();
-          },
-          [figure](const ViewRow& row) {
-            const double ns = row.run.stats.*figure;
-            return measured(row, ns) ? four_digits(ns / 1e6) : std::string();
-          },
-          true};
-}
-
-// A rate (TFLOP/s, GB/s) where the point was timed and does that work (flops or bytes above 0).
-Column rate_column(std::string name, double RunRecord::*rate, double RunRecord::*work) {
-  const auto shown = [rate, work](const ViewRow& row) { return measured(row, row.run.*rate) && row.run.*work > 0; };
-  return {std::move(name), [=](const ViewRow& row) { return shown(row) ? Json(row.run.*rate) : Json(); },
-          [=](const ViewRow& row) { return shown(row) ? four_digits(row.run.*rate) : std::string(); }, true};
-}
-
-// flops and bytes of one call: known where the point was timed.
-Column work_column(std::string name, double RunRecord::*work) {
-  return {
-      std::move(name),
-      [work](const ViewRow& row) { return measured(row, row.run.*work) ? Json(row.run.*work) : Json(); },
-      [work](const ViewRow& row) { return measured(row, row.run.*work) ? four_digits(row.run.*work) : std::string(); },
-      true};
-}
-
-Column count_column(std::string name, std::int64_t RunRecord::*count) {
-  const auto value = [count](const ViewRow& row) { return timed(row.run) ? Json(row.run.*count) : Json(); };
-  return {std::move(name), value, {}};
-}
-
-// A figure of the GPU's state at the end of the timed repetitions, where it was read.
-Column gpu_state_column(std::string name, double GpuState::*figure) {
-  const auto value = [figure](const ViewRow& row) {
-    const double x = row.run.gpu_end.*figure;
-    return std::isnan(x) ? Json() : Json(x);
-  };
-  return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
-}
-
 // A figure in four digits where it is finite (the repetitions' median of medians, the samples'
 // clocks), else empty.
 Column finite_column(std::string name, const std::function<double(const ViewRow&)>& figure) {
@@ -135,10 +92,55 @@ Column finite_column(std::string name, const std::function<double(const ViewRow&
           true};
 }
 
+// A figure of a timed point (NaN for one that was not timed: its column is empty there).
+double if_timed(const ViewRow& row, double figure) { return timed(row.run) ? figure : kNaN; }
+
+// A time in ms from a figure in ns.
+Column time_column(std::string name, double Statistics::*figure) {
+  return finite_column(std::move(name),
+                       [figure](const ViewRow& row) { return if_timed(row, row.run.stats.*figure / 1e6); });
+}
+
+// A rate (TFLOP/s, GB/s) where the point does that work (flops or bytes above 0).
+Column rate_column(std::string name, double RunRecord::*rate, double RunRecord::*work) {
+  return finite_column(std::move(name),
+                       [=](const ViewRow& row) { return row.run.*work > 0 ? if_timed(row, row.run.*rate) : kNaN; });
+}
+
+Column count_column(std::string name, std::int64_t RunRecord::*count) {
+  const auto value = [count](const ViewRow& row) { return timed(row.run) ? Json(row.run.*count) : Json(); };
+  return {std::move(name), value, {}};
+}
+
+// A value as CSV writes it, right-aligned in the table whatever it holds.
+Column plain_column(std::string name, const std::function<Json(const ViewRow&)>& value) {
+  return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
+}
+
+// A figure of the GPU's state at the end of the timed repetitions, where it was read.
+Column gpu_state_column(std::string name, double GpuState::*figure) {
+  return plain_column(std::move(name), [figure](const ViewRow& row) {
+    const double x = row.run.gpu_end.*figure;
+    return std::isnan(x) ? Json() : Json(x);
+  });
+}
+
 // What a cold measurement recorded, where the point was measured so (else empty).
 Column noise_column(std::string name, const std::function<Json(const RunRecord&)>& figure) {
-  const auto value = [figure](const ViewRow& row) { return noise_was_recorded(row.run) ? figure(row.run) : Json(); };
-  return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
+  return plain_column(std::move(name),
+                      [figure](const ViewRow& row) { return noise_was_recorded(row.run) ? figure(row.run) : Json(); });
+}
+
+// The run's message where it `passed` or not (a failure's message, a check's note), else "".
+Column message_column(std::string name, bool passed) {
+  return {std::move(name),
+          [passed](const ViewRow& row) {
+            return (row.run.status == "passed") == passed ? Json(row.run.message) : Json("");
+          },
+          [passed](const ViewRow& row) {
+            return (row.run.status == "passed") == passed ? first_line_cut(row.run.message, kMessageWidth)
+                                                          : std::string();
+          }};
 }
 
 Json finite_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(); }
@@ -163,22 +165,16 @@ std::vector<Column> fixed_columns() {
        },
        true},
       count_column("n_repeat", &RunRecord::n_repeat),
-      {"message", [](const ViewRow& row) { return row.run.status != "passed" ? Json(row.run.message) : Json(""); },
-       [](const ViewRow& row) {
-         return row.run.status != "passed" ? first_line_cut(row.run.message, kMessageWidth) : std::string();
-       }},
+      message_column("message", false),
       // Not printed unless --columns names them.
-      {"check", [](const ViewRow& row) { return row.run.status == "passed" ? Json(row.run.message) : Json(""); },
-       [](const ViewRow& row) {
-         return row.run.status == "passed" ? first_line_cut(row.run.message, kMessageWidth) : std::string();
-       }},
+      message_column("check", true),
       text_column("point", [](const ViewRow& row) { return row.run.point_id; }),
       time_column("mean_ms", &Statistics::mean_ns),
       time_column("min_ms", &Statistics::min_ns),
       time_column("max_ms", &Statistics::max_ns),
       time_column("stddev_ms", &Statistics::stddev_ns),
-      work_column("flops", &RunRecord::flops),
-      work_column("bytes", &RunRecord::bytes),
+      finite_column("flops", [](const ViewRow& row) { return if_timed(row, row.run.flops); }),
+      finite_column("bytes", [](const ViewRow& row) { return if_timed(row, row.run.bytes); }),
       count_column("n_warmup", &RunRecord::n_warmup),
       {"rank", [](const ViewRow& row) { return Json(row.run.rank); }, {}},
       text_column("host", [](const ViewRow& row) { return row.run.host; }),

@@ -97,11 +97,7 @@ void for_each_sample_set(const ResultsFile& file, const std::vector<const ViewRo
 }
 
 Side read_side(const ResultsFile& file, const std::string& path, const RowFilter& filter) {
-  Side side;
-  side.path = path;
-  side.info = file.read_info();
-  side.rows = filter.apply(current_view(file, path));
-  return side;
+  return {path, file.read_info(), filter.apply(current_view(file, path))};
 }
 
 // --- matching and judging ---------------------------------------------------------------------------
@@ -329,11 +325,13 @@ std::string file_text(const Side& side) {
                      side.info.started_at);
 }
 
+std::size_t count_of(const Comparison& comparison, const std::string& label) {
+  const auto found = comparison.counts.find(label);
+  return found == comparison.counts.end() ? 0 : found->second;
+}
+
 std::string summary_text(const Comparison& comparison) {
-  const auto count = [&](const char* label) {
-    const auto found = comparison.counts.find(label);
-    return found == comparison.counts.end() ? std::size_t{0} : found->second;
-  };
+  const auto count = [&](const char* label) { return count_of(comparison, label); };
   std::size_t matched = 0;
   for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible"}) matched += count(label);
   const std::string implausible = count("implausible") > 0 ? fmt::format(", {} implausible", count("implausible")) : "";
@@ -437,7 +435,7 @@ Json side_json(const Side& side) {
 Json point_json(const PointComparison& point) {
   const RunRecord& run = point.any().run;
   const auto ms = [](std::optional<double> ns) { return ns ? std::optional<double>(*ns / 1e6) : std::nullopt; };
-  Json out = {
+  return {
       {"point_id", run.point_id},
       {"kernel", run.kernel},
       {"implementation", run.implementation},
@@ -457,16 +455,13 @@ Json point_json(const PointComparison& point) {
       {"protocol_differs", point.protocol_differs},
       {"environment_differs", point.environment_differs},
       {"note", fmt::format("{}", fmt::join(point.notes, "; "))}};
-  return out;
 }
 
 void print_json(const Comparison& comparison, const Side& base, const Side& next, const ChangeRule& rule,
                 double fail_above_percent) {
   Json summary = Json::object();
-  for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible", "added", "removed"}) {
-    const auto found = comparison.counts.find(label);
-    summary[label] = found == comparison.counts.end() ? 0 : found->second;
-  }
+  for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible", "added", "removed"})
+    summary[label] = count_of(comparison, label);
   const Json out = {{"base", side_json(base)},
                     {"new", side_json(next)},
                     {"rule",

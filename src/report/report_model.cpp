@@ -26,6 +26,10 @@ using Json = nlohmann::json;
 // repetitions, never the axis of a plot while another parameter varies.
 constexpr const char* kReplicateParameter = "seed";
 
+// Plots keep at most this many series, and a series at most this many points, however large the file.
+constexpr std::size_t kMaxSeries = 12;
+constexpr std::size_t kMaxSeriesPoints = 200;
+
 std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 // --- labels: an implementation, and its file where several files hold it ----------------------
@@ -149,16 +153,6 @@ std::vector<std::string> varying_parameters(const std::vector<PointRow>& rows,
 
 // --- line plots -----------------------------------------------------------------------------------
 
-// Evenly spaced points, the first and last kept: a bounded line over however many x values.
-std::vector<Series::Point> thinned(std::vector<Series::Point> points) {
-  if (points.size() <= kMaxSeriesPoints) return points;
-  std::vector<Series::Point> out;
-  const double step = static_cast<double>(points.size() - 1) / static_cast<double>(kMaxSeriesPoints - 1);
-  for (std::size_t i = 0; i < kMaxSeriesPoints; ++i)
-    out.push_back(points[static_cast<std::size_t>(std::llround(i * step))]);
-  return out;
-}
-
 struct SeriesKey {
   std::string label, combination;
   bool operator<(const SeriesKey& other) const {
@@ -231,18 +225,15 @@ LinePlot line_plot(const KernelSection& section, const std::string& mode, const 
       }
       series.points.push_back({x, median_of(medians), median_of(p20s), median_of(p80s)});
     }
-    series.points = thinned(std::move(series.points));
+    series.points = evenly_thinned(std::move(series.points), kMaxSeriesPoints);
     plot.series.push_back(std::move(series));
   }
 
   std::vector<std::string> notes;
-  if (combination_order.size() > kept.size()) {
-    std::string names;
-    for (const auto& p : others) names += (names.empty() ? "" : ", ") + p;
+  if (combination_order.size() > kept.size())
     notes.push_back(
         fmt::format("{} of {} combinations of {} drawn (those with the most points); the table has every point",
-                    kept.size(), combination_order.size(), names));
-  }
+                    kept.size(), combination_order.size(), fmt::join(others, ", ")));
   if (merged) notes.push_back("points that differ only in seed are drawn as one: the median of their figures");
   for (const auto& s : plot.series)
     if (s.points.size() == kMaxSeriesPoints) {
@@ -250,7 +241,7 @@ LinePlot line_plot(const KernelSection& section, const std::string& mode, const 
                                   kMaxSeriesPoints, plot.x_parameter, kMaxSeriesPoints));
       break;
     }
-  for (const auto& n : notes) plot.note += (plot.note.empty() ? "" : "; ") + n;
+  plot.note = fmt::format("{}", fmt::join(notes, "; "));
   return plot;
 }
 

@@ -41,9 +41,7 @@ std::string hardware_of(const Json& environment) {
     if (hardware.contains(key) && hardware.at(key).is_string()) details.push_back(hardware.at(key).get<std::string>());
   if (hardware.contains("cores") && hardware.at("cores").is_number())
     details.push_back(fmt::format("{} cores", hardware.at("cores").dump()));
-  std::string joined;
-  for (const auto& d : details) joined += (joined.empty() ? "" : ", ") + d;
-  return joined.empty() ? product : fmt::format("{} ({})", product, joined);
+  return details.empty() ? product : fmt::format("{} ({})", product, fmt::join(details, ", "));
 }
 
 bool same_hardware(const std::vector<FileSummary>& files) {

@@ -16,7 +16,6 @@
 #include "kernelindex/kernelindex.h"
 #include "plan/point.h"
 #include "report/csv.h"
-#include "report/gpu_names.h"
 
 namespace ks {
 namespace {
@@ -167,7 +166,7 @@ Json liger_protocol(Metric metric, const std::string& mode) {
       std::move(spec));
 }
 
-// The ExecutionEnvironment of a gpu_name: the hardware its name tells (report/gpu_names.h), no
+// The ExecutionEnvironment of a gpu_name: the hardware its name tells (hardware_of_gpu_name), no
 // software (the CSV records none).
 Json liger_environment(const std::string& gpu_name) {
   return kernelindex_document("ExecutionEnvironment",
@@ -436,13 +435,13 @@ ImportedRun imported_run(const LigerRow& row, const std::string& id, const std::
   run.implementation = cache.implementation(row);
   const std::string title = titles(row.kernel);
   run.workload = workload_document(row.kernel, title, row.params);
-  const Citations cited{run.protocol->digest, run.environment->digest, document_digest(run.workload),
-                        run.implementation->digest};
+  run.cited = {run.protocol->digest, run.environment->digest, document_digest(run.workload),
+               run.implementation->digest};
   std::string run_title = fmt::format("{} · {} · {}", title, row.provider, row.mode);
   if (row.metric == Metric::memory) run_title += " · peak memory";
   run.run = kernelindex_document("BenchmarkRun",
                                  {{"name", name}, {"title", run_title}, {"labels", {{"liger_version", row.version}}}},
-                                 run_spec(row, run.record, id, cited));
+                                 run_spec(row, run.record, id, run.cited));
   return run;
 }
 

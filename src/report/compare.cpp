@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -78,7 +79,7 @@ template <class Visit>
 void for_each_sample_set(const ResultsFile& file, const std::vector<const ViewRow*>& rows, Visit visit) {
   constexpr std::uint64_t kBlockValues = 1u << 22;  // 32 MiB of float64
   std::vector<std::size_t> order(rows.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return rows[a]->run.samples_offset < rows[b]->run.samples_offset; });
   const std::uint64_t total = file.sample_count();

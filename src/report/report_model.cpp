@@ -143,14 +143,6 @@ bool follows(const std::vector<PointRow>& rows, const std::string& axis, const s
   return true;
 }
 
-std::vector<std::string> varying_parameters(const std::vector<PointRow>& rows,
-                                            const std::vector<std::string>& parameters) {
-  std::vector<std::string> out;
-  for (const auto& p : parameters)
-    if (distinct_values(rows, p) > 1) out.push_back(p);
-  return out;
-}
-
 // --- line plots -----------------------------------------------------------------------------------
 
 struct SeriesKey {
@@ -235,12 +227,10 @@ LinePlot line_plot(const KernelSection& section, const std::string& mode, const 
         fmt::format("{} of {} combinations of {} drawn (those with the most points); the table has every point",
                     kept.size(), combination_order.size(), fmt::join(others, ", ")));
   if (merged) notes.push_back("points that differ only in seed are drawn as one: the median of their figures");
-  for (const auto& s : plot.series)
-    if (s.points.size() == kMaxSeriesPoints) {
-      notes.push_back(fmt::format("lines with more than {} values of {} are thinned to {} evenly spaced ones",
-                                  kMaxSeriesPoints, plot.x_parameter, kMaxSeriesPoints));
-      break;
-    }
+  if (std::any_of(plot.series.begin(), plot.series.end(),
+                  [](const Series& s) { return s.points.size() == kMaxSeriesPoints; }))
+    notes.push_back(fmt::format("lines with more than {} values of {} are thinned to {} evenly spaced ones",
+                                kMaxSeriesPoints, plot.x_parameter, kMaxSeriesPoints));
   plot.note = fmt::format("{}", fmt::join(notes, "; "));
   return plot;
 }
@@ -310,8 +300,10 @@ KernelSection section_of(const std::string& kernel, std::vector<PointRow> rows, 
     // parameters some points lack: points of another tool (an import) or another kernel version,
     // told apart by their implementation, share the lines' axis without them.
     std::vector<std::string> others, companions;
-    for (const auto& p : varying_parameters(section.rows, section.parameters)) {
-      if (p == section.swept_parameter || p == kReplicateParameter || !in_every_point(section.rows, p)) continue;
+    for (const auto& p : section.parameters) {
+      if (p == section.swept_parameter || p == kReplicateParameter || distinct_values(section.rows, p) < 2 ||
+          !in_every_point(section.rows, p))
+        continue;
       (follows(section.rows, section.swept_parameter, p) ? companions : others).push_back(p);
     }
     for (const auto& mode : section.modes) {

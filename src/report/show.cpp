@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -279,12 +280,6 @@ ColumnSet known_columns(const std::vector<std::vector<ViewRow>>& views) {
   return set;
 }
 
-const Column* find_column(const std::vector<Column>& columns, const std::string& name) {
-  for (const Column& column : columns)
-    if (column.name == name) return &column;
-  return nullptr;
-}
-
 // The default columns: the file (when there are several), what the point is, then how it went.
 std::vector<std::string> default_column_names(const ColumnSet& set, const Rows& shown, bool several_files) {
   std::vector<std::string> names;
@@ -327,7 +322,7 @@ void sort_rows(Rows& rows, const std::vector<std::string>& parameters) {
       values.push_back(it == row->params.end() ? nullptr : &*it);
     }
   std::vector<std::size_t> order(rows.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const RunRecord &x = rows[a]->run, &y = rows[b]->run;
     if (int c = x.kernel.compare(y.kernel)) return c < 0;
@@ -503,13 +498,14 @@ std::vector<const Column*> chosen_columns(const ColumnSet& set, const std::vecto
   std::vector<const Column*> chosen;
   for (const std::string& name : names) {
     if (name.empty()) continue;
-    const Column* column = find_column(set.known, name);
-    if (!column) {
+    const auto column =
+        std::find_if(set.known.begin(), set.known.end(), [&](const Column& c) { return c.name == name; });
+    if (column == set.known.end()) {
       std::vector<std::string> known;
       for (const Column& c : set.known) known.push_back(c.name);
       throw BadInput{fmt::format("--columns: unknown column '{}' (known: {})", name, fmt::join(known, ", "))};
     }
-    chosen.push_back(column);
+    chosen.push_back(&*column);
   }
   if (chosen.empty()) throw BadInput{"--columns: no column named"};
   return chosen;

@@ -214,10 +214,7 @@ class RowReader {
     row.y50 = number(record, "y_value_50");
     row.y20 = number(record, "y_value_20");
     row.y80 = number(record, "y_value_80");
-    for (const auto& field : record.fields) {
-      row.fields += field;
-      row.fields += '\x1f';
-    }
+    row.fields = fmt::format("{}\x1f", fmt::join(record.fields, "\x1f"));
     const std::string metric = field(record, "metric_name"), unit = field(record, "metric_unit");
     if (metric == "speed" && unit == "ms") row.metric = Metric::speed;
     else if (metric == "memory" && unit == "MB") row.metric = Metric::memory;

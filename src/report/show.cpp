@@ -466,19 +466,15 @@ void append_csv_field(const std::string& text, std::string& out) {
 }
 
 void print_csv(const std::vector<const Column*>& columns, const Rows& rows, std::string& out) {
-  const auto end_line = [&] { out += "\r\n"; };
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    if (c > 0) out += ',';
-    append_csv_field(columns[c]->name, out);
-  }
-  end_line();
-  for (const ViewRow* row : rows) {
+  const auto print_line = [&](const auto& text_of) {
     for (std::size_t c = 0; c < columns.size(); ++c) {
       if (c > 0) out += ',';
-      append_csv_field(plain_text(columns[c]->value(*row)), out);
+      append_csv_field(text_of(*columns[c]), out);
     }
-    end_line();
-  }
+    out += "\r\n";
+  };
+  print_line([](const Column& column) { return column.name; });
+  for (const ViewRow* row : rows) print_line([&](const Column& column) { return plain_text(column.value(*row)); });
 }
 
 void print_json(const std::vector<const Column*>& columns, const Rows& rows, std::string& out) {

@@ -71,47 +71,40 @@ std::string unzstd(std::string_view stored) {
   return out;
 }
 
+// Each compression's name, shard ending and block functions, in the order of the enum.
+struct Codec {
+  std::string_view name, suffix;
+  std::string (*compress)(std::string_view);
+  std::string (*decompress)(std::string_view);
+};
+
+std::string as_is(std::string_view text) { return std::string(text); }
+
+constexpr Codec kCodecs[] = {{"none", "", as_is, as_is}, {"gzip", ".gz", gzip, gunzip}, {"zstd", ".zst", zstd, unzstd}};
+
+const Codec& codec(Compression compression) { return kCodecs[static_cast<std::size_t>(compression)]; }
+
 }  // namespace
 
 Compression compression_named(std::string_view name) {
-  if (name == "none") return Compression::none;
-  if (name == "gzip") return Compression::gzip;
-  if (name == "zstd") return Compression::zstd;
+  for (std::size_t i = 0; i < std::size(kCodecs); ++i)
+    if (kCodecs[i].name == name) return static_cast<Compression>(i);
   throw std::invalid_argument(fmt::format("compression '{}': expected none, gzip or zstd", name));
 }
 
-std::string_view compression_suffix(Compression compression) {
-  switch (compression) {
-    case Compression::gzip: return ".gz";
-    case Compression::zstd: return ".zst";
-    case Compression::none: break;
-  }
-  return "";
-}
+std::string_view compression_suffix(Compression compression) { return codec(compression).suffix; }
 
 Compression compression_of_file(const std::filesystem::path& file) {
   const std::string extension = file.extension().string();
-  if (extension == ".gz") return Compression::gzip;
-  if (extension == ".zst") return Compression::zstd;
+  for (std::size_t i = 1; i < std::size(kCodecs); ++i)
+    if (kCodecs[i].suffix == extension) return static_cast<Compression>(i);
   return Compression::none;
 }
 
-std::string compress_block(Compression compression, std::string_view text) {
-  switch (compression) {
-    case Compression::gzip: return gzip(text);
-    case Compression::zstd: return zstd(text);
-    case Compression::none: break;
-  }
-  return std::string(text);
-}
+std::string compress_block(Compression compression, std::string_view text) { return codec(compression).compress(text); }
 
 std::string decompress_block(Compression compression, std::string_view stored) {
-  switch (compression) {
-    case Compression::gzip: return gunzip(stored);
-    case Compression::zstd: return unzstd(stored);
-    case Compression::none: break;
-  }
-  return std::string(stored);
+  return codec(compression).decompress(stored);
 }
 
 }  // namespace ks

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <ranges>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -28,12 +29,7 @@ std::string index_line(const IndexEntry& entry) {
 std::optional<IndexEntry> parse_index_line(std::string_view line) {
   if (line.empty() || line.front() == '#') return std::nullopt;
   std::vector<std::string_view> fields;
-  for (std::size_t begin = 0;;) {
-    const std::size_t tab = line.find('\t', begin);
-    fields.push_back(line.substr(begin, tab == std::string_view::npos ? std::string_view::npos : tab - begin));
-    if (tab == std::string_view::npos) break;
-    begin = tab + 1;
-  }
+  for (const auto field : std::views::split(line, '\t')) fields.emplace_back(field.begin(), field.end());
   if (fields.size() != kIndexFields) return std::nullopt;
   IndexEntry entry{std::string(fields[0]), std::string(fields[1]), std::string(fields[2])};
   if (entry.file.empty() || entry.file.find('/') != std::string::npos) return std::nullopt;
@@ -102,7 +98,7 @@ DocumentIndexReader::DocumentIndexReader(std::filesystem::path folder) : folder_
         fmt::format("{}: no document index here (the folder holds no jsonl documents)", index_path().string()));
 }
 
-void DocumentIndexReader::for_each_entry(const std::function<bool(const IndexEntry&)>& visit) const {
+void DocumentIndexReader::for_each_entry(const std::function<void(const IndexEntry&)>& visit) const {
   std::ifstream in(index_path(), std::ios::binary);
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
@@ -113,7 +109,7 @@ void DocumentIndexReader::for_each_entry(const std::function<bool(const IndexEnt
           fmt::format("{}:{}: not an index entry (point_id, run, file and four offsets, "
                       "tab-separated): {}",
                       index_path().string(), number, line.substr(0, 80)));
-    if (!visit(*entry)) return;
+    visit(*entry);
   }
 }
 

@@ -53,9 +53,9 @@ class DocumentIndexReader {
   // Throws std::runtime_error naming the index when the folder has none.
   explicit DocumentIndexReader(std::filesystem::path folder);
 
-  // Every entry, in index order; the visitor returns false to stop. Throws std::runtime_error naming
-  // the index and the line for a line that is not an entry.
-  void for_each_entry(const std::function<bool(const IndexEntry&)>& visit) const;
+  // Every entry, in index order. Throws std::runtime_error naming the index and the line for a line
+  // that is not an entry.
+  void for_each_entry(const std::function<void(const IndexEntry&)>& visit) const;
   // The document's line (its kernelindex object, compact). Throws std::runtime_error naming the shard
   // when the block cannot be read or the entry does not fit in it.
   std::string read_line(const IndexEntry& entry);

@@ -22,11 +22,9 @@ std::size_t read_shards(const fs::path& folder, const DocumentFilter& filter,
   DocumentIndexReader reader(folder);
   std::size_t read = 0;
   reader.for_each_entry([&](const IndexEntry& entry) {
-    if (filter.matches(entry.point_id, entry.run_name)) {
-      visit(reader.read_line(entry));
-      ++read;
-    }
-    return true;
+    if (!filter.matches(entry.point_id, entry.run_name)) return;
+    visit(reader.read_line(entry));
+    ++read;
   });
   return read;
 }

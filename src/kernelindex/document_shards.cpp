@@ -22,9 +22,8 @@ std::optional<std::size_t> shard_number(const std::string& name) {
   if (!name.starts_with(kShardPrefix)) return std::nullopt;
   const std::size_t digits_end = name.find('.', kShardPrefix.size());
   if (digits_end == std::string::npos) return std::nullopt;
-  const std::string rest = name.substr(digits_end);
-  if (rest != kShardExtension && rest != std::string(kShardExtension) + ".gz" &&
-      rest != std::string(kShardExtension) + ".zst")
+  // .jsonl and the ending of the compression the name says.
+  if (name.substr(digits_end) != fmt::format("{}{}", kShardExtension, compression_suffix(compression_of_file(name))))
     return std::nullopt;
   std::size_t number = 0;
   const char* first = name.data() + kShardPrefix.size();

@@ -25,9 +25,8 @@
 namespace ks {
 
 struct ShardOptions {
-  static constexpr std::uint64_t kDefaultShardBytes = std::uint64_t{1} << 30;
   Compression compression = Compression::none;
-  std::uint64_t shard_bytes = kDefaultShardBytes;  // a shard is closed once it holds this many bytes
+  std::uint64_t shard_bytes = std::uint64_t{1} << 30;  // a shard is closed once it holds this many bytes
 };
 
 class DocumentShardWriter {

@@ -13,10 +13,6 @@
 namespace ks {
 namespace {
 
-// Messages from kernels may hold bytes that are not UTF-8; a document must still be written (as
-// json_text, compact, writes them).
-std::string pretty(const Json& value) { return value.dump(2, ' ', false, Json::error_handler_t::replace); }
-
 const std::string& run_name(const Json& run) {
   const auto metadata = run.find("metadata");
   if (metadata != run.end()) {
@@ -107,7 +103,9 @@ void DocumentWriter::write_json_object(const std::filesystem::path& path, const 
     // Closed and checked here: a full disk often shows only when the buffer reaches the file, and
     // a document cut short must not be renamed into place.
     std::ofstream out(partial, std::ios::out | std::ios::trunc | std::ios::binary);
-    out << pretty(object) << '\n';
+    // Messages from kernels may hold bytes that are not UTF-8; a document must still be written (as
+    // json_text, compact, writes them).
+    out << object.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
     out.close();
     if (!out) {
       const int cause = errno;

@@ -15,13 +15,6 @@
 namespace ks {
 namespace {
 
-Json document(const char* kind, Json metadata, Json spec) {
-  return {{"apiVersion", kKernelindexApiVersion},
-          {"kind", kind},
-          {"metadata", std::move(metadata)},
-          {"spec", std::move(spec)}};
-}
-
 // The hex part of a digest, first n digits: names use it to tell documents apart.
 std::string digest_head(const std::string& digest, std::size_t n) {
   const auto colon = digest.find(':');
@@ -132,10 +125,11 @@ void put_if_set(Json& object, const char* key, std::string_view value) {
 
 }  // namespace
 
-std::string lowercase_ascii(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = lower_ascii(c);
-  return out;
+Json kernelindex_document(const char* kind, Json metadata, Json spec) {
+  return {{"apiVersion", kKernelindexApiVersion},
+          {"kind", kind},
+          {"metadata", std::move(metadata)},
+          {"spec", std::move(spec)}};
 }
 
 std::string id_segment(std::string_view text) {
@@ -159,13 +153,13 @@ std::string document_digest(const Json& document) {
 }
 
 std::string slugify(std::string_view text) {
-  std::string lower = lowercase_ascii(text);
+  std::string lower(text);
+  for (char& c : lower) c = lower_ascii(c);
   erase_all(lower, "(r)");
   erase_all(lower, "(tm)");
   std::string out;
   for (char c : lower) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (keep) out += c;
+    if (is_alnum_ascii(c)) out += c;
     else if (!out.empty() && out.back() != '-') out += '-';
   }
   if (!out.empty() && out.back() == '-') out.pop_back();
@@ -262,7 +256,7 @@ Json protocol_document(const Json& protocol) {
   Json spec = {{"harness", {{"name", "kernelsweep"}, {"version", build::version}}},
                {"measurement", measurement},
                {"comparability", {{"family", "kernelsweep_" + name}, {"notes", comparability_notes(name)}}}};
-  Json doc = document("BenchmarkProtocol", Json::object(), std::move(spec));
+  Json doc = kernelindex_document("BenchmarkProtocol", Json::object(), std::move(spec));
   const std::string digest = document_digest(doc);
   doc["metadata"] = {{"name", metadata_name(fmt::format("kernelsweep-{}-{}-{}", name, timer, digest_head(digest, 8)))},
                      {"title", fmt::format("kernelsweep {} · {}", name, timer.empty() ? "unknown timer" : timer)}};
@@ -272,7 +266,7 @@ Json protocol_document(const Json& protocol) {
 Json environment_document(const HostInfo& host, const GpuInfo& gpu, const Json& python, const Json& calibration) {
   Json spec = environment_spec(host, gpu);
   if (!python.is_null()) spec["software"]["python"] = python;
-  Json doc = document("ExecutionEnvironment", Json::object(), std::move(spec));
+  Json doc = kernelindex_document("ExecutionEnvironment", Json::object(), std::move(spec));
   const std::string digest = document_digest(doc);
   const std::string machine = gpu.index >= 0 ? gpu.name : host.cpu_model;
   doc["metadata"] = {
@@ -288,10 +282,10 @@ Json workload_document(const std::string& kernel, const std::string& kernel_titl
 
 Json workload_document(const std::string& kernel, const std::string& kernel_title, const Json& params,
                        const std::string& slug) {
-  return document("Workload",
-                  {{"name", metadata_name(fmt::format("{}-{}", kernel, slug))},
-                   {"title", fmt::format("{} · {}", kernel_title.empty() ? kernel : kernel_title, slug)}},
-                  {{"kernel", kernel}, {"parameters", params}});
+  return kernelindex_document("Workload",
+                              {{"name", metadata_name(fmt::format("{}-{}", kernel, slug))},
+                               {"title", fmt::format("{} · {}", kernel_title.empty() ? kernel : kernel_title, slug)}},
+                              {{"kernel", kernel}, {"parameters", params}});
 }
 
 Json implementation_document(const std::string& kernel, const std::string& implementation, const std::string& backend,
@@ -311,7 +305,7 @@ Json implementation_document(const std::string& kernel, const std::string& imple
     name += "-" + origin.plugin;
     title += fmt::format(" · plugin {} {}", origin.plugin, origin.version);
   }
-  return document("Implementation", {{"name", metadata_name(name)}, {"title", title}}, std::move(spec));
+  return kernelindex_document("Implementation", {{"name", metadata_name(name)}, {"title", title}}, std::move(spec));
 }
 
 Json implementation_libraries(const std::string& backend, const GpuInfo& gpu) {
@@ -333,10 +327,11 @@ Json python_implementation_document(const std::string& kernel, const std::string
   Json spec = {
       {"kernel", kernel}, {"implementation", implementation}, {"backend", backend}, {"python", std::move(python)}};
   const std::string module = spec["python"]["module"].get<std::string>();
-  return document("Implementation",
-                  {{"name", metadata_name(fmt::format("{}-{}-{}-python", kernel, implementation, backend))},
-                   {"title", fmt::format("{} · {} ({}) · Python module {}", kernel, implementation, backend, module)}},
-                  std::move(spec));
+  return kernelindex_document(
+      "Implementation",
+      {{"name", metadata_name(fmt::format("{}-{}-{}-python", kernel, implementation, backend))},
+       {"title", fmt::format("{} · {} ({}) · Python module {}", kernel, implementation, backend, module)}},
+      std::move(spec));
 }
 
 RunDocumentText benchmark_run_text(const RunRecord& record, const Citations& cited, const RunContext& context) {

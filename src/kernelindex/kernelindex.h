@@ -24,15 +24,15 @@ using Json = nlohmann::json;
 inline constexpr const char* kKernelindexApiVersion = "kernelindex.dev/v1alpha1";
 inline constexpr std::size_t kMaxMetadataNameLength = 100;
 
+// {apiVersion, kind, metadata, spec}: a document of ours of that kind.
+Json kernelindex_document(const char* kind, Json metadata, Json spec);
+
 // "sha256:" + hex SHA-256 of canonical_json({apiVersion, kind, spec}) of a document.
 std::string document_digest(const Json& document);
 
 // Lowercase, [a-z0-9-] only: "(R)" and "(TM)" dropped, every other run of characters outside
 // [a-z0-9] becomes one '-', no '-' at either end. "NVIDIA A100-SXM4-80GB" -> "nvidia-a100-sxm4-80gb".
 std::string slugify(std::string_view text);
-
-// ASCII letters lowercased, without the locale lookups of <cctype>: names and ids are ASCII.
-std::string lowercase_ascii(std::string_view text);
 
 // One externalId segment, as the seed writes them: letters (lowercased), digits, '_', '.' and '-'
 // kept, anything else '-'. Liger's imported runs are named with it too.

@@ -35,8 +35,6 @@ class PendingDocuments {
   // Removes the journal (the documents are written, or there is nothing to write).
   void clear();
 
-  const std::filesystem::path& path() const { return path_; }
-
  private:
   std::filesystem::path path_;
 };

@@ -29,11 +29,17 @@ std::string latency_measurement(std::string_view statistic, double ns) {
   return measurement("latency", statistic, "ns", json_number(whole_ns(ns)));
 }
 
+// A figure where it was read (not NaN).
+void add_where_read(std::vector<std::string>& measurements, std::string_view metric, std::string_view statistic,
+                    std::string_view unit, double value) {
+  if (!std::isnan(value)) measurements.push_back(measurement(metric, statistic, unit, json_number(value)));
+}
+
 // The GPU's state at the start and the end of the timed repetitions, each figure where it was read.
 void add_gpu_state(std::vector<std::string>& measurements, const RunRecord& record) {
   const auto add = [&](const char* metric, const char* unit, double start, double end) {
-    if (!std::isnan(start)) measurements.push_back(measurement(metric, "start", unit, json_number(start)));
-    if (!std::isnan(end)) measurements.push_back(measurement(metric, "end", unit, json_number(end)));
+    add_where_read(measurements, metric, "start", unit, start);
+    add_where_read(measurements, metric, "end", unit, end);
   };
   add("sm_clock", "MHz", record.gpu_start.sm_clock_mhz, record.gpu_end.sm_clock_mhz);
   add("memory_clock", "MHz", record.gpu_start.memory_clock_mhz, record.gpu_end.memory_clock_mhz);
@@ -45,29 +51,20 @@ void add_gpu_state(std::vector<std::string>& measurements, const RunRecord& reco
 // dropped because the GPU was slowed; and the SM clock the samples ran at, where it was read.
 void add_noise(std::vector<std::string>& measurements, const RunRecord& record) {
   if (noise_was_recorded(record)) {
-    if (!std::isnan(record.noise.noise))
-      measurements.push_back(measurement("noise", "relative_stddev", "ratio", json_number(record.noise.noise)));
+    add_where_read(measurements, "noise", "relative_stddev", "ratio", record.noise.noise);
     measurements.push_back(
         measurement("samples_dropped", "count", "samples", json_number(record.noise.samples_dropped)));
   }
-  if (!std::isnan(record.sample_sm_clock_min_mhz))
-    measurements.push_back(
-        measurement("sm_clock", "min_over_samples", "MHz", json_number(record.sample_sm_clock_min_mhz)));
-  if (!std::isnan(record.sample_sm_clock_median_mhz))
-    measurements.push_back(
-        measurement("sm_clock", "median_over_samples", "MHz", json_number(record.sample_sm_clock_median_mhz)));
+  add_where_read(measurements, "sm_clock", "min_over_samples", "MHz", record.sample_sm_clock_min_mhz);
+  add_where_read(measurements, "sm_clock", "median_over_samples", "MHz", record.sample_sm_clock_median_mhz);
 }
 
 // How close the point came to its device's speed of light (docs/speed-of-light.md), in percent, where
 // its rank was calibrated.
 void add_speed_of_light(std::vector<std::string>& measurements, const RunRecord& record) {
-  const auto add = [&](const char* statistic, double percent) {
-    if (!std::isnan(percent))
-      measurements.push_back(measurement("speed_of_light", statistic, "percent", json_number(percent)));
-  };
-  add("roofline", record.sol_pct);
-  add("memory_bandwidth", record.bandwidth_pct);
-  add("compute", record.compute_pct);
+  add_where_read(measurements, "speed_of_light", "roofline", "percent", record.sol_pct);
+  add_where_read(measurements, "speed_of_light", "memory_bandwidth", "percent", record.bandwidth_pct);
+  add_where_read(measurements, "speed_of_light", "compute", "percent", record.compute_pct);
 }
 
 // The GPU's energy per call, what its FLOPs bought per joule and the window the figure came from
@@ -75,9 +72,7 @@ void add_speed_of_light(std::vector<std::string>& measurements, const RunRecord&
 void add_energy(std::vector<std::string>& measurements, const RunRecord& record) {
   if (!energy_was_measured(record)) return;
   measurements.push_back(measurement("energy", "per_call", "J", json_number(record.joules_per_call)));
-  if (!std::isnan(record.gflops_per_joule))
-    measurements.push_back(
-        measurement("energy_efficiency", "per_call", "GFLOP/J", json_number(record.gflops_per_joule)));
+  add_where_read(measurements, "energy_efficiency", "per_call", "GFLOP/J", record.gflops_per_joule);
   measurements.push_back(measurement("energy_window", "wall_time", "s", json_number(record.energy_window_s)));
 }
 
@@ -116,25 +111,21 @@ std::string run_measurements(const RunRecord& record) {
 
 std::string native_metrics(const RunRecord& record) {
   JsonObjectText metrics;
-  const bool timed = has_timing(record);
-  for_each_field(record, metric_fields(), [&](const Field<RunRecord>& field, const auto& value) {
-    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
-      if ((timed || value != 0) && std::isfinite(static_cast<double>(value))) metrics.add_number(field.name, value);
-    }
-  });
-  const auto add_finite = [&](const std::vector<Field<RunRecord>>& fields) {
+  // The finite figures of `fields`, those that are 0 too where `zeros`.
+  const auto add = [&](const std::vector<Field<RunRecord>>& fields, bool zeros) {
     for_each_field(record, fields, [&](const Field<RunRecord>& field, const auto& value) {
       if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
-        if (std::isfinite(static_cast<double>(value))) metrics.add_number(field.name, value);
+        if ((zeros || value != 0) && std::isfinite(static_cast<double>(value))) metrics.add_number(field.name, value);
       }
     });
   };
+  add(metric_fields(), has_timing(record));
   static const std::vector<Field<RunRecord>> gpu_fields = gpu_state_fields();
   static const std::vector<Field<RunRecord>> cold_fields = noise_fields();
-  if (gpu_state_was_read(record)) add_finite(gpu_fields);
-  if (noise_was_recorded(record) || sample_clocks_were_read(record)) add_finite(cold_fields);
   static const std::vector<Field<RunRecord>> collective = collective_fields();
-  if (is_collective_record(record)) add_finite(collective);
+  if (gpu_state_was_read(record)) add(gpu_fields, true);
+  if (noise_was_recorded(record) || sample_clocks_were_read(record)) add(cold_fields, true);
+  if (is_collective_record(record)) add(collective, true);
   return metrics.text();
 }
 

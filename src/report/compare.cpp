@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "common/printable.h"
 #include "report/commands.h"
 #include "report/compare_rule.h"
+#include "report/report_format.h"
 #include "run/run.h"
 #include "view/filter.h"
 #include "view/view.h"
@@ -77,7 +79,7 @@ template <class Visit>
 void for_each_sample_set(const ResultsFile& file, const std::vector<const ViewRow*>& rows, Visit visit) {
   constexpr std::uint64_t kBlockValues = 1u << 22;  // 32 MiB of float64
   std::vector<std::size_t> order(rows.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return rows[a]->run.samples_offset < rows[b]->run.samples_offset; });
   const std::uint64_t total = file.sample_count();
@@ -96,11 +98,7 @@ void for_each_sample_set(const ResultsFile& file, const std::vector<const ViewRo
 }
 
 Side read_side(const ResultsFile& file, const std::string& path, const RowFilter& filter) {
-  Side side;
-  side.path = path;
-  side.info = file.read_info();
-  side.rows = filter.apply(current_view(file, path));
-  return side;
+  return {path, file.read_info(), filter.apply(current_view(file, path))};
 }
 
 // --- matching and judging ---------------------------------------------------------------------------
@@ -328,11 +326,13 @@ std::string file_text(const Side& side) {
                      side.info.started_at);
 }
 
+std::size_t count_of(const Comparison& comparison, const std::string& label) {
+  const auto found = comparison.counts.find(label);
+  return found == comparison.counts.end() ? 0 : found->second;
+}
+
 std::string summary_text(const Comparison& comparison) {
-  const auto count = [&](const char* label) {
-    const auto found = comparison.counts.find(label);
-    return found == comparison.counts.end() ? std::size_t{0} : found->second;
-  };
+  const auto count = [&](const char* label) { return count_of(comparison, label); };
   std::size_t matched = 0;
   for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible"}) matched += count(label);
   const std::string implausible = count("implausible") > 0 ? fmt::format(", {} implausible", count("implausible")) : "";
@@ -406,26 +406,20 @@ void print_table(const Comparison& comparison, const Side& base, const Side& nex
   std::cout << "\n" << summary_text(comparison) << "\n";
 }
 
-std::string markdown_cell(std::string text) {
-  std::string out;
-  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
 void print_markdown(const Comparison& comparison, const Side& base, const Side& next, const ChangeRule& rule) {
   std::cout << "# kernelsweep compare\n\n"
-            << "- base: " << markdown_cell(file_text(base)) << "\n"
-            << "- new: " << markdown_cell(file_text(next)) << "\n"
+            << "- base: " << report_page::pipes_escaped(file_text(base)) << "\n"
+            << "- new: " << report_page::pipes_escaped(file_text(next)) << "\n"
             << "- rule: " << rule_text(rule) << "\n\n";
   for (const std::string& warning : comparison.warnings)
-    std::cout << "> **Warning:** " << markdown_cell(warning) << "\n\n";
+    std::cout << "> **Warning:** " << report_page::pipes_escaped(warning) << "\n\n";
   const auto header = headings(rule);
   std::cout << "| " << fmt::format("{}", fmt::join(header, " | ")) << " |\n|";
   for (std::size_t c = 0; c < header.size(); ++c) std::cout << (kRightAligned[c] ? " ---: |" : " --- |");
   std::cout << "\n";
   for (const PointComparison& point : comparison.points) {
     std::cout << "|";
-    for (const std::string& cell : cells_of(point)) std::cout << " " << markdown_cell(cell) << " |";
+    for (const std::string& cell : cells_of(point)) std::cout << " " << report_page::pipes_escaped(cell) << " |";
     std::cout << "\n";
   }
   std::cout << "\n" << summary_text(comparison) << "\n";
@@ -442,7 +436,7 @@ Json side_json(const Side& side) {
 Json point_json(const PointComparison& point) {
   const RunRecord& run = point.any().run;
   const auto ms = [](std::optional<double> ns) { return ns ? std::optional<double>(*ns / 1e6) : std::nullopt; };
-  Json out = {
+  return {
       {"point_id", run.point_id},
       {"kernel", run.kernel},
       {"implementation", run.implementation},
@@ -462,16 +456,13 @@ Json point_json(const PointComparison& point) {
       {"protocol_differs", point.protocol_differs},
       {"environment_differs", point.environment_differs},
       {"note", fmt::format("{}", fmt::join(point.notes, "; "))}};
-  return out;
 }
 
 void print_json(const Comparison& comparison, const Side& base, const Side& next, const ChangeRule& rule,
                 double fail_above_percent) {
   Json summary = Json::object();
-  for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible", "added", "removed"}) {
-    const auto found = comparison.counts.find(label);
-    summary[label] = found == comparison.counts.end() ? 0 : found->second;
-  }
+  for (const char* label : {"slower", "faster", "same", "unclear", "untimed", "implausible", "added", "removed"})
+    summary[label] = count_of(comparison, label);
   const Json out = {{"base", side_json(base)},
                     {"new", side_json(next)},
                     {"rule",

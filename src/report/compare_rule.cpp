@@ -117,13 +117,8 @@ LogMoments log_moments(const MedianBootstrap& distribution) {
 }  // namespace
 
 const char* change_name(Change change) {
-  switch (change) {
-    case Change::same: return "same";
-    case Change::faster: return "faster";
-    case Change::slower: return "slower";
-    case Change::unclear: return "unclear";
-  }
-  return "unclear";
+  static constexpr const char* kNames[] = {"same", "faster", "slower", "unclear"};  // in the order of Change
+  return kNames[static_cast<std::size_t>(change)];
 }
 
 Change change_of(const RatioInterval& interval, double threshold) {
@@ -173,23 +168,19 @@ const ChangeJudge::OrderWeights& ChangeJudge::weights_for(std::size_t count) {
   const std::lock_guard<std::mutex> lock(weights_mutex_);  // an unordered_map's elements stay put as it grows
   auto found = weights_by_count_.find(count);
   if (found != weights_by_count_.end()) return found->second;
-  OrderWeights made;
-  if (count % 2 == 1) {
-    auto [first, weights] = order_statistic_weights(count, (count + 1) / 2);
-    made.first = first;
-    made.weights = std::make_shared<const std::vector<double>>(std::move(weights));
-  } else {  // the even mixture of the two middle order statistics
+  // The middle order statistic, (count + 1) / 2 for an odd count.
+  auto [first, weights] = order_statistic_weights(count, count / 2 + 1);
+  if (count % 2 == 0) {  // the even mixture of the two middle order statistics
     auto [first_low, low] = order_statistic_weights(count, count / 2);
-    auto [first_high, high] = order_statistic_weights(count, count / 2 + 1);
-    const std::size_t first = std::min(first_low, first_high);
-    const std::size_t end = std::max(first_low + low.size(), first_high + high.size());
-    std::vector<double> mixed(end - first, 0.0);
-    for (std::size_t i = 0; i < low.size(); ++i) mixed[first_low - first + i] += low[i] / 2;
-    for (std::size_t i = 0; i < high.size(); ++i) mixed[first_high - first + i] += high[i] / 2;
-    made.first = first;
-    made.weights = std::make_shared<const std::vector<double>>(std::move(mixed));
+    const std::size_t start = std::min(first_low, first);
+    std::vector<double> mixed(std::max(first_low + low.size(), first + weights.size()) - start, 0.0);
+    for (std::size_t i = 0; i < low.size(); ++i) mixed[first_low - start + i] += low[i] / 2;
+    for (std::size_t i = 0; i < weights.size(); ++i) mixed[first - start + i] += weights[i] / 2;
+    first = start;
+    weights = std::move(mixed);
   }
-  return weights_by_count_.emplace(count, std::move(made)).first->second;
+  const OrderWeights made{first, std::make_shared<const std::vector<double>>(std::move(weights))};
+  return weights_by_count_.emplace(count, made).first->second;
 }
 
 MedianBootstrap ChangeJudge::median_bootstrap(std::vector<double> samples) {

@@ -16,8 +16,6 @@
 #include "kernelindex/kernelindex.h"
 #include "plan/point.h"
 #include "report/csv.h"
-#include "report/gpu_names.h"
-#include "report/liger_values.h"
 
 namespace ks {
 namespace {
@@ -55,6 +53,57 @@ std::string short_dtype(std::string dtype) {
   return dtype;
 }
 
+// The whole text as a number of type T; none where any of it is not one.
+template <typename T> std::optional<T> parsed(std::string_view text) {
+  T value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// x_value as Liger wrote it: an int, a float, or (rarely) a string.
+Json parse_x_value(const std::string& text) {
+  if (const auto integer = parsed<std::int64_t>(text)) return *integer;
+  if (const auto number = parsed<double>(text); number && std::isfinite(*number)) return *number;
+  return text;
+}
+
+// Python's repr of a dict as JSON text: quoted strings double-quoted, True/False/None as JSON's.
+std::string python_literal_as_json(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\'' || c == '"') {
+      out += '"';
+      for (++i; i < text.size() && text[i] != c; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size()) {
+          if (text[i + 1] != '\'') out += '\\';
+          out += text[++i];
+        } else if (text[i] == '"') {
+          out += "\\\"";
+        } else {
+          out += text[i];
+        }
+      }
+      out += '"';
+      ++i;
+      continue;
+    }
+    const auto letter = [](char x) { return (x >= 'A' && x <= 'Z') || (x >= 'a' && x <= 'z'); };
+    if (!letter(c)) {
+      out += c;
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && letter(text[end])) ++end;
+    const std::string_view word = text.substr(i, end - i);
+    out += word == "True" ? "true" : word == "False" ? "false" : word == "None" ? "null" : std::string(word);
+    i = end;
+  }
+  return out;
+}
+
 // What each kind of row measured, in the words of the protocol's notes.
 std::string measured_pass(const std::string& mode) {
   if (mode == "full") return "the forward pass plus the backward pass";
@@ -63,15 +112,6 @@ std::string measured_pass(const std::string& mode) {
   if (mode == "no-grad-forward") return "the forward pass under torch.no_grad";
   if (mode == kNoMode) return "the benchmark's function (the CSV names no mode)";
   return fmt::format("the {} pass", mode);
-}
-
-Json harness() { return {{"name", kHarnessName}, {"repository", kRepository}}; }
-
-Json document(const char* kind, Json metadata, Json spec) {
-  return {{"apiVersion", kKernelindexApiVersion},
-          {"kind", kind},
-          {"metadata", std::move(metadata)},
-          {"spec", std::move(spec)}};
 }
 
 std::string backend_of(const std::string& gpu) {
@@ -88,14 +128,64 @@ Json liger_implementation(const LigerRow& row) {
                {"implementation", row.provider},
                {"backend", backend},
                {"source", {{"tool", "Liger-Kernel"}, {"version", row.version}, {"repository", kRepository}}}};
-  return document(
+  return kernelindex_document(
       "Implementation",
       {{"name", metadata_name(fmt::format("liger-{}-{}-{}-{}", row.kernel, row.provider, backend, row.version))},
        {"title", fmt::format("{} · {} ({}) · Liger-Kernel {}", row.kernel, row.provider, backend, row.version)}},
       std::move(spec));
 }
 
+// The BenchmarkProtocol of Liger's timings of one kernel_operation_mode (triton.testing.do_bench,
+// quantiles 0.5/0.2/0.8), or of its peak-memory measurements of one mode.
+Json liger_protocol(Metric metric, const std::string& mode) {
+  const bool speed = metric == Metric::speed;
+  const Json measurement =
+      speed ? Json{{"timer", "cuda_events"}, {"primaryStatistic", "median"}}
+            : Json{{"instrument", "torch.cuda.max_memory_allocated"}, {"primaryStatistic", "median"}, {"unit", "MiB"}};
+  const std::string what =
+      speed ? fmt::format(
+                  "Timed: {}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 (median with p20/p80 "
+                  "spread).",
+                  measured_pass(mode))
+            : fmt::format(
+                  "Peak memory: torch.cuda.max_memory_allocated() after {}, the peak reset before each call, "
+                  "with quantiles 0.5/0.2/0.8 over the calls, in MiB (the CSV's MB). It counts every tensor "
+                  "alive in the process (inputs, weights, gradients), not only the kernel's own.",
+                  measured_pass(mode));
+  const std::string notes = fmt::format(
+      "{} The upstream CSV records no CUDA, driver, or torch version; the Liger release rides each run's labels. "
+      "Comparable only within one kernel, workload, {} pass, and GPU.",
+      what, speed ? "timed" : "measured");
+  Json spec = {{"harness", {{"name", kHarnessName}, {"repository", kRepository}}},
+               {"measurement", measurement},
+               {"comparability", {{"family", kFamily}, {"notes", notes}}}};
+  return kernelindex_document(
+      "BenchmarkProtocol",
+      {{"name", metadata_name((speed ? "liger-bench-do-bench-" : "liger-bench-memory-") + mode)},
+       {"title", fmt::format("Liger benchmark harness · {} pass{}", mode, speed ? "" : " · peak memory")}},
+      std::move(spec));
+}
+
+// The ExecutionEnvironment of a gpu_name: the hardware its name tells (hardware_of_gpu_name), no
+// software (the CSV records none).
+Json liger_environment(const std::string& gpu_name) {
+  return kernelindex_document("ExecutionEnvironment",
+                              {{"name", metadata_name("liger-bench-" + gpu_name)},
+                               {"title", fmt::format("Liger benchmark host · {}", gpu_name_without_vendor(gpu_name))}},
+                              {{"hardware", hardware_of_gpu_name(gpu_name)}, {"software", Json::object()}});
+}
+
 // --- reading the rows ------------------------------------------------------------------------------
+
+// The columns the importer reads (others are ignored).
+const std::vector<std::string>& liger_columns() {
+  static const std::vector<std::string> columns = {"kernel_name", "kernel_provider", "kernel_operation_mode",
+                                                   "metric_name", "metric_unit",     "x_name",
+                                                   "x_label",     "x_value",         "y_value_50",
+                                                   "y_value_20",  "y_value_80",      "extra_benchmark_config_str",
+                                                   "gpu_name",    "timestamp",       "liger_version"};
+  return columns;
+}
 
 class RowReader {
  public:
@@ -124,10 +214,7 @@ class RowReader {
     row.y50 = number(record, "y_value_50");
     row.y20 = number(record, "y_value_20");
     row.y80 = number(record, "y_value_80");
-    for (const auto& field : record.fields) {
-      row.fields += field;
-      row.fields += '\x1f';
-    }
+    row.fields = fmt::format("{}\x1f", fmt::join(record.fields, "\x1f"));
     const std::string metric = field(record, "metric_name"), unit = field(record, "metric_unit");
     if (metric == "speed" && unit == "ms") row.metric = Metric::speed;
     else if (metric == "memory" && unit == "MB") row.metric = Metric::memory;
@@ -163,7 +250,7 @@ class RowReader {
 
   double number(const CsvRecord& record, const std::string& column) const {
     const std::string& text = field(record, column);
-    const auto value = parse_double(text);
+    const auto value = parsed<double>(text);
     if (!value) fail(record.line, column, fmt::format("'{}' is not a number", text));
     return *value;
   }
@@ -206,7 +293,7 @@ class DocumentCache {
   std::shared_ptr<const CitedDocument> protocol(const LigerRow& row) {
     const bool speed = row.metric == Metric::speed;
     return get(protocols_, (speed ? "speed/" : "memory/") + row.mode,
-               [&] { return speed ? liger_speed_protocol(row.mode) : liger_memory_protocol(row.mode); });
+               [&] { return liger_protocol(row.metric, row.mode); });
   }
   std::shared_ptr<const CitedDocument> environment(const LigerRow& row) {
     return get(environments_, row.gpu, [&] { return liger_environment(row.gpu); });
@@ -242,20 +329,11 @@ std::string external_id(const LigerRow& row, const std::string& shape) {
                      timestamp_slug(row.observed_at));
 }
 
-// The seed's run name: "liger-" + the externalId as a slug, cut at 100 characters.
-std::string seed_style_name(const std::string& id) {
-  std::string name = slugify("liger-" + id).substr(0, kMaxMetadataNameLength);
+// "liger-" + the externalId as a slug, cut to `length` characters.
+std::string liger_name(const std::string& id, std::size_t length) {
+  std::string name = slugify("liger-" + id).substr(0, length);
   while (!name.empty() && name.back() == '-') name.pop_back();
   return name;
-}
-
-// A name that the cut made ambiguous: the first 89 characters, '-' and 10 hex digits of the
-// externalId's SHA-256.
-std::string distinct_name(const std::string& id) {
-  const std::string suffix = sha256_hex(id).substr(0, 10);
-  std::string head = slugify("liger-" + id).substr(0, kMaxMetadataNameLength - suffix.size() - 1);
-  while (!head.empty() && head.back() == '-') head.pop_back();
-  return head + "-" + suffix;
 }
 
 Json latency(const char* statistic, double ns) {
@@ -332,13 +410,15 @@ std::vector<std::string> distinct_external_ids(const std::vector<LigerRow>& rows
   return ids;
 }
 
-// The seed's names where they are distinct; names the cut made equal become distinct_name.
+// The seed's names (the name cut at 100 characters) where they are distinct; a name the cut made
+// ambiguous becomes its first 89 characters, '-' and 10 hex digits of the externalId's SHA-256.
 std::vector<std::string> run_names(const std::vector<std::string>& ids) {
   std::vector<std::string> names;
   std::map<std::string, int> uses;
-  for (const std::string& id : ids) ++uses[names.emplace_back(seed_style_name(id))];
+  for (const std::string& id : ids) ++uses[names.emplace_back(liger_name(id, kMaxMetadataNameLength))];
   for (std::size_t i = 0; i < ids.size(); ++i)
-    if (uses[names[i]] > 1) names[i] = distinct_name(ids[i]);
+    if (uses[names[i]] > 1)
+      names[i] = liger_name(ids[i], kMaxMetadataNameLength - 11) + "-" + sha256_hex(ids[i]).substr(0, 10);
   return names;
 }
 
@@ -352,26 +432,17 @@ ImportedRun imported_run(const LigerRow& row, const std::string& id, const std::
   run.implementation = cache.implementation(row);
   const std::string title = titles(row.kernel);
   run.workload = workload_document(row.kernel, title, row.params);
-  const Citations cited{run.protocol->digest, run.environment->digest, document_digest(run.workload),
-                        run.implementation->digest};
+  run.cited = {run.protocol->digest, run.environment->digest, document_digest(run.workload),
+               run.implementation->digest};
   std::string run_title = fmt::format("{} · {} · {}", title, row.provider, row.mode);
   if (row.metric == Metric::memory) run_title += " · peak memory";
-  run.run =
-      document("BenchmarkRun", {{"name", name}, {"title", run_title}, {"labels", {{"liger_version", row.version}}}},
-               run_spec(row, run.record, id, cited));
+  run.run = kernelindex_document("BenchmarkRun",
+                                 {{"name", name}, {"title", run_title}, {"labels", {{"liger_version", row.version}}}},
+                                 run_spec(row, run.record, id, run.cited));
   return run;
 }
 
 }  // namespace
-
-const std::vector<std::string>& liger_columns() {
-  static const std::vector<std::string> columns = {"kernel_name", "kernel_provider", "kernel_operation_mode",
-                                                   "metric_name", "metric_unit",     "x_name",
-                                                   "x_label",     "x_value",         "y_value_50",
-                                                   "y_value_20",  "y_value_80",      "extra_benchmark_config_str",
-                                                   "gpu_name",    "timestamp",       "liger_version"};
-  return columns;
-}
 
 Json liger_extra_config(const std::string& text) {
   if (text.empty() || text == "null" || text == "None") return Json::object();
@@ -399,50 +470,6 @@ std::string liger_shape_slug(const Json& params) {
   for (const auto& [key, value] : params.items())
     if (key == "dtype" || (value.is_number_integer() && value.get<std::int64_t>() > 0)) shape[key] = value;
   return workload_slug(shape);
-}
-
-Json liger_speed_protocol(const std::string& mode) {
-  Json spec = {
-      {"harness", harness()},
-      {"measurement", {{"timer", "cuda_events"}, {"primaryStatistic", "median"}}},
-      {"comparability",
-       {{"family", kFamily},
-        {"notes",
-         fmt::format("Timed: {}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 (median with p20/p80 "
-                     "spread). The upstream CSV records no CUDA, driver, or torch version; the Liger release "
-                     "rides each run's labels. Comparable only within one kernel, workload, timed pass, and GPU.",
-                     measured_pass(mode))}}}};
-  return document("BenchmarkProtocol",
-                  {{"name", metadata_name("liger-bench-do-bench-" + mode)},
-                   {"title", fmt::format("Liger benchmark harness · {} pass", mode)}},
-                  std::move(spec));
-}
-
-Json liger_memory_protocol(const std::string& mode) {
-  Json spec = {
-      {"harness", harness()},
-      {"measurement",
-       {{"instrument", "torch.cuda.max_memory_allocated"}, {"primaryStatistic", "median"}, {"unit", "MiB"}}},
-      {"comparability",
-       {{"family", kFamily},
-        {"notes",
-         fmt::format("Peak memory: torch.cuda.max_memory_allocated() after {}, the peak reset before each "
-                     "call, with quantiles 0.5/0.2/0.8 over the calls, in MiB (the CSV's MB). It counts every "
-                     "tensor alive in the process (inputs, weights, gradients), not only the kernel's own. The "
-                     "upstream CSV records no CUDA, driver, or torch version; the Liger release rides each "
-                     "run's labels. Comparable only within one kernel, workload, measured pass, and GPU.",
-                     measured_pass(mode))}}}};
-  return document("BenchmarkProtocol",
-                  {{"name", metadata_name("liger-bench-memory-" + mode)},
-                   {"title", fmt::format("Liger benchmark harness · {} pass · peak memory", mode)}},
-                  std::move(spec));
-}
-
-Json liger_environment(const std::string& gpu_name) {
-  return document("ExecutionEnvironment",
-                  {{"name", metadata_name("liger-bench-" + gpu_name)},
-                   {"title", fmt::format("Liger benchmark host · {}", gpu_name_without_vendor(gpu_name))}},
-                  {{"hardware", hardware_of_gpu_name(gpu_name)}, {"software", Json::object()}});
 }
 
 ImportedFile import_liger_csv(std::string_view text, const std::string& file_label, const KernelTitles& titles) {

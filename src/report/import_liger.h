@@ -21,9 +21,6 @@
 
 namespace ks {
 
-// The columns the importer reads (others are ignored).
-const std::vector<std::string>& liger_columns();
-
 // Every row of the CSV `text` (file_label names the file in messages). Rows that cannot be imported
 // (a metric other than speed/ms and memory/MB, a figure that is nan, an exact copy of an earlier row)
 // come back as skipped, with the reason. Throws ImportInputError, naming the file, the line and the
@@ -31,13 +28,6 @@ const std::vector<std::string>& liger_columns();
 // an extra_benchmark_config_str that is not a dict, or a timestamp that is not a time.
 ImportedFile import_liger_csv(std::string_view text, const std::string& file_label, const KernelTitles& titles);
 
-// The BenchmarkProtocol of Liger's timings of one kernel_operation_mode (triton.testing.do_bench,
-// quantiles 0.5/0.2/0.8), and of its peak-memory measurements of one mode.
-Json liger_speed_protocol(const std::string& mode);
-Json liger_memory_protocol(const std::string& mode);
-// The ExecutionEnvironment of a gpu_name: the hardware its name tells (report/gpu_names.h), no
-// software (the CSV records none).
-Json liger_environment(const std::string& gpu_name);
 // A row's parameters under kernelsweep's names, so that imported points sit beside measured ones
 // (one axis, one column): Liger's BT, H and V are tokens, hidden and vocab, and dtypes are short
 // (torch.bfloat16 -> bf16). The CSV's own fields stay in each document's sourceNative.

@@ -41,9 +41,7 @@ std::string hardware_of(const Json& environment) {
     if (hardware.contains(key) && hardware.at(key).is_string()) details.push_back(hardware.at(key).get<std::string>());
   if (hardware.contains("cores") && hardware.at("cores").is_number())
     details.push_back(fmt::format("{} cores", hardware.at("cores").dump()));
-  std::string joined;
-  for (const auto& d : details) joined += (joined.empty() ? "" : ", ") + d;
-  return joined.empty() ? product : fmt::format("{} ({})", product, joined);
+  return details.empty() ? product : fmt::format("{} ({})", product, fmt::join(details, ", "));
 }
 
 bool same_hardware(const std::vector<FileSummary>& files) {
@@ -67,35 +65,28 @@ std::vector<CitedDocument> cited_documents(const std::vector<LoadedFile>& files,
       if (!citations.count(doc.digest)) continue;
       auto [at, added] = position.try_emplace(doc.digest, out.size());
       if (added) {
-        CitedDocument cited;
-        cited.digest = doc.digest;
         const Json json = parse_or_empty(doc.json);
-        cited.title = string_at(json, "/metadata/title", environments ? "environment" : "protocol");
-        if (json.contains("spec")) flatten(json.at("spec"), "", cited.fields);
-        cited.points = citations[doc.digest];
-        out.push_back(std::move(cited));
+        out.push_back({doc.digest,
+                       string_at(json, "/metadata/title", environments ? "environment" : "protocol"),
+                       {},
+                       {},
+                       citations[doc.digest]});
+        if (json.contains("spec")) flatten(json.at("spec"), "", out.back().fields);
       }
       out[at->second].files.push_back(file.path);
     }
   }
   // Digests the points cite that no file holds: named, so that the page says what is missing.
-  for (const auto& [digest, count] : citations) {
-    if (position.count(digest) || digest.empty()) continue;
-    CitedDocument missing;
-    missing.digest = digest;
-    missing.title = "not stored in the results files";
-    missing.points = count;
-    out.push_back(std::move(missing));
-  }
+  for (const auto& [digest, count] : citations)
+    if (!position.count(digest) && !digest.empty())
+      out.push_back({digest, "not stored in the results files", {}, {}, count});
   return out;
 }
 
 std::vector<FileSummary> file_summaries(const std::vector<LoadedFile>& files, const std::vector<ViewRow>& view) {
   std::vector<FileSummary> out;
   for (const LoadedFile& file : files) {
-    FileSummary summary;
-    summary.path = file.path;
-    summary.info = file.info;
+    FileSummary summary{file.path, file.info, {}, {}, 0};
     std::set<std::string> cited;
     for (const ViewRow& row : view) {
       if (row.file != file.path) continue;

@@ -52,35 +52,31 @@ std::string parameter_text(const nlohmann::json& value) {
   return value.dump();
 }
 
-std::string html_escape(std::string_view text) {
+std::string Replacements::operator()(std::string_view text) const {
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
+    const std::string_view replacement = of_[static_cast<unsigned char>(c)];
+    if (replacement.empty()) out += c;
+    else out += replacement;
   }
   return out;
 }
 
+std::string html_escape(std::string_view text) {
+  static constexpr Replacements kEntities{
+      {'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&#39;"}};
+  return kEntities(text);
+}
+
 std::string markdown_cell(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  static constexpr Replacements kCell{{'|', "\\|"}, {'\n', " "}, {'\r', " "}};
+  return kCell(text);
+}
+
+std::string pipes_escaped(std::string_view text) {
+  static constexpr Replacements kPipes{{'|', "\\|"}};
+  return kPipes(text);
 }
 
 std::string slug(std::string_view text) {

@@ -26,6 +26,10 @@ using Json = nlohmann::json;
 // repetitions, never the axis of a plot while another parameter varies.
 constexpr const char* kReplicateParameter = "seed";
 
+// Plots keep at most this many series, and a series at most this many points, however large the file.
+constexpr std::size_t kMaxSeries = 12;
+constexpr std::size_t kMaxSeriesPoints = 200;
+
 std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 // --- labels: an implementation, and its file where several files hold it ----------------------
@@ -139,25 +143,7 @@ bool follows(const std::vector<PointRow>& rows, const std::string& axis, const s
   return true;
 }
 
-std::vector<std::string> varying_parameters(const std::vector<PointRow>& rows,
-                                            const std::vector<std::string>& parameters) {
-  std::vector<std::string> out;
-  for (const auto& p : parameters)
-    if (distinct_values(rows, p) > 1) out.push_back(p);
-  return out;
-}
-
 // --- line plots -----------------------------------------------------------------------------------
-
-// Evenly spaced points, the first and last kept: a bounded line over however many x values.
-std::vector<Series::Point> thinned(std::vector<Series::Point> points) {
-  if (points.size() <= kMaxSeriesPoints) return points;
-  std::vector<Series::Point> out;
-  const double step = static_cast<double>(points.size() - 1) / static_cast<double>(kMaxSeriesPoints - 1);
-  for (std::size_t i = 0; i < kMaxSeriesPoints; ++i)
-    out.push_back(points[static_cast<std::size_t>(std::llround(i * step))]);
-  return out;
-}
 
 struct SeriesKey {
   std::string label, combination;
@@ -231,26 +217,21 @@ LinePlot line_plot(const KernelSection& section, const std::string& mode, const 
       }
       series.points.push_back({x, median_of(medians), median_of(p20s), median_of(p80s)});
     }
-    series.points = thinned(std::move(series.points));
+    series.points = evenly_thinned(std::move(series.points), kMaxSeriesPoints);
     plot.series.push_back(std::move(series));
   }
 
   std::vector<std::string> notes;
-  if (combination_order.size() > kept.size()) {
-    std::string names;
-    for (const auto& p : others) names += (names.empty() ? "" : ", ") + p;
+  if (combination_order.size() > kept.size())
     notes.push_back(
         fmt::format("{} of {} combinations of {} drawn (those with the most points); the table has every point",
-                    kept.size(), combination_order.size(), names));
-  }
+                    kept.size(), combination_order.size(), fmt::join(others, ", ")));
   if (merged) notes.push_back("points that differ only in seed are drawn as one: the median of their figures");
-  for (const auto& s : plot.series)
-    if (s.points.size() == kMaxSeriesPoints) {
-      notes.push_back(fmt::format("lines with more than {} values of {} are thinned to {} evenly spaced ones",
-                                  kMaxSeriesPoints, plot.x_parameter, kMaxSeriesPoints));
-      break;
-    }
-  for (const auto& n : notes) plot.note += (plot.note.empty() ? "" : "; ") + n;
+  if (std::any_of(plot.series.begin(), plot.series.end(),
+                  [](const Series& s) { return s.points.size() == kMaxSeriesPoints; }))
+    notes.push_back(fmt::format("lines with more than {} values of {} are thinned to {} evenly spaced ones",
+                                kMaxSeriesPoints, plot.x_parameter, kMaxSeriesPoints));
+  plot.note = fmt::format("{}", fmt::join(notes, "; "));
   return plot;
 }
 
@@ -319,8 +300,10 @@ KernelSection section_of(const std::string& kernel, std::vector<PointRow> rows, 
     // parameters some points lack: points of another tool (an import) or another kernel version,
     // told apart by their implementation, share the lines' axis without them.
     std::vector<std::string> others, companions;
-    for (const auto& p : varying_parameters(section.rows, section.parameters)) {
-      if (p == section.swept_parameter || p == kReplicateParameter || !in_every_point(section.rows, p)) continue;
+    for (const auto& p : section.parameters) {
+      if (p == section.swept_parameter || p == kReplicateParameter || distinct_values(section.rows, p) < 2 ||
+          !in_every_point(section.rows, p))
+        continue;
       (follows(section.rows, section.swept_parameter, p) ? companions : others).push_back(p);
     }
     for (const auto& mode : section.modes) {

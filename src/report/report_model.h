@@ -4,6 +4,7 @@
 // its plots and its roofline, the flagged points and slow ranks, and the files, environments and
 // protocols the points come from. The HTML and markdown pages (report_pages.h) and the plots
 // (report_plots.h) only lay this out.
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <map>
@@ -171,8 +172,15 @@ bool measured(const ViewRow& row);
 // point has (bad input).
 ReportModel build_model(std::vector<ViewRow> view, const std::vector<LoadedFile>& files, const ModelOptions& options);
 
-// Plots keep at most this many series, and a series at most this many points, however large the file.
-inline constexpr std::size_t kMaxSeries = 12;
-inline constexpr std::size_t kMaxSeriesPoints = 200;
+// At most `most` of `points`, evenly spaced, the first and last kept: a plot's series stays bounded
+// however large the file.
+template <typename Point> std::vector<Point> evenly_thinned(std::vector<Point> points, std::size_t most) {
+  if (points.size() <= most) return points;
+  std::vector<Point> out;
+  const double step = static_cast<double>(points.size() - 1) / static_cast<double>(most - 1);
+  for (std::size_t i = 0; i < most; ++i)
+    out.push_back(points[static_cast<std::size_t>(std::llround(static_cast<double>(i) * step))]);
+  return out;
+}
 
 }  // namespace ks::report_page

@@ -21,27 +21,14 @@ std::string summary_sentence(const ReportModel& model) {
                      model.files.size() == 1 ? "" : "s", model.failures);
 }
 
-std::string speedup_sentence(const ReportModel& model) {
-  const std::string baseline =
-      model.baseline_option.empty()
-          ? "each kernel's cpu implementation, or its first implementation alphabetically where it has none"
-          : model.baseline_option + " (--baseline)";
-  return "Speed-up: the baseline's median divided by the point's, between points of one kernel, mode and "
-         "parameters (above 1: faster than the baseline). Baseline: " +
-         baseline + ".";
-}
-
-// Empty when no kernel has a reference.
-std::string fraction_sentence(const ReportModel& model) {
-  const bool any = std::any_of(model.kernels.begin(), model.kernels.end(),
-                               [](const KernelSection& section) { return !section.reference.empty(); });
-  if (!any && model.reference_option.empty()) return "";
-  const std::string reference = model.reference_option.empty()
-                                    ? "each kernel's gemm_floor (its matrix products alone) where it was measured"
-                                    : model.reference_option + " (--reference)";
-  return "Fraction of the reference: the reference's median divided by the point's, between points of one kernel, "
-         "mode and parameters (1: as fast as the reference). Reference: " +
-         reference + ".";
+// How a speed-up or a fraction is worked out, and against what: the option as given, or by default.
+std::string ratio_sentence(const char* title, const std::string& role, const char* meaning, const std::string& option,
+                           const char* by_default) {
+  std::string role_title = role;
+  role_title[0] = static_cast<char>(role[0] - 'a' + 'A');
+  return fmt::format(
+      "{}: the {}'s median divided by the point's, between points of one kernel, mode and parameters ({}). {}: {}.",
+      title, role, meaning, role_title, option.empty() ? by_default : fmt::format("{} (--{})", option, role));
 }
 
 std::string section_sentence(const KernelSection& section) {
@@ -58,12 +45,6 @@ std::string section_sentence(const KernelSection& section) {
   if (!section.reference.empty()) out += fmt::format(" Reference: {}.", section.reference);
   if (!section.notes.empty()) out.append(" ").append(section.notes, 0, section.notes.size() - 1);
   return out;
-}
-
-std::size_t failures_of(const KernelSection& section) {
-  std::size_t n = 0;
-  for (const auto& r : section.rows) n += r.row->run.status != "passed";
-  return n;
 }
 
 constexpr const char* kFlaggedSentence =
@@ -90,7 +71,7 @@ std::string cited_sentence(const CitedDocument& document) {
                      document.files.empty() ? "" : "; in " + fmt::format("{}", fmt::join(document.files, ", ")));
 }
 
-// --- HTML ------------------------------------------------------------------------------------------
+// --- the pages --------------------------------------------------------------------------------------
 
 constexpr const char* kStyle = R"(
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 24px auto; max-width: 1400px;
@@ -118,208 +99,222 @@ figure svg { width: 100%; max-width: 900px; height: auto; display: block; }
 footer { margin-top: 3em; color: #889; font-size: 0.85em; }
 )";
 
-std::string html_table(const Table& table, const char* message_column = "") {
-  std::string out = "<div class=\"scroll\"><table>\n<thead><tr>";
-  for (std::size_t c = 0; c < table.headers.size(); ++c)
-    out += fmt::format("<th{}>{}</th>", table.numeric[c] ? " class=\"n\"" : "", html_escape(table.headers[c]));
-  out += "</tr></thead>\n<tbody>\n";
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    out += "<tr";
-    if (r < table.row_classes.size()) out += fmt::format(" class=\"{}\"", slug(table.row_classes[r]));
-    if (r < table.row_ids.size()) out += fmt::format(" data-point=\"{}\"", html_escape(table.row_ids[r]));
-    out += ">";
-    for (std::size_t c = 0; c < table.rows[r].size(); ++c) {
-      const bool message = table.headers[c] == message_column;
-      out += table.numeric[c] ? "<td class=\"n\">" : message ? "<td class=\"message\">" : "<td>";
-      out += html_escape(table.rows[r][c]);
-      out += "</td>";
+// How a paragraph stands out: in HTML by its class, in markdown by its markup.
+enum class Emphasis { none, hardware, hardware_differs, note, caption };
+
+// One of the two pages as it is written: the same things said in HTML (every text escaped) or in
+// markdown.
+class Page {
+ public:
+  Page(bool html, const DrawnPlots& plots) : html_(html), plots_(plots) {}
+  std::string& text() { return out_; }
+
+  // The page's start, with its title as its first heading.
+  void begin(const std::string& title) {
+    if (!html_) {
+      out_ += fmt::format("# {}\n\n", title);
+      return;
     }
-    out += "</tr>\n";
+    out_ += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    out_ += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    out_ += fmt::format("<title>{0}</title>\n<style>{1}</style>\n</head>\n<body>\n<h1>{0}</h1>\n", html_escape(title),
+                        kStyle);
   }
-  return out + "</tbody></table></div>\n";
-}
-
-std::string html_figure(const std::string& name, const std::string& title, const std::string& caption,
-                        const DrawnPlots& plots) {
-  std::string out = "<figure>\n";
-  const auto svg = plots.inline_svg.find(name);
-  if (svg != plots.inline_svg.end()) {
-    out += svg->second;
-  } else {
-    out += fmt::format("<p class=\"note\">{}: not drawn{}</p>", html_escape(title),
-                       plots.why_not.empty() ? "" : " (" + html_escape(plots.why_not) + ")");
+  void end(const std::string& footer) {
+    out_ += html_ ? fmt::format("<footer>{}</footer>\n</body>\n</html>\n", html_escape(footer)) : footer + "\n";
   }
-  if (!caption.empty()) out += fmt::format("<figcaption class=\"caption\">{}</figcaption>\n", html_escape(caption));
-  return out + "</figure>\n";
-}
+  // A part of the page under its heading; `id` is its anchor in HTML.
+  void open_section(const std::string& id, const std::string& heading) {
+    out_ += html_ ? fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", id, html_escape(heading))
+                  : fmt::format("## {}\n\n", heading);
+  }
+  void close_section() {
+    if (html_) out_ += "</section>\n";
+  }
+  void subheading(const std::string& text) {
+    out_ += html_ ? fmt::format("<h3>{}</h3>\n", html_escape(text)) : fmt::format("### {}\n\n", text);
+  }
+  void paragraph(const std::string& text, Emphasis emphasis = Emphasis::none) {
+    if (html_) {
+      static constexpr const char* kClasses[] = {"", " class=\"hardware\"", " class=\"hardware differs\"",
+                                                 " class=\"note\"", " class=\"caption\""};
+      out_ += fmt::format("<p{}>{}</p>\n", kClasses[static_cast<std::size_t>(emphasis)], html_escape(text));
+    } else {
+      const bool bold = emphasis == Emphasis::hardware || emphasis == Emphasis::hardware_differs;
+      out_ += (bold ? "**" + text + "**" : emphasis == Emphasis::note ? "> " + text : text) + "\n\n";
+    }
+  }
+  // A paragraph with a piece of code in it: an option, a digest.
+  void paragraph_with_code(const std::string& before, const std::string& code, const std::string& after) {
+    out_ +=
+        html_ ? fmt::format("<p>{}<code>{}</code>{}</p>\n", html_escape(before), html_escape(code), html_escape(after))
+              : fmt::format("{}`{}`{}\n\n", before, code, after);
+  }
+  void list(const std::vector<std::string>& items) {
+    if (html_) out_ += "<ul>\n";
+    for (const auto& item : items) out_ += html_ ? fmt::format("<li>{}</li>\n", html_escape(item)) : "- " + item + "\n";
+    out_ += html_ ? "</ul>\n" : "\n";
+  }
+  // The HTML page's table of contents, to the sections' anchors: (id, title) each.
+  void contents(const std::vector<std::pair<std::string, std::string>>& entries) {
+    if (!html_) return;
+    out_ += "<nav><h2>Contents</h2><ul>\n";
+    for (const auto& [id, title] : entries)
+      out_ += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", id, html_escape(title));
+    out_ += "</ul></nav>\n";
+  }
+  // In HTML, the column headed `message_column` wraps its lines.
+  void table(const Table& table, const char* message_column = "") {
+    if (html_) out_ += html_table(table, message_column);
+    else out_ += markdown_table(table);
+  }
+  void figure(const std::string& name, const std::string& title, const std::string& caption) {
+    const bool drawn = plots_.inline_svg.count(name) > 0;
+    const std::string why = plots_.why_not.empty() ? "" : " (" + plots_.why_not + ")";
+    if (html_) {
+      out_ += "<figure>\n";
+      if (drawn) out_ += plots_.inline_svg.at(name);
+      else out_ += fmt::format("<p class=\"note\">{}: not drawn{}</p>", html_escape(title), html_escape(why));
+      if (!caption.empty())
+        out_ += fmt::format("<figcaption class=\"caption\">{}</figcaption>\n", html_escape(caption));
+      out_ += "</figure>\n";
+      return;
+    }
+    if (drawn) out_ += fmt::format("![{}](plots/{}.svg)\n\n", markdown_cell(title), name);
+    else out_ += fmt::format("{}: not drawn{}.\n\n", title, why);
+    if (!caption.empty()) out_ += fmt::format("*{}.*\n\n", caption);
+  }
 
-void html_section(const KernelSection& section, const ReportModel& model, const DrawnPlots& plots, std::string& out) {
-  out += fmt::format("<section id=\"kernel-{}\">\n<h2>{}</h2>\n", slug(section.kernel), html_escape(section.kernel));
-  out += fmt::format("<p>{}</p>\n", html_escape(section_sentence(section)));
-  for (const auto& plot : section.line_plots) out += html_figure(plot.name, plot.title, plot.note, plots);
-  for (const auto& plot : section.rooflines) out += html_figure(plot.name, plot.title, plot.caption, plots);
-  if (!section.no_roofline.empty())
-    out += fmt::format("<p class=\"caption\">{}</p>\n", html_escape(section.no_roofline));
+ private:
+  static std::string html_table(const Table& table, const char* message_column) {
+    std::string out = "<div class=\"scroll\"><table>\n<thead><tr>";
+    for (std::size_t c = 0; c < table.headers.size(); ++c)
+      out += fmt::format("<th{}>{}</th>", table.numeric[c] ? " class=\"n\"" : "", html_escape(table.headers[c]));
+    out += "</tr></thead>\n<tbody>\n";
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      out += "<tr";
+      if (r < table.row_classes.size()) out += fmt::format(" class=\"{}\"", slug(table.row_classes[r]));
+      if (r < table.row_ids.size()) out += fmt::format(" data-point=\"{}\"", html_escape(table.row_ids[r]));
+      out += ">";
+      for (std::size_t c = 0; c < table.rows[r].size(); ++c) {
+        const bool message = table.headers[c] == message_column;
+        out += table.numeric[c] ? "<td class=\"n\">" : message ? "<td class=\"message\">" : "<td>";
+        out += html_escape(table.rows[r][c]);
+        out += "</td>";
+      }
+      out += "</tr>\n";
+    }
+    return out + "</tbody></table></div>\n";
+  }
+
+  static std::string markdown_table(const Table& table) {
+    std::string out = "|";
+    for (const auto& h : table.headers) out.append(" ").append(markdown_cell(h)).append(" |");
+    out += "\n|";
+    for (std::size_t c = 0; c < table.headers.size(); ++c) out += table.numeric[c] ? "---:|" : "---|";
+    out += "\n";
+    for (const auto& row : table.rows) {
+      out += "|";
+      for (const auto& cell : row) out.append(" ").append(markdown_cell(cell)).append(" |");
+      out += "\n";
+    }
+    return out + "\n";
+  }
+
+  bool html_;
+  const DrawnPlots& plots_;
+  std::string out_;
+};
+
+void kernel_section(const KernelSection& section, const ReportModel& model, Page& page) {
+  page.open_section("kernel-" + slug(section.kernel), section.kernel);
+  page.paragraph(section_sentence(section));
+  for (const auto& plot : section.line_plots) page.figure(plot.name, plot.title, plot.note);
+  for (const auto& plot : section.rooflines) page.figure(plot.name, plot.title, plot.caption);
+  if (!section.no_roofline.empty()) page.paragraph(section.no_roofline, Emphasis::caption);
   if (!section.speedups.empty()) {
-    out += fmt::format("<h3>Speed-up over {}</h3>\n", html_escape(section.baseline));
-    out += html_figure(section.speedup_plot, section.kernel + " speed-ups", "", plots);
-    out += html_table(speedups_table(section));
+    page.subheading("Speed-up over " + section.baseline);
+    page.figure(section.speedup_plot, section.kernel + " speed-ups", "");
+    page.table(speedups_table(section));
   }
-  out.append("<h3>Points</h3>\n").append(html_table(points_table(section, several_files(model))));
-  if (failures_of(section) > 0)
-    out.append("<h3>Failures</h3>\n").append(html_table(failures_table(section, several_files(model)), "message"));
-  out += "</section>\n";
+  page.subheading("Points");
+  page.table(points_table(section, several_files(model)));
+  if (std::any_of(section.rows.begin(), section.rows.end(),
+                  [](const auto& r) { return r.row->run.status != "passed"; })) {
+    page.subheading("Failures");
+    page.table(failures_table(section, several_files(model)), "message");
+  }
+  page.close_section();
 }
 
 // After the files and before the kernels, and only where there is something to say.
-void html_speed_of_light(const ReportModel& model, std::string& out) {
+void speed_of_light(const ReportModel& model, Page& page) {
   if (!model.flagged.empty()) {
-    out += fmt::format("<section id=\"flagged\">\n<h2>Flagged points</h2>\n<p>{}</p>\n", html_escape(kFlaggedSentence));
-    out += html_table(flagged_table(model), "what it means") + "</section>\n";
+    page.open_section("flagged", "Flagged points");
+    page.paragraph(kFlaggedSentence);
+    page.table(flagged_table(model), "what it means");
+    page.close_section();
   }
   if (model.slow_ranks.empty()) return;
-  out += fmt::format("<section id=\"slow-ranks\">\n<h2>Slow ranks</h2>\n<p>{}</p>\n<ul>\n",
-                     html_escape(slow_ranks_sentence()));
-  for (const auto& note : model.slow_ranks)
-    out += fmt::format("<li>{}</li>\n", html_escape(slow_rank_line(note, several_files(model))));
-  out += "</ul>\n</section>\n";
+  page.open_section("slow-ranks", "Slow ranks");
+  page.paragraph(slow_ranks_sentence());
+  std::vector<std::string> lines;
+  for (const auto& note : model.slow_ranks) lines.push_back(slow_rank_line(note, several_files(model)));
+  page.list(lines);
+  page.close_section();
 }
 
-void html_documents(const char* id, const char* heading, const std::vector<CitedDocument>& documents,
-                    std::string& out) {
-  out += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", id, heading);
-  if (documents.empty()) out += "<p>None cited.</p>\n";
+void documents(const char* id, const char* heading, const std::vector<CitedDocument>& documents, Page& page) {
+  page.open_section(id, heading);
+  if (documents.empty()) page.paragraph("None cited.");
   for (const auto& doc : documents) {
-    out += fmt::format("<h3>{}</h3>\n<p><code>{}</code>: cited by {}.</p>\n", html_escape(doc.title),
-                       html_escape(doc.digest), html_escape(cited_sentence(doc)));
-    if (!doc.fields.empty()) out += html_table(document_table(doc));
+    page.subheading(doc.title);
+    page.paragraph_with_code("", doc.digest, ": cited by " + cited_sentence(doc) + ".");
+    if (!doc.fields.empty()) page.table(document_table(doc));
   }
-  out += "</section>\n";
+  page.close_section();
 }
 
-// --- markdown ----------------------------------------------------------------------------------------
-
-std::string markdown_table(const Table& table) {
-  std::string out = "|";
-  for (const auto& h : table.headers) out.append(" ").append(markdown_cell(h)).append(" |");
-  out += "\n|";
-  for (std::size_t c = 0; c < table.headers.size(); ++c) out += table.numeric[c] ? "---:|" : "---|";
-  out += "\n";
-  for (const auto& row : table.rows) {
-    out += "|";
-    for (const auto& cell : row) out.append(" ").append(markdown_cell(cell)).append(" |");
-    out += "\n";
-  }
-  return out + "\n";
-}
-
-std::string markdown_figure(const std::string& name, const std::string& title, const std::string& caption,
-                            const DrawnPlots& plots) {
-  std::string out;
-  if (plots.inline_svg.count(name)) {
-    out += fmt::format("![{}](plots/{}.svg)\n\n", markdown_cell(title), name);
-  } else {
-    out += fmt::format("{}: not drawn{}.\n\n", title, plots.why_not.empty() ? "" : " (" + plots.why_not + ")");
-  }
-  if (!caption.empty()) out += fmt::format("*{}.*\n\n", caption);
-  return out;
-}
-
-void markdown_section(const KernelSection& section, const ReportModel& model, const DrawnPlots& plots,
-                      std::string& out) {
-  out += fmt::format("## {}\n\n{}\n\n", section.kernel, section_sentence(section));
-  for (const auto& plot : section.line_plots) out += markdown_figure(plot.name, plot.title, plot.note, plots);
-  for (const auto& plot : section.rooflines) out += markdown_figure(plot.name, plot.title, plot.caption, plots);
-  if (!section.no_roofline.empty()) out += section.no_roofline + "\n\n";
-  if (!section.speedups.empty()) {
-    out += fmt::format("### Speed-up over {}\n\n", section.baseline);
-    out += markdown_figure(section.speedup_plot, section.kernel + " speed-ups", "", plots);
-    out += markdown_table(speedups_table(section));
-  }
-  out.append("### Points\n\n").append(markdown_table(points_table(section, several_files(model))));
-  if (failures_of(section) > 0)
-    out.append("### Failures\n\n").append(markdown_table(failures_table(section, several_files(model))));
-}
-
-void markdown_speed_of_light(const ReportModel& model, std::string& out) {
-  if (!model.flagged.empty())
-    out += fmt::format("## Flagged points\n\n{}\n\n{}", kFlaggedSentence, markdown_table(flagged_table(model)));
-  if (model.slow_ranks.empty()) return;
-  out += fmt::format("## Slow ranks\n\n{}\n\n", slow_ranks_sentence());
-  for (const auto& note : model.slow_ranks) out += fmt::format("- {}\n", slow_rank_line(note, several_files(model)));
-  out += "\n";
-}
-
-void markdown_documents(const char* heading, const std::vector<CitedDocument>& documents, std::string& out) {
-  out += fmt::format("## {}\n\n", heading);
-  if (documents.empty()) out += "None cited.\n\n";
-  for (const auto& doc : documents) {
-    out += fmt::format("### {}\n\n`{}`: cited by {}.\n\n", doc.title, doc.digest, cited_sentence(doc));
-    if (!doc.fields.empty()) out += markdown_table(document_table(doc));
-  }
-}
-
-std::string footer_text() {
-  return fmt::format("Written by kernelsweep {} (git {}).", build::version, build::git_commit);
+std::string page_text(const ReportModel& model, const DrawnPlots& plots, bool html) {
+  Page page(html, plots);
+  page.text().reserve(4096 + model.view.size() * (html ? 700 : 300));
+  std::vector<std::string> sweeps;
+  for (const auto& f : model.files) sweeps.push_back(f.info.sweep_name);
+  page.begin(fmt::format("kernelsweep report: {}", fmt::join(sweeps, ", ")));
+  const bool differs = model.hardware_statement.find("different hardware") != std::string::npos;
+  page.paragraph(model.hardware_statement, differs ? Emphasis::hardware_differs : Emphasis::hardware);
+  page.paragraph(summary_sentence(model));
+  page.table(files_table(model));
+  page.paragraph(ratio_sentence("Speed-up", "baseline", "above 1: faster than the baseline", model.baseline_option,
+                                "each kernel's cpu implementation, or its first implementation alphabetically where it "
+                                "has none"));
+  // Said only where some kernel has a reference.
+  if (!model.reference_option.empty() ||
+      std::any_of(model.kernels.begin(), model.kernels.end(), [](const auto& k) { return !k.reference.empty(); }))
+    page.paragraph(ratio_sentence("Fraction of the reference", "reference", "1: as fast as the reference",
+                                  model.reference_option,
+                                  "each kernel's gemm_floor (its matrix products alone) where it was measured"));
+  if (!model.where.empty()) page.paragraph_with_code("Points kept: ", "--where " + model.where, ".");
+  if (!plots.why_not.empty()) page.paragraph(plots.why_not + ".", Emphasis::note);
+  speed_of_light(model, page);
+  std::vector<std::pair<std::string, std::string>> contents;
+  if (!model.flagged.empty()) contents.emplace_back("flagged", "Flagged points");
+  if (!model.slow_ranks.empty()) contents.emplace_back("slow-ranks", "Slow ranks");
+  for (const auto& section : model.kernels) contents.emplace_back("kernel-" + slug(section.kernel), section.kernel);
+  contents.emplace_back("environments", "Environments");
+  contents.emplace_back("protocols", "Protocols");
+  page.contents(contents);
+  for (const auto& section : model.kernels) kernel_section(section, model, page);
+  documents("environments", "Environments", model.environments, page);
+  documents("protocols", "Protocols", model.protocols, page);
+  page.end(fmt::format("Written by kernelsweep {} (git {}).", build::version, build::git_commit));
+  return std::move(page.text());
 }
 
 }  // namespace
 
-std::string html_page(const ReportModel& model, const DrawnPlots& plots) {
-  std::string out;
-  out.reserve(4096 + model.view.size() * 700);
-  std::vector<std::string> sweeps;
-  for (const auto& f : model.files) sweeps.push_back(f.info.sweep_name);
-  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += fmt::format("<title>kernelsweep report: {}</title>\n<style>{}</style>\n</head>\n<body>\n",
-                     html_escape(fmt::format("{}", fmt::join(sweeps, ", "))), kStyle);
-  out += fmt::format("<h1>kernelsweep report: {}</h1>\n", html_escape(fmt::format("{}", fmt::join(sweeps, ", "))));
-  const bool differs = model.hardware_statement.find("different hardware") != std::string::npos;
-  out +=
-      fmt::format("<p class=\"hardware{}\">{}</p>\n", differs ? " differs" : "", html_escape(model.hardware_statement));
-  out += fmt::format("<p>{}</p>\n", html_escape(summary_sentence(model)));
-  out += html_table(files_table(model));
-  out += fmt::format("<p>{}</p>\n", html_escape(speedup_sentence(model)));
-  if (const std::string fraction = fraction_sentence(model); !fraction.empty())
-    out += fmt::format("<p>{}</p>\n", html_escape(fraction));
-  if (!model.where.empty())
-    out += fmt::format("<p>Points kept: <code>--where {}</code>.</p>\n", html_escape(model.where));
-  if (!plots.why_not.empty()) out += fmt::format("<p class=\"note\">{}.</p>\n", html_escape(plots.why_not));
-  html_speed_of_light(model, out);
-  out += "<nav><h2>Contents</h2><ul>\n";
-  if (!model.flagged.empty()) out += "<li><a href=\"#flagged\">Flagged points</a></li>\n";
-  if (!model.slow_ranks.empty()) out += "<li><a href=\"#slow-ranks\">Slow ranks</a></li>\n";
-  for (const auto& section : model.kernels)
-    out += fmt::format("<li><a href=\"#kernel-{}\">{}</a></li>\n", slug(section.kernel), html_escape(section.kernel));
-  out +=
-      "<li><a href=\"#environments\">Environments</a></li>\n<li><a "
-      "href=\"#protocols\">Protocols</a></li>\n</ul></nav>\n";
-  for (const auto& section : model.kernels) html_section(section, model, plots, out);
-  html_documents("environments", "Environments", model.environments, out);
-  html_documents("protocols", "Protocols", model.protocols, out);
-  out += fmt::format("<footer>{}</footer>\n</body>\n</html>\n", html_escape(footer_text()));
-  return out;
-}
+std::string html_page(const ReportModel& model, const DrawnPlots& plots) { return page_text(model, plots, true); }
 
-std::string markdown_page(const ReportModel& model, const DrawnPlots& plots) {
-  std::string out;
-  out.reserve(4096 + model.view.size() * 300);
-  std::vector<std::string> sweeps;
-  for (const auto& f : model.files) sweeps.push_back(f.info.sweep_name);
-  out += fmt::format("# kernelsweep report: {}\n\n", fmt::join(sweeps, ", "));
-  out += fmt::format("**{}**\n\n{}\n\n", model.hardware_statement, summary_sentence(model));
-  out += markdown_table(files_table(model));
-  out += speedup_sentence(model) + "\n\n";
-  if (const std::string fraction = fraction_sentence(model); !fraction.empty()) out += fraction + "\n\n";
-  if (!model.where.empty()) out += fmt::format("Points kept: `--where {}`.\n\n", model.where);
-  if (!plots.why_not.empty()) out += fmt::format("> {}.\n\n", plots.why_not);
-  markdown_speed_of_light(model, out);
-  for (const auto& section : model.kernels) markdown_section(section, model, plots, out);
-  markdown_documents("Environments", model.environments, out);
-  markdown_documents("Protocols", model.protocols, out);
-  out += footer_text() + "\n";
-  return out;
-}
+std::string markdown_page(const ReportModel& model, const DrawnPlots& plots) { return page_text(model, plots, false); }
 
 }  // namespace ks::report_page

@@ -29,19 +29,29 @@ constexpr int kWidth = 900, kHeight = 440;
 
 // A gnuplot string literal: single quotes take everything literally but the quote itself.
 std::string gnuplot_string(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+  static constexpr Replacements kDoubledQuotes{{'\'', "''"}};
+  return "'" + kDoubledQuotes(text) + "'";
 }
 
 // A string inside a datablock line: double quotes, which gnuplot reads as one column.
 std::string data_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) out += c == '"' ? '\'' : c;
-  return out + "\"";
+  static constexpr Replacements kSingleQuotes{{'"', "'"}};
+  return "\"" + kSingleQuotes(text) + "\"";
 }
 
 std::string number(double value) { return fmt::format("{:.9g}", value); }
+
+// A datablock's name, "$" + `text` as a slug: gnuplot's names are letters, digits and underscores.
+std::string datablock_name(const std::string& text) {
+  std::string name = "$" + slug(text);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+// A plot's start: gnuplot's settings reset, the file it writes and its title.
+void begin_plot(const std::string& name, const std::string& title, std::string& out) {
+  out += fmt::format("reset\nset output {}\nset title {}\n", gnuplot_string(name + ".svg"), gnuplot_string(title));
+}
 
 bool powers_of_two(const std::vector<double>& values) {
   return std::all_of(values.begin(), values.end(), [](double v) {
@@ -59,9 +69,7 @@ std::string log_axis(const std::vector<double>& values, const char* axis) {
 }
 
 void line_plot_script(const LinePlot& plot, std::string& out) {
-  out += "reset\n";
-  out += fmt::format("set output {}\n", gnuplot_string(plot.name + ".svg"));
-  out += fmt::format("set title {}\n", gnuplot_string(plot.title + ": median (lines), p20–p80 (bands)"));
+  begin_plot(plot.name, plot.title + ": median (lines), p20–p80 (bands)", out);
   std::string x_label = plot.x_parameter;
   for (std::size_t i = 0; i < plot.x_companions.size(); ++i)
     x_label += (i == 0 ? " (with " : ", ") + plot.x_companions[i] + (i + 1 == plot.x_companions.size() ? ")" : "");
@@ -88,8 +96,7 @@ void line_plot_script(const LinePlot& plot, std::string& out) {
   out += log_axis(ys, "y");
   std::string plots;
   for (std::size_t i = 0; i < plot.series.size(); ++i) {
-    std::string name = fmt::format("$d_{}_{}", slug(plot.name), i);
-    std::replace(name.begin(), name.end(), '-', '_');
+    const std::string name = datablock_name(fmt::format("d_{}_{}", plot.name, i));
     out += name + " << EOD\n";
     for (const auto& p : plot.series[i].points)
       out += fmt::format("{} {} {} {}\n", number(p.x), number(p.median_ms), number(p.p20_ms), number(p.p80_ms));
@@ -122,10 +129,9 @@ void speedup_plot_script(const KernelSection& section, std::string& out) {
   values.push_back(1.0);
   const auto [low, high] = std::minmax_element(values.begin(), values.end());
   const bool log = *high / *low >= 20;
-  out += "reset\n";
-  out += fmt::format("set output {}\n", gnuplot_string(section.speedup_plot + ".svg"));
-  out += fmt::format("set title {}\n", gnuplot_string(section.kernel + ": speed-up over " + section.baseline +
-                                                      " (geometric mean over the points both measured)"));
+  begin_plot(section.speedup_plot,
+             section.kernel + ": speed-up over " + section.baseline + " (geometric mean over the points both measured)",
+             out);
   out += "set ylabel 'speed-up (×)'\n";
   out += "set key outside right top Left reverse\n";
   out += "set grid ytics lc rgb '#dddddd'\n";
@@ -137,8 +143,7 @@ void speedup_plot_script(const KernelSection& section, std::string& out) {
     out += fmt::format("set yrange [0:{}]\n", number(*high * 1.15));
   }
   out += "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#555555'\n";
-  std::string name = "$d_" + slug(section.speedup_plot);
-  std::replace(name.begin(), name.end(), '-', '_');
+  const std::string name = datablock_name("d_" + section.speedup_plot);
   out += name + " << EOD\n";
   for (const auto& mode : modes) {
     out += data_string(mode);
@@ -157,12 +162,10 @@ void speedup_plot_script(const KernelSection& section, std::string& out) {
   out += "\nset output\n";
 }
 
-// Writes the points as a datablock ("intensity TFLOP/s" a line) and returns its name: gnuplot's
-// names are letters, digits and underscores.
+// Writes the points as a datablock ("intensity TFLOP/s" a line) and returns its name.
 std::string roofline_datablock(const std::string& prefix, const std::string& plot, std::size_t index,
                                const std::vector<RooflinePlot::Point>& points, std::string& out) {
-  std::string name = fmt::format("${}_{}_{}", prefix, slug(plot), index);
-  std::replace(name.begin(), name.end(), '-', '_');
+  const std::string name = datablock_name(fmt::format("{}_{}_{}", prefix, plot, index));
   out += name + " << EOD\n";
   for (const auto& p : points) out += fmt::format("{} {}\n", number(p.intensity), number(p.tflops));
   out += "EOD\n";
@@ -174,9 +177,7 @@ constexpr int kModeMarkers[] = {7, 5, 9, 13, 15};
 constexpr int kImplausibleMarker = 2;
 
 void roofline_plot_script(const RooflinePlot& plot, std::string& out) {
-  out += "reset\n";
-  out += fmt::format("set output {}\n", gnuplot_string(plot.name + ".svg"));
-  out += fmt::format("set title {}\n", gnuplot_string(plot.title));
+  begin_plot(plot.name, plot.title, out);
   out += "set xlabel 'arithmetic intensity (FLOP/byte)'\nset ylabel 'achieved TFLOP/s'\n";
   out += "set key outside right top Left reverse\n";
   out += "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n";
@@ -274,8 +275,7 @@ std::string inline_form(std::string svg, const std::string& name) {
   return svg;
 }
 
-}  // namespace
-
+// The gnuplot script of every plot (outputs relative to the folder it runs in).
 std::string gnuplot_script(const ReportModel& model) {
   std::string out =
       "# The plots of this report, drawn by `kernelsweep report`: run `gnuplot plots.gp` in this folder to\n"
@@ -290,6 +290,8 @@ std::string gnuplot_script(const ReportModel& model) {
   }
   return out;
 }
+
+}  // namespace
 
 DrawnPlots draw_plots(const ReportModel& model, const fs::path& directory) {
   DrawnPlots drawn;

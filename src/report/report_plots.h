@@ -18,9 +18,6 @@ struct DrawnPlots {
   bool gnuplot_failed = false;  // gnuplot ran and failed (not: gnuplot is not installed)
 };
 
-// The gnuplot script of every plot (outputs relative to the folder it runs in).
-std::string gnuplot_script(const ReportModel& model);
-
 // Writes DIR/plots/plots.gp and runs gnuplot on it.
 DrawnPlots draw_plots(const ReportModel& model, const std::filesystem::path& directory);
 

@@ -15,6 +15,9 @@
 namespace ks::report_page {
 namespace {
 
+// A series keeps at most this many points, evenly spaced by intensity, however large the file.
+constexpr std::size_t kMaxRooflinePoints = 500;
+
 // A dtype the point does not say counts fp32, as sol_pct takes it.
 std::string dtype_of(const ViewRow& row) {
   const auto found = row.params.find("dtype");
@@ -83,17 +86,6 @@ std::vector<RooflinePlot::Roof> roofs_of(const Roofed& device, const std::set<st
   return roofs;
 }
 
-// Evenly spaced by intensity, the first and last kept: a bounded series however large the file.
-std::vector<RooflinePlot::Point> thinned_by_intensity(std::vector<RooflinePlot::Point> points) {
-  std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.intensity < b.intensity; });
-  if (points.size() <= kMaxRooflinePoints) return points;
-  std::vector<RooflinePlot::Point> out;
-  const double step = static_cast<double>(points.size() - 1) / static_cast<double>(kMaxRooflinePoints - 1);
-  for (std::size_t i = 0; i < kMaxRooflinePoints; ++i)
-    out.push_back(points[static_cast<std::size_t>(std::llround(static_cast<double>(i) * step))]);
-  return out;
-}
-
 std::size_t index_in(const std::vector<std::string>& list, const std::string& item) {
   return static_cast<std::size_t>(std::find(list.begin(), list.end(), item) - list.begin());
 }
@@ -123,7 +115,9 @@ std::vector<RooflinePlot::Series> series_of(const KernelSection& section, const 
   std::vector<RooflinePlot::Series> out;
   for (auto& [key, series] : by_key) {
     thinned_any = thinned_any || series.points.size() > kMaxRooflinePoints;
-    series.points = thinned_by_intensity(std::move(series.points));
+    std::sort(series.points.begin(), series.points.end(),
+              [](const auto& a, const auto& b) { return a.intensity < b.intensity; });
+    series.points = evenly_thinned(std::move(series.points), kMaxRooflinePoints);
     out.push_back(std::move(series));
   }
   return out;

@@ -11,9 +11,6 @@
 
 namespace ks::report_page {
 
-// A series keeps at most this many points, evenly spaced by intensity, however large the file.
-inline constexpr std::size_t kMaxRooflinePoints = 500;
-
 // The roof over [low, high] (intensities in FLOP/byte): min(memory_gbps × intensity / 1000,
 // tflops) in TFLOP/s, at low, at the ridge where it lies strictly between, and at high. A tflops of
 // NaN gives the memory roof alone.

@@ -6,12 +6,10 @@
 
 namespace ks::report_page {
 
-std::vector<RankCalibration> rank_calibrations(const LoadedFile& file) { return ks::rank_calibrations(file.ranks); }
-
 RankCalibrations rank_calibrations(const std::vector<LoadedFile>& files) {
   RankCalibrations out;
   for (const LoadedFile& file : files)
-    for (RankCalibration& calibration : rank_calibrations(file))
+    for (RankCalibration& calibration : ks::rank_calibrations(file.ranks))
       out.insert_or_assign({file.path, calibration.rank}, std::move(calibration));
   return out;
 }
@@ -49,7 +47,7 @@ std::vector<SlowRankNote> slow_rank_notes(const std::vector<LoadedFile>& files) 
   std::vector<SlowRankNote> out;
   for (const LoadedFile& file : files) {
     // Within a file only: the ranks of two runs are different processes, whatever their numbers.
-    for (SlowRank& slow : slow_ranks(rank_calibrations(file))) {
+    for (SlowRank& slow : slow_ranks(ks::rank_calibrations(file.ranks))) {
       const auto points = file.points_by_rank.find(slow.rank);
       out.push_back({file.path, std::move(slow), points == file.points_by_rank.end() ? 0 : points->second});
     }

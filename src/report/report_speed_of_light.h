@@ -9,15 +9,13 @@
 
 #include "calibration/calibration.h"
 #include "report/report_model.h"
-#include "view/rank_calibrations.h"
 
 namespace ks::report_page {
 
 // Every calibrated rank of the files, by file (as given) and rank.
 using RankCalibrations = std::map<std::pair<std::string, std::int32_t>, RankCalibration>;
 
-// The calibrations of a file's /ranks (view/rank_calibrations.h).
-std::vector<RankCalibration> rank_calibrations(const LoadedFile& file);
+// The calibrations of the files' /ranks (view/view.h: rank_calibrations).
 RankCalibrations rank_calibrations(const std::vector<LoadedFile>& files);
 
 // The device a point ran on, by its rank's calibration: the GPU for a point with a GPU, else the

@@ -188,11 +188,9 @@ Table files_table(const ReportModel& model) {
     std::string statuses;
     for (const auto& [status, count] : file.statuses)
       statuses += fmt::format("{}{} {}", statuses.empty() ? "" : ", ", count, status);
-    std::string hardware;
-    for (const auto& h : file.hardware) hardware += (hardware.empty() ? "" : "; ") + h;
     table.rows.push_back({file.path, file.info.sweep_name, file.info.host, file.info.started_at,
                           file.info.ended_at.empty() ? "(not finished)" : file.info.ended_at,
-                          std::to_string(file.points), statuses, hardware});
+                          std::to_string(file.points), statuses, fmt::format("{}", fmt::join(file.hardware, "; "))});
   }
   return table;
 }

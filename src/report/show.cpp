@@ -7,7 +7,9 @@
 #include <ctime>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 
 #include "common/printable.h"
 #include "report/commands.h"
+#include "report/report_format.h"
 #include "run/run.h"
 #include "view/filter.h"
 #include "view/view.h"
@@ -29,6 +32,8 @@ using Json = nlohmann::json;
 // The width of a message in the table and markdown; CSV and JSON keep it whole.
 constexpr std::size_t kMessageWidth = 100;
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 // --- the columns -----------------------------------------------------------------------------------
 
 // A column of the output: its value in a row (null where there is none) for CSV and JSON, and its
@@ -39,8 +44,6 @@ struct Column {
   std::function<std::string(const ViewRow&)> text;  // empty: the value as CSV writes it
   bool numeric = false;  // right-aligned in the table (a column without `text` finds out from its values)
 };
-
-bool measured(const ViewRow& row, double figure) { return timed(row.run) && std::isfinite(figure); }
 
 // A figure with 4 significant digits and no exponent (12.35, 0.001235, 12346): short, and still
 // comparable down a right-aligned column.
@@ -75,50 +78,6 @@ Column text_column(std::string name, std::function<std::string(const ViewRow&)> 
   return {std::move(name), [get](const ViewRow& row) { return Json(get(row)); }, get, false};
 }
 
-// A time in ms from a figure in ns; empty for a point that was not timed.
-Column time_column(std::string name, double Statistics::*figure) {
-  return {std::move(name),
-          [figure](const ViewRow& row) {
-            const double ns = row.run.stats.*figure;
-            return measured(row, ns) ? Json(ns / 1e6) : Json();
-          },
-          [figure](const ViewRow& row) {
-            const double ns = row.run.stats.*figure;
-            return measured(row, ns) ? four_digits(ns / 1e6) : std::string();
-          },
-          true};
-}
-
-// A rate (TFLOP/s, GB/s) where the point was timed and does that work (flops or bytes above 0).
-Column rate_column(std::string name, double RunRecord::*rate, double RunRecord::*work) {
-  const auto shown = [rate, work](const ViewRow& row) { return measured(row, row.run.*rate) && row.run.*work > 0; };
-  return {std::move(name), [=](const ViewRow& row) { return shown(row) ? Json(row.run.*rate) : Json(); },
-          [=](const ViewRow& row) { return shown(row) ? four_digits(row.run.*rate) : std::string(); }, true};
-}
-
-// flops and bytes of one call: known where the point was timed.
-Column work_column(std::string name, double RunRecord::*work) {
-  return {
-      std::move(name),
-      [work](const ViewRow& row) { return measured(row, row.run.*work) ? Json(row.run.*work) : Json(); },
-      [work](const ViewRow& row) { return measured(row, row.run.*work) ? four_digits(row.run.*work) : std::string(); },
-      true};
-}
-
-Column count_column(std::string name, std::int64_t RunRecord::*count) {
-  const auto value = [count](const ViewRow& row) { return timed(row.run) ? Json(row.run.*count) : Json(); };
-  return {std::move(name), value, {}};
-}
-
-// A figure of the GPU's state at the end of the timed repetitions, where it was read.
-Column gpu_state_column(std::string name, double GpuState::*figure) {
-  const auto value = [figure](const ViewRow& row) {
-    const double x = row.run.gpu_end.*figure;
-    return std::isnan(x) ? Json() : Json(x);
-  };
-  return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
-}
-
 // A figure in four digits where it is finite (the repetitions' median of medians, the samples'
 // clocks), else empty.
 Column finite_column(std::string name, const std::function<double(const ViewRow&)>& figure) {
@@ -134,10 +93,55 @@ Column finite_column(std::string name, const std::function<double(const ViewRow&
           true};
 }
 
+// A figure of a timed point (NaN for one that was not timed: its column is empty there).
+double if_timed(const ViewRow& row, double figure) { return timed(row.run) ? figure : kNaN; }
+
+// A time in ms from a figure in ns.
+Column time_column(std::string name, double Statistics::*figure) {
+  return finite_column(std::move(name),
+                       [figure](const ViewRow& row) { return if_timed(row, row.run.stats.*figure / 1e6); });
+}
+
+// A rate (TFLOP/s, GB/s) where the point does that work (flops or bytes above 0).
+Column rate_column(std::string name, double RunRecord::*rate, double RunRecord::*work) {
+  return finite_column(std::move(name),
+                       [=](const ViewRow& row) { return row.run.*work > 0 ? if_timed(row, row.run.*rate) : kNaN; });
+}
+
+Column count_column(std::string name, std::int64_t RunRecord::*count) {
+  const auto value = [count](const ViewRow& row) { return timed(row.run) ? Json(row.run.*count) : Json(); };
+  return {std::move(name), value, {}};
+}
+
+// A value as CSV writes it, right-aligned in the table whatever it holds.
+Column plain_column(std::string name, const std::function<Json(const ViewRow&)>& value) {
+  return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
+}
+
+// A figure of the GPU's state at the end of the timed repetitions, where it was read.
+Column gpu_state_column(std::string name, double GpuState::*figure) {
+  return plain_column(std::move(name), [figure](const ViewRow& row) {
+    const double x = row.run.gpu_end.*figure;
+    return std::isnan(x) ? Json() : Json(x);
+  });
+}
+
 // What a cold measurement recorded, where the point was measured so (else empty).
 Column noise_column(std::string name, const std::function<Json(const RunRecord&)>& figure) {
-  const auto value = [figure](const ViewRow& row) { return noise_was_recorded(row.run) ? figure(row.run) : Json(); };
-  return {std::move(name), value, [value](const ViewRow& row) { return plain_text(value(row)); }, true};
+  return plain_column(std::move(name),
+                      [figure](const ViewRow& row) { return noise_was_recorded(row.run) ? figure(row.run) : Json(); });
+}
+
+// The run's message where it `passed` or not (a failure's message, a check's note), else "".
+Column message_column(std::string name, bool passed) {
+  return {std::move(name),
+          [passed](const ViewRow& row) {
+            return (row.run.status == "passed") == passed ? Json(row.run.message) : Json("");
+          },
+          [passed](const ViewRow& row) {
+            return (row.run.status == "passed") == passed ? first_line_cut(row.run.message, kMessageWidth)
+                                                          : std::string();
+          }};
 }
 
 Json finite_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(); }
@@ -162,22 +166,16 @@ std::vector<Column> fixed_columns() {
        },
        true},
       count_column("n_repeat", &RunRecord::n_repeat),
-      {"message", [](const ViewRow& row) { return row.run.status != "passed" ? Json(row.run.message) : Json(""); },
-       [](const ViewRow& row) {
-         return row.run.status != "passed" ? first_line_cut(row.run.message, kMessageWidth) : std::string();
-       }},
+      message_column("message", false),
       // Not printed unless --columns names them.
-      {"check", [](const ViewRow& row) { return row.run.status == "passed" ? Json(row.run.message) : Json(""); },
-       [](const ViewRow& row) {
-         return row.run.status == "passed" ? first_line_cut(row.run.message, kMessageWidth) : std::string();
-       }},
+      message_column("check", true),
       text_column("point", [](const ViewRow& row) { return row.run.point_id; }),
       time_column("mean_ms", &Statistics::mean_ns),
       time_column("min_ms", &Statistics::min_ns),
       time_column("max_ms", &Statistics::max_ns),
       time_column("stddev_ms", &Statistics::stddev_ns),
-      work_column("flops", &RunRecord::flops),
-      work_column("bytes", &RunRecord::bytes),
+      finite_column("flops", [](const ViewRow& row) { return if_timed(row, row.run.flops); }),
+      finite_column("bytes", [](const ViewRow& row) { return if_timed(row, row.run.bytes); }),
       count_column("n_warmup", &RunRecord::n_warmup),
       {"rank", [](const ViewRow& row) { return Json(row.run.rank); }, {}},
       text_column("host", [](const ViewRow& row) { return row.run.host; }),
@@ -282,12 +280,6 @@ ColumnSet known_columns(const std::vector<std::vector<ViewRow>>& views) {
   return set;
 }
 
-const Column* find_column(const std::vector<Column>& columns, const std::string& name) {
-  for (const Column& column : columns)
-    if (column.name == name) return &column;
-  return nullptr;
-}
-
 // The default columns: the file (when there are several), what the point is, then how it went.
 std::vector<std::string> default_column_names(const ColumnSet& set, const Rows& shown, bool several_files) {
   std::vector<std::string> names;
@@ -330,7 +322,7 @@ void sort_rows(Rows& rows, const std::vector<std::string>& parameters) {
       values.push_back(it == row->params.end() ? nullptr : &*it);
     }
   std::vector<std::size_t> order(rows.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const RunRecord &x = rows[a]->run, &y = rows[b]->run;
     if (int c = x.kernel.compare(y.kernel)) return c < 0;
@@ -401,12 +393,7 @@ TextGrid text_grid(const std::vector<const Column*>& columns, const Rows& rows, 
         text = plain_text(value);
         if (!value.is_null() && !value.is_number()) grid.right_aligned[c] = false;
       }
-      if (markdown) {
-        std::string escaped;
-        for (char ch : text) (ch == '|' ? escaped += "\\|" : escaped += ch);
-        text = std::move(escaped);
-      }
-      line.push_back(std::move(text));
+      line.push_back(markdown ? report_page::pipes_escaped(text) : std::move(text));
     }
     grid.cells.push_back(std::move(line));
   }
@@ -474,25 +461,20 @@ void append_csv_field(const std::string& text, std::string& out) {
     out += text;
     return;
   }
-  out += '"';
-  for (char c : text) (c == '"' ? out += "\"\"" : out += c);
-  out += '"';
+  static constexpr report_page::Replacements kDoubledQuotes{{'"', "\"\""}};
+  out += '"' + kDoubledQuotes(text) + '"';
 }
 
 void print_csv(const std::vector<const Column*>& columns, const Rows& rows, std::string& out) {
-  const auto end_line = [&] { out += "\r\n"; };
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    if (c > 0) out += ',';
-    append_csv_field(columns[c]->name, out);
-  }
-  end_line();
-  for (const ViewRow* row : rows) {
+  const auto print_line = [&](const auto& text_of) {
     for (std::size_t c = 0; c < columns.size(); ++c) {
       if (c > 0) out += ',';
-      append_csv_field(plain_text(columns[c]->value(*row)), out);
+      append_csv_field(text_of(*columns[c]), out);
     }
-    end_line();
-  }
+    out += "\r\n";
+  };
+  print_line([](const Column& column) { return column.name; });
+  for (const ViewRow* row : rows) print_line([&](const Column& column) { return plain_text(column.value(*row)); });
 }
 
 void print_json(const std::vector<const Column*>& columns, const Rows& rows, std::string& out) {
@@ -512,13 +494,14 @@ std::vector<const Column*> chosen_columns(const ColumnSet& set, const std::vecto
   std::vector<const Column*> chosen;
   for (const std::string& name : names) {
     if (name.empty()) continue;
-    const Column* column = find_column(set.known, name);
-    if (!column) {
+    const auto column =
+        std::find_if(set.known.begin(), set.known.end(), [&](const Column& c) { return c.name == name; });
+    if (column == set.known.end()) {
       std::vector<std::string> known;
       for (const Column& c : set.known) known.push_back(c.name);
       throw BadInput{fmt::format("--columns: unknown column '{}' (known: {})", name, fmt::join(known, ", "))};
     }
-    chosen.push_back(column);
+    chosen.push_back(&*column);
   }
   if (chosen.empty()) throw BadInput{"--columns: no column named"};
   return chosen;

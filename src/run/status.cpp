@@ -11,7 +11,6 @@
 #include "run/run.h"
 #include "run/sweep_loading.h"
 #include "store/summary.h"
-#include "view/rank_calibrations.h"
 #include "view/view.h"
 
 namespace ks {

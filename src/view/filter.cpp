@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <ranges>
 #include <regex>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -67,19 +69,11 @@ RowFilter RowFilter::parse(const std::string& expression) {
     Term term;
     term.key = match[1];
     const std::string op = match[2];
-    term.op = op == "="    ? Op::eq
-              : op == "!=" ? Op::ne
-              : op == "<"  ? Op::lt
-              : op == "<=" ? Op::le
-              : op == ">"  ? Op::gt
-                           : Op::ge;
-    std::string values = match[3];
-    for (std::size_t start = 0;;) {
-      const std::size_t bar = values.find('|', start);
-      term.values.push_back(trimmed(values.substr(start, bar == std::string::npos ? std::string::npos : bar - start)));
-      if (bar == std::string::npos) break;
-      start = bar + 1;
-    }
+    static constexpr std::string_view kOps[] = {"=", "!=", "<", "<=", ">", ">="};  // in the order of Op
+    term.op = static_cast<Op>(std::find(std::begin(kOps), std::end(kOps), op) - std::begin(kOps));
+    const std::string values = match[3];
+    for (const auto value : std::views::split(values, '|'))
+      term.values.push_back(trimmed({value.begin(), value.end()}));
     const bool ordered = term.op != Op::eq && term.op != Op::ne;
     for (const std::string& value : term.values) {
       if (value.empty()) throw FilterError(fmt::format("--where: '{}' has an empty value", text));

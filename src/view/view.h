@@ -2,7 +2,7 @@
 // The current view of results files, the one definition that show, report, compare and merge use:
 // per point, its latest row (rows are appended in arrival order, so a rerun after --resume replaces
 // what came before), with its parameters parsed. Figures a point did not measure are NaN in the file
-// (cluster/run_record.h: kNotMeasured).
+// (cluster/run_record.h: kNotMeasured). And the calibrations a file keeps in /ranks, read back.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/calibration.h"
 #include "store/results_file.h"
 
 namespace ks {
@@ -43,6 +44,12 @@ std::string parameters_text(const nlohmann::json& params, const std::vector<std:
 // lines): numbers by value before text, text alphabetically, a missing value (nullptr) last. <0, 0
 // or >0, as std::string::compare.
 int compare_parameter_values(const nlohmann::json* a, const nlohmann::json* b);
+
+// The calibrations of a file's /ranks: what `status` and the report hold each rank's figures
+// against (calibration/fleet_health.h). Each rank's latest row (a resumed run adds a row where the
+// rank measured again, or reused what it kept); a rank not calibrated, or whose calibration does not
+// parse, is left out. In rank order.
+std::vector<RankCalibration> rank_calibrations(const std::vector<RankInfo>& ranks);
 
 // True when the point was timed (its figures are measurements, not NaN): it has timed repetitions,
 // or it was imported from another tool's results with a median but no repetitions or samples

@@ -20,7 +20,7 @@
 #include "kernelindex/kernelindex.h"
 #include "report/commands.h"
 #include "report/csv.h"
-#include "report/gpu_names.h"
+#include "report/import.h"
 #include "report/import_liger.h"
 #include "run/run.h"
 #include "store/results_file.h"

@@ -1,5 +1,6 @@
 // validate, plan and kernels: the commands that read a sweep file or the registry and measure nothing.
 #include <iostream>
+#include <ranges>
 
 #include <fmt/format.h>
 
@@ -28,9 +29,7 @@ Json point_json(const Point& p) {
 std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 std::string describe_values(const ParamSpec& p) {
-  std::vector<std::string> allowed;
-  for (const auto& v : p.allowed) allowed.push_back(value_text(v));
-  std::string out = fmt::format("{}", fmt::join(allowed, "|"));
+  std::string out = fmt::format("{}", fmt::join(p.allowed | std::views::transform(value_text), "|"));
   if (out.empty()) {
     out = to_string(p.type);
     if (p.min) out += fmt::format(" >= {}", *p.min);

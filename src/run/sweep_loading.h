@@ -27,7 +27,7 @@ struct LoadedSweep {
   std::vector<std::string> plugins;  // every plugin library loaded for it, in loading order
   PythonSetup python;                // the Python modules loaded for it, and how its Python worker runs
 
-  // --shard and --max-points as the plan takes them.
+  // --shard and --max-points as the plan takes them (the walks below add --where's filter).
   std::optional<PlanOptions> plan_options() const;
   // The points of the plan, visited one at a time in bounded memory.
   bool stream(const PointVisitor& visit) const;

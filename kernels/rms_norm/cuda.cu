@@ -27,17 +27,24 @@ constexpr int kDwSlices = 8;   // threads that share one column in the dw kernel
 
 template <class T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
 
-// The sum of `value` over the `width` threads of a row group; every thread of the block calls it
+// Waits for the `width` threads of this thread's row group only (a named barrier a group, 1 to 16),
+// so that the other groups of the block go on loading and storing: with one __syncthreads for the
+// block, backward took 5-7% longer on an H100 (bench/results/rms_norm-h100.md).
+__device__ inline void group_barrier(int width) {
+  asm volatile("bar.sync %0, %1;" ::"r"(1 + static_cast<int>(threadIdx.x) / width), "r"(width) : "memory");
+}
+
+// The sum of `value` over the `width` threads of a row group; the threads of a group call it
 // together (width is the same for the whole block).
 __device__ float group_sum(float value, int width, float* scratch) {
   for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
   if (width == 32) return value;
   const int warps = width / 32, warp = static_cast<int>(threadIdx.x) / 32;
   if (threadIdx.x % 32 == 0) scratch[warp] = value;
-  __syncthreads();
+  group_barrier(width);
   float total = 0;
   for (int i = warp / warps * warps; i < (warp / warps + 1) * warps; ++i) total += scratch[i];
-  __syncthreads();
+  group_barrier(width);
   return total;
 }
 
@@ -115,7 +122,7 @@ template <class T, int N, Casting C> __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < N; ++j) acc[j * vectors + v] = 0;
 
-  // Every thread runs the same number of iterations (group_sum synchronises the block).
+  // Every thread runs the same number of iterations (group_sum synchronises the row group).
   for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * groups; first < p.tokens;
        first += static_cast<std::int64_t>(gridDim.x) * groups) {
     const std::int64_t row = first + group;

@@ -1,4 +1,4 @@
-#include "kernelindex/block_codec.h"
+#include "kernelindex/document_index.h"
 
 #include <stdexcept>
 

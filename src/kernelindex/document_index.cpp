@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "kernelindex/block_codec.h"
-
 namespace ks {
 namespace {
 

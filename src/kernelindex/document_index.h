@@ -5,8 +5,8 @@
 //   point_id  run_name  shard_file  block_offset  block_bytes  line_offset  line_bytes
 //
 // A document is line_bytes bytes at line_offset of the block that starts at block_offset of
-// shard_file and takes block_bytes there; a block is stored as block_codec.h says (as it is, one gzip
-// member or one zstd frame; the shard file's name ends in .jsonl, .jsonl.gz or .jsonl.zst). Lines
+// shard_file and takes block_bytes there; a block is stored as Compression below says (as it is, one
+// gzip member or one zstd frame; the shard file's name ends in .jsonl, .jsonl.gz or .jsonl.zst). Lines
 // that begin with '#' are comments. A line is written only once its block is in its shard, so the
 // index never names bytes that are not there.
 #include <cstdint>
@@ -20,6 +20,25 @@
 #include <vector>
 
 namespace ks {
+
+// How a block of jsonl document lines is stored in a shard (block_codec.cpp): as it is, or compressed
+// as one gzip member or one zstd frame. A compressed shard is a sequence of such blocks, which `zcat`
+// and `zstdcat` read as one stream; the index records where each block starts, so one document is
+// found by decompressing only its block.
+enum class Compression { none, gzip, zstd };
+
+// "none", "gzip" or "zstd" named: throws std::invalid_argument naming the three.
+Compression compression_named(std::string_view name);
+
+// The shard file name's ending for it: "", ".gz" or ".zst".
+std::string_view compression_suffix(Compression compression);
+// What a shard's name says it holds (its ending, as compression_suffix gives it).
+Compression compression_of_file(const std::filesystem::path& file);
+
+// The block as stored. Throws std::runtime_error when the library refuses.
+std::string compress_block(Compression compression, std::string_view text);
+// The block's text again. Throws std::runtime_error when `stored` is not one whole block.
+std::string decompress_block(Compression compression, std::string_view stored);
 
 struct IndexEntry {
   std::string point_id;

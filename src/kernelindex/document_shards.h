@@ -19,7 +19,6 @@
 #include <string_view>
 #include <vector>
 
-#include "kernelindex/block_codec.h"
 #include "kernelindex/document_index.h"
 
 namespace ks {

@@ -10,7 +10,6 @@
 #include "common/canonical_json.h"
 #include "common/digest.h"
 #include "common/json_text.h"
-#include "kernelindex/run_measurements.h"
 
 namespace ks {
 namespace {

@@ -6,7 +6,9 @@
 // seed). docs/kernelindex.md describes every field. A run cites the other four by digest: "sha256:"
 // + SHA-256 of the canonical JSON of {apiVersion, kind, spec}, metadata left out, so a title or
 // name can change without changing what a figure is comparable with.
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,5 +136,24 @@ Json kernelindex_object(Json run, CitedDocuments cited);
 // Where a kernelindex object's digests disagree with the documents it carries: one line per
 // mismatch ("run.spec.protocolDigest is sha256:..., protocol digests to sha256:..."); empty if none.
 std::vector<std::string> digest_mismatches(const Json& object);
+
+// --- a BenchmarkRun's figures beyond its median latency (run_measurements.cpp) ------------------------
+// spec.measurements (the protocol's quantiles, device memory, the GPU's state, noise, speed of light,
+// energy) and spec.sourceNative.metrics (every metric field of the record: record/run_record.h).
+
+// Timed: the point has repetitions (a crashed, timed-out or skipped point has none).
+inline bool has_timing(const RunRecord& record) { return record.n_repeat > 0; }
+
+// Latencies are whole nanoseconds in the documents.
+inline std::int64_t whole_ns(double ns) { return std::llround(ns); }
+
+// The latencies beside the median (which timing.latencyNs holds): the quantiles the protocol asked
+// for, or where a record has none (a row from before they were stored, an import), p20 and p80; then
+// the other figures the record has. A JSON array, its objects' keys in the order written.
+std::string run_measurements(const RunRecord& record);
+
+// The record's metric fields: all of them when the point was timed, else those it has (a peak of
+// device memory); non-finite figures have no JSON form and are left out. A JSON object.
+std::string native_metrics(const RunRecord& record);
 
 }  // namespace ks

@@ -1,4 +1,4 @@
-#include "kernelindex/run_measurements.h"
+#include "kernelindex/kernelindex.h"
 
 #include <cmath>
 #include <type_traits>

@@ -2,6 +2,7 @@
 // kernelindex documents, as a sweep leaves them. Each tool's mapping lives beside this file
 // (import_liger.cpp); what they share is here: what a GPU's name says, the output checks, the order
 // of the rows, the results file, the documents, the summary.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -74,11 +75,9 @@ std::vector<std::size_t> storage_order(const std::vector<ImportedRun>& runs) {
   }
   std::vector<std::size_t> order;
   order.reserve(runs.size());
-  for (const auto& group : groups) {
-    for (std::size_t i : group)
-      if (!timed_run(runs[i].record)) order.push_back(i);
-    for (std::size_t i : group)
-      if (timed_run(runs[i].record)) order.push_back(i);
+  for (auto& group : groups) {
+    std::stable_partition(group.begin(), group.end(), [&](std::size_t i) { return !timed_run(runs[i].record); });
+    order.insert(order.end(), group.begin(), group.end());
   }
   return order;
 }

@@ -291,8 +291,7 @@ class RowReader {
 class DocumentCache {
  public:
   std::shared_ptr<const CitedDocument> protocol(const LigerRow& row) {
-    const bool speed = row.metric == Metric::speed;
-    return get(protocols_, (speed ? "speed/" : "memory/") + row.mode,
+    return get(protocols_, (row.metric == Metric::speed ? "speed/" : "memory/") + row.mode,
                [&] { return liger_protocol(row.metric, row.mode); });
   }
   std::shared_ptr<const CitedDocument> environment(const LigerRow& row) {

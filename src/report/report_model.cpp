@@ -14,7 +14,7 @@
 #include "measure/do_bench.h"
 #include "report/report_files.h"
 #include "report/report_format.h"
-#include "report/report_roofline.h"
+#include "report/report_speed_of_light.h"
 #include "report/report_speedups.h"
 
 namespace ks::report_page {

@@ -1,7 +1,10 @@
 #pragma once
-// What `kernelsweep report` says before anything else about its points' figures against the
-// machine (docs/speed-of-light.md): the points whose flags say their figures are not to be taken as
-// they stand, and the ranks measurably slower than the ranks with the same device.
+// What `kernelsweep report` says about its points' figures against the machine
+// (docs/speed-of-light.md). Before anything else: the points whose flags say their figures are not to
+// be taken as they stand, and the ranks measurably slower than the ranks with the same device. Then
+// each kernel's roofline: its points' achieved TFLOP/s against their arithmetic intensity (FLOPs per
+// byte of a call), under the roofs of the device most of them ran on, min(memory bandwidth ×
+// intensity, the rate of the points' dtype), as sol_pct holds them (calibration/speed_of_light.h).
 #include <map>
 #include <string>
 #include <utility>
@@ -30,5 +33,17 @@ std::string flag_meaning(const std::string& flag);
 
 // Each file's slow ranks (calibration/fleet_health.h: slow_ranks), with the points each measured.
 std::vector<SlowRankNote> slow_rank_notes(const std::vector<LoadedFile>& files);
+
+// The roof over [low, high] (intensities in FLOP/byte): min(memory_gbps × intensity / 1000,
+// tflops) in TFLOP/s, at low, at the ridge where it lies strictly between, and at high. A tflops of
+// NaN gives the memory roof alone.
+std::vector<RooflinePlot::Point> roof_points(double memory_gbps, double tflops, double low, double high);
+
+// The intensity axis around `intensities` (positive): whole decades, with at least a factor of 2 of
+// room on either side.
+std::pair<double, double> intensity_axis(const std::vector<double>& intensities);
+
+// Gives the section its roofline, or says in section.no_roofline why it has none.
+void add_roofline(KernelSection& section, const RankCalibrations& calibrations);
 
 }  // namespace ks::report_page

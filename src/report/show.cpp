@@ -233,18 +233,15 @@ Column parameter_column(const std::string& parameter, const std::set<std::string
 // The rows printed, in order: they stay where the view holds them.
 using Rows = std::vector<const ViewRow*>;
 
-// Each kernel's parameter names (a kernel's rows may differ in their keys: a parameter added between
-// two files).
-using ParametersByKernel = std::map<std::string, std::set<std::string>>;
-
-void add_parameters(const ViewRow& row, ParametersByKernel& by_kernel) {
-  std::set<std::string>& keys = by_kernel[row.run.kernel];
-  if (keys.size() == row.params.size()) return;  // the usual case: this kernel's keys are known already
-  for (const auto& item : row.params.items()) keys.insert(item.key());
-}
-
-// Parameter names, each once: kernels in name order, each kernel's parameters in name order.
-std::vector<std::string> parameter_names(const ParametersByKernel& by_kernel) {
+// Parameter names, each once: kernels in name order, each kernel's parameters in name order (a
+// kernel's rows may differ in their keys: a parameter added between two files).
+std::vector<std::string> parameter_names(const Rows& rows) {
+  std::map<std::string, std::set<std::string>> by_kernel;
+  for (const ViewRow* row : rows) {
+    std::set<std::string>& keys = by_kernel[row->run.kernel];
+    if (keys.size() == row->params.size()) continue;  // the usual case: this kernel's keys are known already
+    for (const auto& item : row->params.items()) keys.insert(item.key());
+  }
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (const auto& [kernel, keys] : by_kernel)
@@ -258,22 +255,16 @@ struct ColumnSet {
   std::vector<std::string> parameters;
 };
 
-std::vector<std::string> parameter_names(const Rows& rows) {
-  ParametersByKernel by_kernel;
-  for (const ViewRow* row : rows) add_parameters(*row, by_kernel);
-  return parameter_names(by_kernel);
-}
-
 // The columns of every row of the files, whatever --where keeps: --columns may name any of them.
 ColumnSet known_columns(const std::vector<std::vector<ViewRow>>& views) {
-  ParametersByKernel by_kernel;
+  Rows every;
   for (const auto& view : views)
-    for (const ViewRow& row : view) add_parameters(row, by_kernel);
+    for (const ViewRow& row : view) every.push_back(&row);
   ColumnSet set;
   set.known = fixed_columns();
   std::set<std::string> fixed_names;
   for (const Column& column : set.known) fixed_names.insert(column.name);
-  for (const std::string& parameter : parameter_names(by_kernel)) {
+  for (const std::string& parameter : parameter_names(every)) {
     set.known.push_back(parameter_column(parameter, fixed_names));
     set.parameters.push_back(set.known.back().name);
   }

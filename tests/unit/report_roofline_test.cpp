@@ -6,7 +6,6 @@
 #include <cmath>
 #include <deque>
 
-#include "report/report_roofline.h"
 #include "report/report_speed_of_light.h"
 #include "report/report_tables.h"
 

@@ -391,8 +391,8 @@ TEST_F(ShowTest, JsonReadsBackWithNumbersAndNulls) {
       EXPECT_TRUE(timed && works ? row.at(rate).is_number() : row.at(rate).is_null()) << rate;
     // Against the rank's calibration: a point with work has its floor, one without is flagged.
     EXPECT_TRUE(timed && works ? row.at("sol_pct").is_number() : row.at("sol_pct").is_null());
-    if (timed && !works) EXPECT_EQ(row.at("flags"), "no-work");
-    if (!timed) EXPECT_EQ(row.at("flags"), "");
+    if (timed && !works) { EXPECT_EQ(row.at("flags"), "no-work"); }
+    if (!timed) { EXPECT_EQ(row.at("flags"), ""); }
     EXPECT_TRUE(row.at("id").is_number_integer());
     EXPECT_TRUE(row.at("kernel") == "test_crash" ? row.at("action").is_string() : row.at("action").is_null());
     // The same rows and values as the CSV.

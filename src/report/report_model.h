@@ -2,8 +2,8 @@
 // What `kernelsweep report` shows, worked out once from the current view: per kernel its points in
 // table order, each point's speed-up over the baseline and fraction of the reference, the series of
 // its plots and its roofline, the flagged points and slow ranks, and the files, environments and
-// protocols the points come from. The HTML and markdown pages (report_pages.h) and the plots
-// (report_plots.h) only lay this out.
+// protocols the points come from. The plots and the HTML and markdown pages (report_plots.h) only
+// lay this out.
 #include <cmath>
 #include <cstddef>
 #include <limits>

@@ -482,12 +482,7 @@ void print_json(const Comparison& comparison, const Side& base, const Side& next
   std::string text = out.dump(2);
   text.resize(text.size() - 2);  // the closing "\n}"
   text += ",\n  \"points\": [";
-  const char* separator = "\n    ";
-  for (const std::string& line : lines) {
-    text += separator;
-    text += line;
-    separator = ",\n    ";
-  }
+  if (!lines.empty()) text += fmt::format("\n    {}", fmt::join(lines, ",\n    "));
   text += comparison.points.empty() ? "]\n}\n" : "\n  ]\n}\n";
   std::fwrite(text.data(), 1, text.size(), stdout);
 }

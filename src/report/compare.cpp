@@ -158,6 +158,7 @@ std::vector<PointComparison> match_points(const Side& base, const Side& next) {
 void judge_points(std::vector<PointComparison>& points, const ResultsFile& base_file, const ResultsFile& next_file,
                   ChangeJudge& judge) {
   std::vector<PointComparison*> timed_points;
+  std::vector<const ViewRow*> base_rows, next_rows;
   for (PointComparison& point : points) {
     if (!point.base || !point.next) continue;
     if (const std::string why = implausible_note(point); !why.empty()) {
@@ -167,14 +168,11 @@ void judge_points(std::vector<PointComparison>& points, const ResultsFile& base_
     }
     if (has_samples(*point.base) && has_samples(*point.next)) {
       timed_points.push_back(&point);
+      base_rows.push_back(point.base);
+      next_rows.push_back(point.next);
       continue;
     }
     point.label = "untimed";
-  }
-  std::vector<const ViewRow*> base_rows, next_rows;
-  for (const PointComparison* point : timed_points) {
-    base_rows.push_back(point->base);
-    next_rows.push_back(point->next);
   }
   // The files are read by one thread (the HDF5 library is built without thread safety); the
   // bootstraps and intervals, most of the rest of the work, are computed on every core.

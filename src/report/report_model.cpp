@@ -126,9 +126,8 @@ std::string swept_parameter(const std::vector<PointRow>& rows, const std::vector
     }
   }
   if (best.empty() && std::find(parameters.begin(), parameters.end(), kReplicateParameter) != parameters.end() &&
-      distinct_values(rows, kReplicateParameter) > 1) {
-    best = kReplicateParameter;
-  }
+      distinct_values(rows, kReplicateParameter) > 1)
+    return kReplicateParameter;
   return best;
 }
 

@@ -15,7 +15,6 @@
 #include "report/report_files.h"
 #include "report/report_format.h"
 #include "report/report_speed_of_light.h"
-#include "report/report_speedups.h"
 
 namespace ks::report_page {
 namespace {

@@ -1,4 +1,4 @@
-#include "report/report_speedups.h"
+#include "report/report_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -214,9 +214,7 @@ Verdict ChangeJudge::judge(const MedianBootstrap& base, const MedianBootstrap& n
 }
 
 Verdict ChangeJudge::judge(std::vector<double> base_samples, std::vector<double> new_samples) {
-  const MedianBootstrap base = median_bootstrap(std::move(base_samples));
-  const MedianBootstrap next = median_bootstrap(std::move(new_samples));
-  return judge(base, next);
+  return judge(median_bootstrap(std::move(base_samples)), median_bootstrap(std::move(new_samples)));
 }
 
 }  // namespace ks

@@ -17,6 +17,22 @@ bool parse_number(std::string_view text, std::uint64_t& value) {
   return error == std::errc() && end == text.data() + text.size() && !text.empty();
 }
 
+// The end of a file of `size` bytes, read back a block at a time until it holds more than `newlines`
+// newlines (the text before the first of them may be part of a longer line), or the whole file.
+std::string tail(std::ifstream& in, std::uint64_t size, std::size_t newlines) {
+  std::string tail;
+  for (std::uint64_t start = size;
+       start > 0 && static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n')) <= newlines;) {
+    const std::uint64_t length = std::min<std::uint64_t>(start, 1 << 20);
+    start -= length;
+    std::string block(length, '\0');
+    in.seekg(static_cast<std::streamoff>(start));
+    in.read(block.data(), static_cast<std::streamsize>(length));
+    tail.insert(0, block);
+  }
+  return tail;
+}
+
 }  // namespace
 
 std::string index_line(const IndexEntry& entry) {
@@ -41,25 +57,15 @@ std::vector<std::string> last_lines(const std::filesystem::path& file, std::size
   std::vector<std::string> lines;
   std::ifstream in(file, std::ios::binary);
   if (!in || count == 0) return lines;
-  // The file's end, read back a block at a time until it holds `count` whole lines after the first
-  // newline read (the text before it may be part of a longer line).
   in.seekg(0, std::ios::end);
-  std::int64_t start = in.tellg();
-  std::string tail;
-  while (start > 0 && static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n')) <= count) {
-    const std::int64_t length = std::min<std::int64_t>(start, 1 << 20);
-    start -= length;
-    std::string block(static_cast<std::size_t>(length), '\0');
-    in.seekg(start);
-    in.read(block.data(), length);
-    tail.insert(0, block);
-  }
-  for (std::size_t begin = 0, end; begin < tail.size(); begin = end + 1) {
-    end = tail.find('\n', begin);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  const std::string end_of_file = tail(in, size, count);
+  for (std::size_t begin = 0, end; begin < end_of_file.size(); begin = end + 1) {
+    end = end_of_file.find('\n', begin);
     if (end == std::string::npos) break;  // a line cut short
-    lines.push_back(tail.substr(begin, end - begin));
+    lines.push_back(end_of_file.substr(begin, end - begin));
   }
-  if (start > 0 && !lines.empty()) lines.erase(lines.begin());
+  if (end_of_file.size() < size && !lines.empty()) lines.erase(lines.begin());
   if (lines.size() > count) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(count));
   return lines;
 }
@@ -69,21 +75,9 @@ void drop_line_cut_short(const std::filesystem::path& file) {
   const auto size = std::filesystem::file_size(file, error);
   if (error || size == 0) return;
   std::ifstream in(file, std::ios::binary);
-  std::uint64_t keep = size;
-  std::string block;
-  // Back from the end, a block at a time, to the last newline.
-  while (keep > 0) {
-    const std::uint64_t length = std::min<std::uint64_t>(keep, 1 << 16);
-    block.resize(length);
-    in.seekg(static_cast<std::streamoff>(keep - length));
-    in.read(block.data(), static_cast<std::streamsize>(length));
-    const auto newline = block.rfind('\n');
-    if (newline != std::string::npos) {
-      keep = keep - length + newline + 1;
-      break;
-    }
-    keep -= length;
-  }
+  const std::string end_of_file = tail(in, size, 0);  // to the last newline
+  const std::size_t newline = end_of_file.rfind('\n');
+  const std::uint64_t keep = newline == std::string::npos ? 0 : size - end_of_file.size() + newline + 1;
   if (keep == size) return;
   std::filesystem::resize_file(file, keep, error);
   if (error)

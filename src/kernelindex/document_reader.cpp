@@ -29,13 +29,6 @@ std::size_t read_shards(const fs::path& folder, const DocumentFilter& filter,
   return read;
 }
 
-// The kernelindex object a json file holds, or null for another file.
-Json object_in(const fs::path& file) {
-  std::ifstream in(file);
-  Json object = Json::parse(in, nullptr, false);
-  return is_kernelindex_object(object) ? object : Json();
-}
-
 std::size_t read_json_files(const fs::path& folder, const DocumentFilter& filter,
                             const std::function<void(std::string_view)>& visit) {
   std::vector<fs::path> files;
@@ -44,8 +37,9 @@ std::size_t read_json_files(const fs::path& folder, const DocumentFilter& filter
   std::sort(files.begin(), files.end());
   std::size_t read = 0;
   for (const fs::path& file : files) {
-    const Json object = object_in(file);
-    if (object.is_null()) continue;
+    std::ifstream in(file);
+    const Json object = Json::parse(in, nullptr, false);
+    if (!is_kernelindex_object(object)) continue;  // another file
     const Json& run = object["run"];
     const std::string point_id = run_point_id(run);
     const std::string run_name = run.value("/metadata/name"_json_pointer, std::string());

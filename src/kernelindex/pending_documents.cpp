@@ -8,8 +8,6 @@
 
 namespace ks {
 
-PendingDocuments::PendingDocuments(std::filesystem::path folder) : path_(std::move(folder) / kFileName) {}
-
 void PendingDocuments::hold(const Batch& batch) {
   const nlohmann::json header = {{"rows_before", batch.rows_before}, {"count", batch.lines.size()}};
   std::ofstream out(path_, std::ios::out | std::ios::trunc | std::ios::binary);

@@ -24,7 +24,7 @@ class PendingDocuments {
     std::vector<std::string> lines;
   };
 
-  explicit PendingDocuments(std::filesystem::path folder);
+  explicit PendingDocuments(const std::filesystem::path& folder) : path_(folder / kFileName) {}
 
   // Replaces the journal with this batch, written whole before returning. Throws std::system_error
   // carrying errno (ENOSPC for a full disk), after removing what it began to write.

@@ -158,6 +158,7 @@ std::vector<PointComparison> match_points(const Side& base, const Side& next) {
 void judge_points(std::vector<PointComparison>& points, const ResultsFile& base_file, const ResultsFile& next_file,
                   ChangeJudge& judge) {
   std::vector<PointComparison*> timed_points;
+  std::vector<const ViewRow*> base_rows, next_rows;
   for (PointComparison& point : points) {
     if (!point.base || !point.next) continue;
     if (const std::string why = implausible_note(point); !why.empty()) {
@@ -167,14 +168,11 @@ void judge_points(std::vector<PointComparison>& points, const ResultsFile& base_
     }
     if (has_samples(*point.base) && has_samples(*point.next)) {
       timed_points.push_back(&point);
+      base_rows.push_back(point.base);
+      next_rows.push_back(point.next);
       continue;
     }
     point.label = "untimed";
-  }
-  std::vector<const ViewRow*> base_rows, next_rows;
-  for (const PointComparison* point : timed_points) {
-    base_rows.push_back(point->base);
-    next_rows.push_back(point->next);
   }
   // The files are read by one thread (the HDF5 library is built without thread safety); the
   // bootstraps and intervals, most of the rest of the work, are computed on every core.
@@ -482,12 +480,7 @@ void print_json(const Comparison& comparison, const Side& base, const Side& next
   std::string text = out.dump(2);
   text.resize(text.size() - 2);  // the closing "\n}"
   text += ",\n  \"points\": [";
-  const char* separator = "\n    ";
-  for (const std::string& line : lines) {
-    text += separator;
-    text += line;
-    separator = ",\n    ";
-  }
+  if (!lines.empty()) text += fmt::format("\n    {}", fmt::join(lines, ",\n    "));
   text += comparison.points.empty() ? "]\n}\n" : "\n  ]\n}\n";
   std::fwrite(text.data(), 1, text.size(), stdout);
 }

@@ -83,8 +83,6 @@ double ratio_cdf(const MedianBootstrap& base, const MedianBootstrap& next, doubl
   return total;
 }
 
-double linear_median(const std::vector<double>& sorted) { return quantile_linear(sorted, 0.5); }
-
 // The q-quantile of the standard normal distribution: Newton's method on its CDF from 0, which
 // approaches the root from one side (the CDF is convex below 0 and concave above).
 double normal_quantile(double q) {
@@ -188,7 +186,7 @@ MedianBootstrap ChangeJudge::median_bootstrap(std::vector<double> samples) {
   out.count = samples.size();
   if (samples.empty()) return out;
   std::sort(samples.begin(), samples.end());
-  out.median = linear_median(samples);
+  out.median = quantile_linear(samples, 0.5);
   const OrderWeights& order = weights_for(samples.size());
   out.values.assign(samples.begin() + static_cast<std::ptrdiff_t>(order.first),
                     samples.begin() + static_cast<std::ptrdiff_t>(order.first + order.weights->size()));
@@ -216,9 +214,7 @@ Verdict ChangeJudge::judge(const MedianBootstrap& base, const MedianBootstrap& n
 }
 
 Verdict ChangeJudge::judge(std::vector<double> base_samples, std::vector<double> new_samples) {
-  const MedianBootstrap base = median_bootstrap(std::move(base_samples));
-  const MedianBootstrap next = median_bootstrap(std::move(new_samples));
-  return judge(base, next);
+  return judge(median_bootstrap(std::move(base_samples)), median_bootstrap(std::move(new_samples)));
 }
 
 }  // namespace ks

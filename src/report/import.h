@@ -27,8 +27,7 @@ namespace ks {
 
 // Input that cannot be imported at all (a missing column, a value that is not a number): what()
 // is the one line to print, "FILE:LINE: column NAME: what is wrong".
-class ImportInputError : public std::runtime_error {
- public:
+struct ImportInputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 

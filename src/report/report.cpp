@@ -12,7 +12,6 @@
 
 #include "report/commands.h"
 #include "report/report_model.h"
-#include "report/report_pages.h"
 #include "report/report_plots.h"
 #include "run/run.h"
 #include "view/filter.h"

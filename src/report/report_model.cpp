@@ -15,7 +15,6 @@
 #include "report/report_files.h"
 #include "report/report_format.h"
 #include "report/report_speed_of_light.h"
-#include "report/report_speedups.h"
 
 namespace ks::report_page {
 namespace {
@@ -126,9 +125,8 @@ std::string swept_parameter(const std::vector<PointRow>& rows, const std::vector
     }
   }
   if (best.empty() && std::find(parameters.begin(), parameters.end(), kReplicateParameter) != parameters.end() &&
-      distinct_values(rows, kReplicateParameter) > 1) {
-    best = kReplicateParameter;
-  }
+      distinct_values(rows, kReplicateParameter) > 1)
+    return kReplicateParameter;
   return best;
 }
 

@@ -2,13 +2,14 @@
 // What `kernelsweep report` shows, worked out once from the current view: per kernel its points in
 // table order, each point's speed-up over the baseline and fraction of the reference, the series of
 // its plots and its roofline, the flagged points and slow ranks, and the files, environments and
-// protocols the points come from. The HTML and markdown pages (report_pages.h) and the plots
-// (report_plots.h) only lay this out.
+// protocols the points come from. The plots and the HTML and markdown pages (report_plots.h) only
+// lay this out.
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "calibration/fleet_health.h"
@@ -182,5 +183,27 @@ template <typename Point> std::vector<Point> evenly_thinned(std::vector<Point> p
     out.push_back(points[static_cast<std::size_t>(std::llround(static_cast<double>(i) * step))]);
   return out;
 }
+
+// --- speed-ups and fractions (report_speedups.cpp) ---------------------------------------------------
+// Each point's median against another implementation's at the same shape (its mode and parameters),
+// and each implementation's geometric-mean speed-up over the baseline.
+
+// Each point's medians by label, keyed by its mode and parameters.
+using MediansByShape = std::unordered_map<std::string, std::map<std::string, double>>;
+
+MediansByShape medians_by_shape(const std::vector<PointRow>& rows);
+
+// The median of `label` at r's shape over r's median; kNone where either is missing or not a basis
+// for a ratio (not measured, or flagged implausible).
+double ratio_to(const MediansByShape& medians, const PointRow& r, const std::string& label);
+
+// The label an option names: itself, or the first label of that implementation. Empty when none.
+std::string resolve_label(const std::string& option, const KernelSection& section);
+
+// The CPU implementation where the kernel has one, else the first label.
+std::string default_baseline(const KernelSection& section);
+
+// Each label's geometric-mean speed-up over the section's baseline, per mode.
+std::vector<Speedup> speedups_of(const KernelSection& section);
 
 }  // namespace ks::report_page

@@ -1,4 +1,4 @@
-#include "report/report_pages.h"
+#include "report/report_plots.h"
 
 #include <algorithm>
 

@@ -1,5 +1,6 @@
-#include "report/report_speedups.h"
+#include "report/report_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "calibration/speed_of_light.h"
@@ -32,8 +33,7 @@ double ratio_to(const MediansByShape& medians, const PointRow& r, const std::str
 }
 
 std::string resolve_label(const std::string& option, const KernelSection& section) {
-  for (const auto& label : section.labels)
-    if (label == option) return label;
+  if (std::find(section.labels.begin(), section.labels.end(), option) != section.labels.end()) return option;
   for (const auto& r : section.rows)
     if (r.row->run.implementation == option) return r.label;
   return "";

@@ -170,8 +170,7 @@ Table flagged_table(const ReportModel& model) {
 
 Table speedups_table(const KernelSection& section) {
   Table table;
-  add_column(table, "implementation", false);
-  add_column(table, "mode", false);
+  add_text_columns(table, {"implementation", "mode"});
   add_column(table, "speed-up over " + section.baseline + " (geometric mean)", true);
   add_column(table, "points", true);
   for (const Speedup& s : section.speedups)
@@ -197,8 +196,7 @@ Table files_table(const ReportModel& model) {
 
 Table document_table(const CitedDocument& document) {
   Table table;
-  add_column(table, "field", false);
-  add_column(table, "value", false);
+  add_text_columns(table, {"field", "value"});
   for (const auto& [field, value] : document.fields) table.rows.push_back({field, value});
   return table;
 }

@@ -215,10 +215,6 @@ std::vector<Column> fixed_columns() {
   };
 }
 
-const std::vector<std::string> kColumnsBeforeParameters = {"kernel", "implementation", "mode"};
-const std::vector<std::string> kColumnsAfterParameters = {"status", "median_ms",  "p20_ms",   "p80_ms", "tflops",
-                                                          "gbps",   "peak_bytes", "n_repeat", "message"};
-
 // A parameter's column; named param.NAME when NAME is taken by a fixed column.
 Column parameter_column(const std::string& parameter, const std::set<std::string>& fixed_names) {
   const std::string name = fixed_names.contains(parameter) ? "param." + parameter : parameter;
@@ -275,7 +271,7 @@ ColumnSet known_columns(const std::vector<std::vector<ViewRow>>& views) {
 std::vector<std::string> default_column_names(const ColumnSet& set, const Rows& shown, bool several_files) {
   std::vector<std::string> names;
   if (several_files) names.push_back("file");
-  names.insert(names.end(), kColumnsBeforeParameters.begin(), kColumnsBeforeParameters.end());
+  names.insert(names.end(), {"kernel", "implementation", "mode"});
   const std::vector<std::string> shown_parameters = parameter_names(shown);
   // The parameters of the rows shown, as named among the known columns.
   for (const std::string& name : set.parameters) {
@@ -283,7 +279,8 @@ std::vector<std::string> default_column_names(const ColumnSet& set, const Rows& 
     if (std::find(shown_parameters.begin(), shown_parameters.end(), parameter) != shown_parameters.end())
       names.push_back(name);
   }
-  names.insert(names.end(), kColumnsAfterParameters.begin(), kColumnsAfterParameters.end());
+  names.insert(names.end(),
+               {"status", "median_ms", "p20_ms", "p80_ms", "tflops", "gbps", "peak_bytes", "n_repeat", "message"});
   // How close each point came to its device's speed of light, beside its rates, where a row was held
   // against its rank's calibration.
   if (std::any_of(shown.begin(), shown.end(), [](const ViewRow* row) { return speed_of_light_was_found(row->run); })) {
@@ -334,11 +331,6 @@ struct BadInput {
   std::string line;
 };
 
-std::string one_line(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
-}
-
 // Each file's current view, the files in the order given. Throws BadInput naming the file.
 std::vector<std::vector<ViewRow>> read_views(const std::vector<std::string>& files) {
   std::vector<std::vector<ViewRow>> views;
@@ -346,7 +338,9 @@ std::vector<std::vector<ViewRow>> read_views(const std::vector<std::string>& fil
     try {
       views.push_back(current_view(ResultsFile::open_read_only(path), path));
     } catch (const std::exception& e) {
-      throw BadInput{fmt::format("{}: not a results file that can be read: {}", path, one_line(e.what()))};
+      std::string why = e.what();
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      throw BadInput{fmt::format("{}: not a results file that can be read: {}", path, why)};
     }
   }
   return views;

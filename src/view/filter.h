@@ -21,8 +21,7 @@
 namespace ks {
 
 // A --where expression that cannot be read; what() is one line that quotes the part at fault.
-class FilterError : public std::invalid_argument {
- public:
+struct FilterError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 

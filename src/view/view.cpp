@@ -45,6 +45,11 @@ void summarize_repetitions(ViewRow& row, std::vector<std::pair<std::int32_t, dou
   row.repetition_spread = latest.size() > 1 ? latest.back() / latest.front() : std::nan("");
 }
 
+void append_parameter(std::string& text, const std::string& name, const nlohmann::json& value) {
+  if (!text.empty()) text += ' ';
+  text += name + '=' + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
 }  // namespace
 
 std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label) {
@@ -91,15 +96,6 @@ std::vector<ViewRow> current_view(const std::vector<std::string>& files) {
   }
   return view;
 }
-
-namespace {
-
-void append_parameter(std::string& text, const std::string& name, const nlohmann::json& value) {
-  if (!text.empty()) text += ' ';
-  text += name + '=' + (value.is_string() ? value.get<std::string>() : value.dump());
-}
-
-}  // namespace
 
 std::string parameters_text(const nlohmann::json& params) {
   std::string text;

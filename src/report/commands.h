@@ -60,6 +60,7 @@ struct ImportRequest {
   std::string documents_directory;  // default: FILE's folder/kernelindex
   std::string kernelindex_format = "json";
   bool overwrite = false;
+  std::vector<std::string> labels;  // --label KEY=VALUE: the import's labels (store/run_labels.h)
 };
 int import_results(const ImportRequest& request);
 

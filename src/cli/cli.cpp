@@ -236,6 +236,29 @@ int main(int argc, char** argv, Registry& registry) {
                    "T: a point is same when its interval lies within ±T percent, faster or slower beyond it")
       ->capture_default_str();
 
+  HistoryRequest history_args;
+  auto* history = app.add_subcommand(
+      "history", "many results files of one sweep as a history: the steps in each point's medians, told from noise");
+  history->add_option("inputs", history_args.inputs, "results files, and folders of them (their .h5 files)")
+      ->required();
+  history
+      ->add_option("--order", history_args.order,
+                   "given (the arguments' order; a folder's files by time), time, or label:KEY (by a --label of the "
+                   "runs)")
+      ->capture_default_str();
+  history->add_option("--where", history_args.where,
+                      "keep the points that match (as show --where; keys kernel, implementation, mode, point, device "
+                      "and the parameters)");
+  history->add_option("--format", history_args.format, "table, md, csv or json")
+      ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+      ->capture_default_str();
+  history->add_flag("--fail-on-step", history_args.fail_on_step,
+                    "exit with 1 when a point measured in the latest run is slower since its last step");
+  history
+      ->add_option("--min-change", history_args.min_change_percent,
+                   "PCT: a change of level of PCT percent or less is no step")
+      ->capture_default_str();
+
   ImportRequest import_args;
   auto* import = app.add_subcommand("import", "another tool's benchmark results into a results file and documents");
   import->add_option("tool", import_args.tool, "the tool the file comes from: liger")
@@ -289,6 +312,7 @@ int main(int argc, char** argv, Registry& registry) {
     if (*merge) return merge_results(merge_args, registry);
     if (*report) return write_report(report_args);
     if (*compare) return compare_results(compare_args);
+    if (*history) return print_history(history_args);
     if (*import) return import_results(import_args);
     if (*documents) return print_documents(documents_args);
   } catch (const std::exception& e) {

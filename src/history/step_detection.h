@@ -11,9 +11,10 @@
 //      either side) differ by more than z standard errors of that difference, the standard error
 //      being sigma × √(π/2 × (1/n_before + 1/n_after)) and z that of a two-sided test at
 //      false_alarm_rate over the n - 1 places a step could begin in n runs (Bonferroni: 3.3 for 10
-//      runs, 4.0 for 365), and by more than min_change_pct percent; the weakest
-//      boundary that is not (the smallest change) is merged away and the levels around it computed
-//      again, until every boundary left is a step.
+//      runs, 4.2 for 365), and by more than min_change_pct percent, and where min_runs runs of each
+//      segment lie nearer its own level than the other; the weakest boundary that is not (the
+//      smallest change) is merged away and the levels around it computed again, until every boundary
+//      left is a step.
 //
 // A single outlying run is never a step: a level must hold for min_runs runs. The latest run alone
 // off its level cannot be told from an outlier yet: it is reported apart (`pending`), as a step

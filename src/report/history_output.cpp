@@ -185,7 +185,7 @@ Json series_json(const HistoryReport& report, const PointHistory& point) {
           {"runs_seen", steps.runs_seen},
           {"first_ms", known_or_null(seen, steps.first_ns / 1e6)},
           {"latest_ms", known_or_null(seen, steps.latest_ns / 1e6)},
-          {"latest_run", known_or_null(seen, static_cast<double>(steps.latest_run))},
+          {"latest_run", seen ? Json(steps.latest_run) : Json(nullptr)},
           {"level_ms", known_or_null(seen, steps.level_ns / 1e6)},
           {"noise_ms", known_or_null(seen, steps.noise_ns / 1e6)},
           {"state", point.state()},

@@ -40,9 +40,9 @@ class HistoryRuns : public ::testing::Test {
     for (int night = 0; night < kNights; ++night) {
       const auto run = run_shell(fmt::format(
           "KS_TEST_SLEEP_SCALE={} {}", night >= kSlowerFrom ? "1.3" : "1.0",
-          mpirun_test_cli(2, fmt::format("run {} --output-dir {} --label commit=c{} --label night={}", sweep.string(),
-                                         (*directory_ / "nights" / fmt::format("night-{}", night)).string(), night,
-                                         night))));
+          mpirun_test_cli(
+              2, fmt::format("run {} --output-dir {} --label commit=c{} --label night={}", sweep.string(),
+                             (*directory_ / "nights" / fmt::format("night-{}", night)).string(), night, night))));
       ASSERT_EQ(run.exit_code, 0) << run.output;
     }
   }
@@ -66,8 +66,8 @@ TEST_F(HistoryRuns, RunLabelsAreInTheResultsFileAndEveryDocument) {
 }
 
 TEST_F(HistoryRuns, SleepersMadeSlowerAreAStepAtTheirNightAndFailTheGate) {
-  const CommandOutput run = run_command(
-      fmt::format("{} history {} --order label:night --format json --fail-on-step", KS_CLI, (*directory_ / "nights").string()));
+  const CommandOutput run = run_command(fmt::format("{} history {} --order label:night --format json --fail-on-step",
+                                                    KS_CLI, (*directory_ / "nights").string()));
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.err.find("2 points are slower since a step of more than 5% (--fail-on-step)"), std::string::npos)
       << run.err;

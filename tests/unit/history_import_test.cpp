@@ -75,8 +75,8 @@ TEST(HistoryImports, LigerCsvsOfSeveralDaysShowTheImplementationThatGotSlower) {
   });
   EXPECT_GT(documents, 0u);
 
-  const CommandOutput run = run_command(
-      fmt::format("{} history {} --order label:date --format json", KS_CLI, (dir / "imports").string()));
+  const CommandOutput run =
+      run_command(fmt::format("{} history {} --order label:date --format json", KS_CLI, (dir / "imports").string()));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const Json out = Json::parse(run.out);
   ASSERT_EQ(out.at("runs").size(), static_cast<std::size_t>(kImportedDays));

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 
@@ -11,6 +12,7 @@
 
 #include "common/canonical_json.h"
 #include "common/clock.h"
+#include "common/thread_cpu.h"
 #include "kernels/kernel.h"
 #include "measure/do_bench.h"
 #include "store/space_reserve.h"
@@ -128,6 +130,7 @@ const CitedDocument& RunOutputs::implementation_for(const RunRecord& record, con
 }
 
 void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) {
+  std::optional<ThreadCpuSpan> documents_time(stage_times_.documents_s);
   const RankIdentity& rank = rank_of(record.rank);
   const Json params = Json::parse(record.params_json);
   const KernelSpec* kernel = registry_.find(record.kernel);
@@ -150,6 +153,7 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
   RunDocumentText run = benchmark_run_text(record, cited, context);
   documents_.push_back({std::move(run.text), record.point_id.empty() ? "-" : record.point_id, std::move(run.name),
                         &protocol_doc, &environment_doc, workload, &implementation_doc});
+  documents_time.reset();
   progress_.add(record);
   ++received_;
   if (did_not_pass(record.status)) {
@@ -165,8 +169,12 @@ void RunOutputs::write_batch() {
   // while the rows are stored: a full disk stops the run before the rows are stored rather than
   // between the rows and their documents, and a kill between the two leaves the journal, from which
   // --resume writes them.
-  if (!documents_.empty()) hold_pending_documents();
+  if (!documents_.empty()) {
+    ThreadCpuSpan documents_time(stage_times_.documents_s);
+    hold_pending_documents();
+  }
   try {
+    ThreadCpuSpan rows_time(stage_times_.rows_s);
     if (!batch_.empty()) file_.append(batch_);
     file_.flush();
   } catch (const StorageFullError&) {
@@ -174,6 +182,7 @@ void RunOutputs::write_batch() {
     throw;
   }
   batch_.clear();
+  ThreadCpuSpan documents_time(stage_times_.documents_s);
   documents_space_.give_back();
   for (std::size_t i = 0; i < documents_.size(); ++i) {
     const PendingDocument& d = documents_[i];

@@ -59,6 +59,14 @@ class RunOutputs final : public ResultSink {
   std::size_t received() const { return received_; }
   // Points left with the `skipped` row of an earlier run (on_left_skipped).
   std::size_t left_skipped() const { return left_skipped_; }
+  // The CPU time storing took so far, by stage: making the documents (their citations, the run
+  // document, the journal's lines) and writing them, and the results file's rows (appended and
+  // flushed). What bench/rank0_ingest.cpp reports.
+  struct StageTimes {
+    double documents_s = 0;
+    double rows_s = 0;
+  };
+  const StageTimes& stage_times() const { return stage_times_; }
 
  private:
   // The rank a record names; points no rank could run (skipped before dispatch) belong to rank 0.
@@ -110,6 +118,7 @@ class RunOutputs final : public ResultSink {
   std::size_t not_passed_ = 0;
   std::size_t received_ = 0;
   std::size_t left_skipped_ = 0;
+  StageTimes stage_times_;
 };
 
 }  // namespace ks

@@ -12,10 +12,10 @@
 namespace ks::history {
 namespace {
 
-// The columns of /runs a history reads.
+// The columns of /runs a history reads; "ended_at" last, read only for a file imported from another tool.
 const std::vector<std::string_view> kColumns{
-    "point_id", "kernel",     "implementation", "mode",      "params",
-    "status",   "repetition", "n_repeat",       "median_ns", "environment_digest"};
+    "point_id", "kernel",    "implementation",     "mode",    "params", "status", "repetition",
+    "n_repeat", "median_ns", "environment_digest", "ended_at"};
 
 // A point on a device, as its rows in the file come: the latest row that is a timing or did not pass
 // decides whether it passed; its passed timings, by repetition, give its median.
@@ -27,15 +27,6 @@ struct PointRows {
 
 // A row that says something of the point's time: a timing, or a row that did not pass.
 bool speaks_of_time(const StoredRun& row) { return row.status != "passed" || timed(row); }
-
-// The earliest time a row of an imported file ended (when the tool measured it); "" when none says.
-std::string earliest_row_time(const ResultsFile& file) {
-  std::string earliest;
-  file.scan_runs({"ended_at"}, [&](std::uint64_t, const StoredRun& row) {
-    if (!row.ended_at.empty() && (earliest.empty() || row.ended_at < earliest)) earliest = row.ended_at;
-  });
-  return earliest;
-}
 
 }  // namespace
 
@@ -55,16 +46,20 @@ FileMedians read_file_medians(HistoryRun run) {
   const ResultsFile file = ResultsFile::open_read_only(run.file);
   const RunInfo info = file.read_info();
   run.labels = info.labels;
-  // A file without a sweep text was imported from another tool (docs/import.md).
-  const std::string measured = info.sweep_text.empty() ? earliest_row_time(file) : "";
-  run.time = measured.empty() ? info.started_at : measured;
+  // A file without a sweep text was imported from another tool (docs/import.md): its run's time is
+  // the earliest time one of its rows ended (when the tool measured it), where a row says.
+  const bool imported = info.sweep_text.empty();
+  std::string earliest_ended;
   std::unordered_map<std::string, std::string> device_of_digest;
   for (const DigestedDocument& document : file.read_environments())
     device_of_digest.emplace(document.digest, device_of_environment(document.json));
 
   std::vector<PointRows> points;
   std::unordered_map<std::string, std::size_t> position;  // SeriesIdentity::key() -> its place in `points`
-  file.scan_runs(kColumns, [&](std::uint64_t, const StoredRun& row) {
+  const std::vector<std::string_view> columns(kColumns.begin(), kColumns.end() - (imported ? 0 : 1));
+  file.scan_runs(columns, [&](std::uint64_t, const StoredRun& row) {
+    if (imported && !row.ended_at.empty() && (earliest_ended.empty() || row.ended_at < earliest_ended))
+      earliest_ended = row.ended_at;
     if (!speaks_of_time(row)) return;
     const auto device = device_of_digest.find(row.cited.environment_digest);
     SeriesIdentity identity{row.point_id, row.kernel,      row.implementation,
@@ -75,6 +70,8 @@ FileMedians read_file_medians(HistoryRun run) {
     point.passed = row.status == "passed";
     if (point.passed) point.passed_medians.emplace_back(row.repetition, row.stats.median_ns);
   });
+
+  run.time = earliest_ended.empty() ? info.started_at : earliest_ended;
 
   FileMedians out{std::move(run), {}};
   out.points.reserve(points.size());

@@ -25,6 +25,9 @@ inline std::uint64_t saturating_multiply(std::uint64_t a, std::uint64_t b) {
   if (a != 0 && b > kSaturated / a) return kSaturated;
   return a * b;
 }
+inline std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return b > kSaturated - a ? kSaturated : a + b;
+}
 
 // One digit of the grid odometer: a single axis, or a zip group whose axes advance together. Values
 // are told apart by their canonical text, as point ids are (256 and 256.0 are one value). What a

@@ -14,8 +14,6 @@
 namespace ks {
 namespace {
 
-std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return b > kSaturated - a ? kSaturated : a + b; }
-
 std::string block_key(std::size_t block_index) { return fmt::format("kernels[{}]", block_index); }
 
 const KernelSpec& find_kernel(const KernelBlock& block, std::size_t block_index, const Registry& registry) {

@@ -129,8 +129,8 @@ class ImplementationDeclaration:
     # of the run documents taken from them ({"liger_version": "liger-kernel"}).
     packages: Sequence[str] = ()
     labels: Dict[str, str] = field(default_factory=dict)
-    # The work of one call where this implementation's call does other work than the kernel declares
-    # (autograd's backward doing the products that a fused forward did); None: the kernel's.
+    # The work of one call where the library this implementation calls does more than the mode's
+    # operation (Liger's function computing gradients under torch.no_grad()); None: the kernel's.
     work: Optional[Callable[[dict, str], Work]] = None
 
     def to_json(self) -> dict:
@@ -206,8 +206,9 @@ def implementation(kernel: str, name: str, *, backend: str = "any", help: str = 
     """Decorates the factory of implementation `name` of `kernel`: make(params, device) -> Instance,
     where params is the point's parameters (a dict, defaults filled in) and device "cuda" or "cpu".
     backend: "cuda" (needs a GPU), "cpu", or "any" (the GPU where the rank has one, else the CPU).
-    work(params, mode) -> Work: the work of one call, only where this implementation's modes do other
-    work than the kernel declares (its % of peak is held against what it does)."""
+    work(params, mode) -> Work: the work of one call, only where the library it calls cannot help doing
+    more than the mode's operation, which every implementation of the kernel times (its % of peak is
+    held against what it does)."""
     if backend not in BACKENDS:
         raise ValueError(f"implementation {kernel}/{name}: backend {backend!r} is not one of {BACKENDS}")
     _check_name("implementation", name)

@@ -357,6 +357,63 @@ print(json.dumps(losses))
   }
 }
 
+TEST_F(PythonImplementations, TorchDistillForwardMakesTheGradientsAndBackwardLeavesThem) {
+  // torch times in each mode the operation the C++ implementations and Liger time: forward makes the
+  // loss and the student's gradients, backward scales them by the incoming gradient, which is 1, so
+  // it changes nothing (and scales them where it is not 1).
+  const Json point = distill_params({{"dtype", "fp32"}, {"bias", true}, {"ignored_fraction", 0.3}});
+  const Json out = run_python_json(R"py(
+from kernelsweep.implementations import distill_cosine
+instance = distill_cosine.make_torch(args, "cpu")
+xs, ws, bs = instance.tensors.xs, instance.tensors.ws, instance.tensors.bs
+instance.bind("forward").run()
+first = {"xs": xs.grad, "ws": ws.grad, "bs": bs.grad}
+for name, grad in first.items():
+    if grad is not None:
+        write_floats(f"forward_{name}.f32", grad)
+first = {name: None if grad is None else grad.clone() for name, grad in first.items()}
+loss = float(instance.loss)
+
+# A second forward call: the input's gradient written afresh, the weights' accumulated.
+instance.forward()
+xs_afresh = torch.allclose(xs.grad, first["xs"], rtol=1e-6, atol=0)
+weights_accumulate = torch.allclose(ws.grad, 2 * first["ws"], rtol=1e-6, atol=0) and \
+    torch.allclose(bs.grad, 2 * first["bs"], rtol=1e-6, atol=0)
+
+backward = instance.bind("backward")
+held = [xs.grad, ws.grad, bs.grad]
+before = [grad.clone() for grad in held]
+loss_before = float(instance.loss)
+for _ in range(3):
+    backward.run()
+backward_leaves_them = all(now is then and torch.equal(now, copy)
+                           for now, then, copy in zip([xs.grad, ws.grad, bs.grad], held, before))
+backward_leaves_loss = float(instance.loss) == loss_before
+instance.grad_output = 0.5
+backward.run()
+scaled_when_not_one = all(torch.equal(now, copy * 0.5) for now, copy in zip([xs.grad, ws.grad, bs.grad], before))
+
+fresh = distill_cosine.make_torch(args, "cpu")
+fresh.bind("no-grad-forward").run()
+no_grad_leaves_none = all(t.grad is None for t in (fresh.tensors.xs, fresh.tensors.ws, fresh.tensors.bs))
+print(json.dumps({"loss": loss, "xs_afresh": xs_afresh, "weights_accumulate": weights_accumulate,
+                  "backward_leaves_them": backward_leaves_them, "backward_leaves_loss": backward_leaves_loss,
+                  "scaled_when_not_one": scaled_when_not_one, "no_grad_leaves_none": no_grad_leaves_none}))
+)py",
+                                   point);
+  const ks::distill::Problem p{ks::Parameters(point)};
+  const ks::distill::Result want = ks::distill::reference(p, ks::distill::make_inputs(p));
+  EXPECT_LE(std::fabs(out.value("loss", 0.0) - want.loss) / std::fabs(want.loss), 1e-5) << out.dump();
+  ASSERT_TRUE(exists("forward_xs.f32") && exists("forward_ws.f32") && exists("forward_bs.f32"))
+      << "forward left a student gradient out";
+  EXPECT_LE(ks::distill::relative_error(widen(read_values<float>("forward_xs.f32")), want.grad_xs), 1e-4);
+  EXPECT_LE(ks::distill::relative_error(widen(read_values<float>("forward_ws.f32")), want.grad_ws), 1e-4);
+  EXPECT_LE(ks::distill::relative_error(widen(read_values<float>("forward_bs.f32")), want.grad_bs), 1e-4);
+  for (const char* expectation : {"xs_afresh", "weights_accumulate", "backward_leaves_them", "backward_leaves_loss",
+                                  "scaled_when_not_one", "no_grad_leaves_none"})
+    EXPECT_EQ(out.value(expectation, false), true) << expectation << ": " << out.dump();
+}
+
 TEST_F(PythonImplementations, TorchGemmAgreesWithTheCppProduct) {
   const std::vector<Json> points = gemm_points();
   run_python(R"py(
@@ -496,7 +553,7 @@ from kernelsweep.implementations import distill_cosine
 results = {}
 for label, params in args.items():
     instance = distill_cosine.make_torch(params, "cpu")
-    real = {name: getattr(instance, name) for name in ("forward", "full", "no_grad_forward")}
+    real = {name: getattr(instance, name) for name in ("forward", "backward", "full", "no_grad_forward")}
     t = instance.tensors
     def scale_loss():
         instance.loss = instance.loss.detach() * 1.01
@@ -510,7 +567,13 @@ for label, params in args.items():
         "full/no_grad_xs": ("full", then(real["full"], lambda: setattr(t.xs, "grad", None))),
         "no-grad-forward/real": ("no_grad_forward", real["no_grad_forward"]),
         "no-grad-forward/loss": ("no_grad_forward", then(real["no_grad_forward"], scale_loss)),
+        "forward/real": ("forward", real["forward"]),
         "forward/nothing": ("forward", lambda: None),
+        "forward/grad_ws": ("forward", then(real["forward"], lambda: t.ws.grad[0].add_(1.0))),
+        "forward/no_grad_xs": ("forward", then(real["forward"], lambda: setattr(t.xs, "grad", None))),
+        "backward/real": ("backward", real["backward"]),
+        # A backward that makes the gradients again, adding them to those forward left.
+        "backward/gradients_again": ("backward", then(real["backward"], lambda: t.ws.grad.mul_(2.0))),
     }
     for name, (method, run) in corruptions.items():
         results[f"{label}/{name}"] = check_with(instance, name.split("/")[0], method, run)
@@ -530,7 +593,7 @@ print(json.dumps(results))
 )py",
                       Json{{"fp32", distill_params({{"dtype", "fp32"}, {"bias", true}})},
                            {"bf16", distill_params({{"dtype", "bf16"}, {"bias", true}, {"ignored_fraction", 0.3}})}});
-  ASSERT_EQ(out.size(), 2u * 16) << out.dump();
+  ASSERT_EQ(out.size(), 2u * 21) << out.dump();
   for (const auto& [name, passed] : out.items())
     EXPECT_EQ(passed.get<bool>(), name.find("/real") != std::string::npos) << name;
 }

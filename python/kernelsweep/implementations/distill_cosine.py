@@ -7,17 +7,20 @@ benchmark/scripts/benchmark_distill_cosine_loss.py (commit 08906d3d):
 - `liger`: LigerFusedLinearCosineSimilarityFunction.apply, called with the benchmark's arguments.
 
 Both see the C++ implementations' inputs bit for bit (`inputs: counter`, kernels/distill_cosine/
-reference.cpp make_inputs), or the benchmark's own draw (`inputs: torch_rand`). The modes do what
-kernels/distill_cosine/README.md "Modes" says, as torch autograd runs them: forward records the graph
-(Liger's forward also computes the gradients), backward backpropagates a graph recorded once at bind,
-full does both, no-grad-forward computes the loss alone.
+reference.cpp make_inputs), or the benchmark's own draw (`inputs: torch_rand`). Both time in each
+mode the operation kernels/distill_cosine/README.md "Modes" names, the C++ implementations' too:
+forward, the loss and the student's gradients (torch: the loss, then autograd's backward; liger: the
+function's forward, which computes both); backward, the stored gradients scaled by the incoming
+gradient, nothing when it is 1 (torch: a test of that gradient; liger: loss.backward through a graph
+recorded once at bind, which runs the function's backward); full, both; no-grad-forward, the loss
+alone under torch.no_grad() (where Liger's function still computes its gradients: `liger_work`).
 """
 from __future__ import annotations
 
 import functools
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 import torch
 import torch.nn.functional as F
@@ -320,15 +323,15 @@ def compare(name: str, mode: str, problem: Problem, got: Outputs, want: Outputs,
     return ks.Check(passed, detail)
 
 
-# ---- the instance ----------------------------------------------------------------------------------
+# ---- the instances ---------------------------------------------------------------------------------
 
 # The method that runs each mode's pass: looked up on the instance when called.
 PASSES = {"forward": "forward", "backward": "backward", "full": "full", "no-grad-forward": "no_grad_forward"}
 
 
 class DistillInstance(ks.Instance):
-    """One point's tensors and a loss function, bound to the kernel's modes as torch autograd runs
-    them; the same class serves both implementations."""
+    """One point's tensors and a loss function, bound to the kernel's modes; a subclass says how its
+    library's calls make the forward, backward and full passes."""
 
     def __init__(self, params: dict, device: str, name: str, loss_function: LossFunction):
         super().__init__()
@@ -351,20 +354,20 @@ class DistillInstance(ks.Instance):
         return Tensors(leaf("xs", True), leaf("ws", True), leaf("xt", False), leaf("wt", True), leaf("bs", True),
                        leaf("bt", True), self.inputs["targets"])
 
-    # -- the passes, one call each --
+    def student_leaves(self) -> List[torch.Tensor]:
+        """The tensors that receive gradients: Xs, Ws and, with bias, bs."""
+        return [t for t in (self.tensors.xs, self.tensors.ws, self.tensors.bs) if t is not None]
+
+    # -- the passes, one call each (forward, backward and full are the subclasses') --
 
     def forward(self) -> None:
-        self.loss = self.loss_function(self.problem, self.tensors, self.divisor)
+        raise NotImplementedError
 
     def backward(self) -> None:
-        # The benchmark's grad_to_none=[student input]: its gradient is written afresh each call;
-        # the weights' accumulate, as there.
-        self.tensors.xs.grad = None
-        self.loss.backward(retain_graph=True)
+        raise NotImplementedError
 
     def full(self) -> None:
-        self.forward()
-        self.loss.backward()
+        raise NotImplementedError
 
     def no_grad_forward(self) -> None:
         with torch.no_grad():
@@ -379,7 +382,7 @@ class DistillInstance(ks.Instance):
         run = self._pass(mode)
         self.loss = None  # frees the graph another mode recorded
         if mode == "backward":
-            self.forward()  # the graph every backward call runs through, recorded once
+            self.forward()  # what every backward call works on, made once, untimed
         return ks.BoundMode(run=run, check=lambda: self.check(mode))
 
     # -- the check --
@@ -391,31 +394,32 @@ class DistillInstance(ks.Instance):
         reduced = dict(self.params)
         for key, limit in REDUCED_SHAPE.items():
             reduced[key] = min(int(self.params[key]), limit)
-        small = DistillInstance(reduced, self.device, self.name, self.loss_function)
+        small = type(self)(reduced, self.device, self.name, self.loss_function)
         return compare(self.name, mode, small.problem, small.outputs_of(mode), reference(small.problem, small.inputs),
                        note=" (reduced shape)")
 
     def outputs_of(self, mode: str) -> Outputs:
-        """Runs the mode's pass once on cleared gradients and returns what it produced. The passes
-        that compute no gradients themselves are completed untimed: backward needs a graph (a fresh
-        forward), and the gradients of a forward are those its recorded graph gives."""
+        """Runs the mode's pass once on cleared gradients and returns what it produced. Backward
+        works on what a forward pass left, which an untimed forward makes first, as bind does."""
         run = self._pass(mode)
-        for t in (self.tensors.xs, self.tensors.ws, self.tensors.bs):
-            if t is not None:
-                t.grad = None
+        for t in self.student_leaves():
+            t.grad = None
         self.loss = None
         if mode == "backward":
             self.forward()
         run()
         if self.loss is None:
             return Outputs(math.nan)
-        if mode == "forward":
-            self.loss.backward()
+        self.hand_over_gradients(mode)
         loss = float(self.loss.detach())
         if mode == "no-grad-forward":
             return Outputs(loss)
         bias_grad = None if self.tensors.bs is None else self.tensors.bs.grad
         return Outputs(loss, self.tensors.xs.grad, self.tensors.ws.grad, bias_grad)
+
+    def hand_over_gradients(self, mode: str) -> None:
+        """Untimed, after the mode's pass: puts the gradients the pass computed into the tensors'
+        .grad where the pass kept them elsewhere."""
 
     def device_bytes(self) -> int:
         # The inputs on the GPU; a CPU instance holds no device memory, as the C++ cpu ones report.
@@ -424,62 +428,98 @@ class DistillInstance(ks.Instance):
         return sum(t.numel() * t.element_size() for t in self.inputs.values() if t is not None)
 
 
+class TorchDistill(DistillInstance):
+    """The kernel's modes made of plain torch calls, each the operation the C++ implementations and
+    Liger time in it: forward computes the loss, then the student's gradients by autograd (what
+    Liger's forward does inside); backward scales the stored gradients by the incoming gradient,
+    which is 1, so it does nothing (what Liger's backward and cpu.cpp's do); full does both."""
+
+    def __init__(self, params: dict, device: str, name: str, loss_function: LossFunction):
+        super().__init__(params, device, name, loss_function)
+        self.grad_output = 1.0  # the incoming gradient of a loss that is the end of the graph
+
+    def forward(self) -> None:
+        # dXs is the gradient of this call's input: written afresh each call, as the benchmark's
+        # grad_to_none clears it between calls and Liger's forward makes a new one each call. The
+        # weights' and bias's gradients accumulate over calls, as autograd accumulates them in both
+        # of the benchmark's providers (the check clears them before its call).
+        self.tensors.xs.grad = None
+        loss = self.loss_function(self.problem, self.tensors, self.divisor)
+        loss.backward()
+        self.loss = loss.detach()  # the graph is spent: only the loss's value is kept
+
+    def backward(self) -> None:
+        # Liger's backward: the stored gradients times the incoming gradient, skipped when it is 1.
+        if self.grad_output == 1.0:
+            return
+        for t in self.student_leaves():
+            t.grad.mul_(self.grad_output)
+
+    def full(self) -> None:
+        self.forward()
+        self.backward()
+
+
+class LigerDistill(DistillInstance):
+    """Liger's function as its benchmark calls it under autograd: forward is the function's forward
+    (the loss and the gradients, kept in its autograd context); backward is
+    loss.backward(retain_graph=True) through a forward recorded once at bind, which runs the
+    function's backward and hands the gradients to the tensors; full does both."""
+
+    def forward(self) -> None:
+        self.loss = self.loss_function(self.problem, self.tensors, self.divisor)
+
+    def backward(self) -> None:
+        # The benchmark's grad_to_none=[student input]: its gradient is written afresh each call;
+        # the weights' accumulate, as there.
+        self.tensors.xs.grad = None
+        self.loss.backward(retain_graph=True)
+
+    def full(self) -> None:
+        self.forward()
+        self.loss.backward()
+
+    def hand_over_gradients(self, mode: str) -> None:
+        # The forward's gradients wait in the function's context until a backward returns them.
+        if mode == "forward":
+            self.loss.backward()
+
+
 # ---- the implementations ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class WorkParts:
-    """A point's work in parts, in the counts of distill_cosine.cpp's work(): the logits' products and
-    the gradients' (FLOPs), the inputs read and the gradients written (bytes)."""
-    logits: float
-    products: float
-    inputs: float
-    gradients: float
-    student_operands: float  # Xs and Ws, read again by autograd's backward
-
-    @staticmethod
-    def of(params: dict) -> "WorkParts":
-        p = Problem.of(params)
-        bt, v, h, hs = float(p.tokens), float(p.vocab), float(p.hidden), float(p.student_hidden)
-        size = 2.0 if p.bf16 else 4.0
-        return WorkParts(logits=2.0 * bt * v * (hs + h), products=2.0 * bt * v * (hs + hs),
-                         inputs=size * (bt * hs + v * hs + bt * h + v * h + (2 * v if p.bias else 0)) + 8.0 * bt,
-                         gradients=size * (bt * hs + v * hs + (v if p.bias else 0)),
-                         student_operands=size * (bt * hs + v * hs))
-
-
-def liger_work(params: dict, mode: str) -> ks.Work:
-    """The kernel's work, but for no-grad-forward: Liger's function computes the gradients in its
-    forward whether torch records a graph or not, so under torch.no_grad() it does a forward's work."""
-    w = WorkParts.of(params)
-    if mode in ("forward", "full", "no-grad-forward"):
-        return ks.Work(flops=w.logits + w.products, bytes=w.inputs + w.gradients)
+def kernel_work(params: dict, mode: str) -> ks.Work:
+    """The kernel's work of one call as distill_cosine.cpp's work() counts it (the rank takes that one
+    for the implementations that declare none, torch among them): forward and full, the student's and
+    the teacher's logits and the gradients' two products, reading the inputs and writing the
+    gradients; no-grad-forward, the logits over the inputs; backward, nothing (the incoming gradient
+    is 1)."""
+    p = Problem.of(params)
+    bt, v, h, hs = float(p.tokens), float(p.vocab), float(p.hidden), float(p.student_hidden)
+    size = 2.0 if p.bf16 else 4.0
+    logits, products = 2.0 * bt * v * (hs + h), 2.0 * bt * v * (hs + hs)
+    inputs = size * (bt * hs + v * hs + bt * h + v * h + (2 * v if p.bias else 0)) + 8.0 * bt
+    gradients = size * (bt * hs + v * hs + (v if p.bias else 0))
+    if mode in ("forward", "full"):
+        return ks.Work(flops=logits + products, bytes=inputs + gradients)
+    if mode == "no-grad-forward":
+        return ks.Work(flops=logits, bytes=inputs)
     if mode == "backward":
         return ks.Work(flops=0.0, bytes=0.0)
     raise ValueError(f"{KERNEL}: unknown mode {mode}")
 
 
-def autograd_work(params: dict, mode: str) -> ks.Work:
-    """The work of one call as torch autograd splits it, which is not the chunked implementations'
-    split (kernels/distill_cosine/README.md "Modes"): its forward makes the student's and the teacher's
-    logits only, its backward the gradients' products dXs = dZ·Ws and dWs = dZᵀ·Xs (reading Xs and Ws,
-    writing the gradients); full and no-grad-forward do what the kernel declares for them."""
-    w = WorkParts.of(params)
-    logits, products, inputs, gradients = w.logits, w.products, w.inputs, w.gradients
-    if mode in ("forward", "no-grad-forward"):
-        return ks.Work(flops=logits, bytes=inputs)
-    if mode == "backward":
-        return ks.Work(flops=products, bytes=w.student_operands + gradients)
-    if mode == "full":
-        return ks.Work(flops=logits + products, bytes=inputs + gradients)
-    raise ValueError(f"{KERNEL}: unknown mode {mode}")
+def liger_work(params: dict, mode: str) -> ks.Work:
+    """The kernel's work, but for no-grad-forward: Liger's function computes the gradients in its
+    forward whether torch records a graph or not, so under torch.no_grad() it does a forward's work."""
+    return kernel_work(params, "forward" if mode == "no-grad-forward" else mode)
 
 
-@ks.implementation(KERNEL, "torch", backend="any", packages=("torch",), work=autograd_work,
+@ks.implementation(KERNEL, "torch", backend="any", packages=("torch",),
                    help="the torch provider of Liger's benchmark: unchunked float32 logits, cross_entropy, "
-                        "F.normalize and F.cosine_similarity")
+                        "F.normalize and F.cosine_similarity; gradients by autograd in forward")
 def make_torch(params: dict, device: str) -> ks.Instance:
     # chunk_size does not apply: the torch provider never chunks (as the C++ `naive`).
-    return DistillInstance(params, device, "torch", torch_loss)
+    return TorchDistill(params, device, "torch", torch_loss)
 
 
 def import_liger():
@@ -532,6 +572,6 @@ def make_liger(params: dict, device: str) -> ks.Instance:
     function = import_liger()
     problem = Problem.of(params)
     refuse_auto_chunks(problem)
-    instance = DistillInstance(params, device, "liger", liger_loss(function))
+    instance = LigerDistill(params, device, "liger", liger_loss(function))
     refuse_other_divisor(problem, instance, function)
     return instance

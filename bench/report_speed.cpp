@@ -6,10 +6,6 @@
 //
 //   bench_report_speed [--runs N] [--repeat R] [--dir FOLDER] [--keep]
 //     goals at N = 100,000: under 10 s and under 2 GB
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "measured_command.h"
 #include "synthetic_results.h"
 
 #ifndef KS_CLI
@@ -34,33 +31,11 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-struct Measured {
-  double seconds = 0;
-  double peak_mb = 0;  // peak resident set, MB (10^6 bytes)
-};
-
 // Runs `kernelsweep report FILE -o DIR`, its stdout thrown away; exits on failure.
-Measured time_report(const fs::path& file, const fs::path& out) {
-  std::fflush(stdout);  // or the child would print what is still buffered a second time
-  const auto start = Clock::now();
-  const pid_t child = ::fork();
-  if (child < 0) {
-    std::perror("fork");
-    std::exit(1);
-  }
-  if (child == 0) {
-    if (!std::freopen("/dev/null", "w", stdout)) ::_exit(127);
-    ::execl(KS_CLI, KS_CLI, "report", file.c_str(), "-o", out.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  ::wait4(child, &status, 0, &usage);
-  Measured m;
-  m.seconds = seconds_since(start);
-  m.peak_mb = static_cast<double>(usage.ru_maxrss) * 1024 / 1e6;  // ru_maxrss is in KiB
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "failed (status %d): %s report %s -o %s\n", status, KS_CLI, file.c_str(), out.c_str());
+ks::bench::Measured time_report(const fs::path& file, const fs::path& out) {
+  const ks::bench::Measured m = ks::bench::measure_command({KS_CLI, "report", file.string(), "-o", out.string()});
+  if (m.exit_code != 0) {
+    std::fprintf(stderr, "failed (exit %d): %s report %s -o %s\n", m.exit_code, KS_CLI, file.c_str(), out.c_str());
     std::exit(1);
   }
   return m;
@@ -87,7 +62,7 @@ int main(int argc, char** argv) {
 
   std::vector<double> seconds, peaks;
   for (int r = 0; r < repeat; ++r) {
-    const Measured m = time_report(file, out);
+    const ks::bench::Measured m = time_report(file, out);
     seconds.push_back(m.seconds);
     peaks.push_back(m.peak_mb);
     std::printf("report run %d: %.2f s, peak resident %.0f MB\n", r + 1, m.seconds, m.peak_mb);

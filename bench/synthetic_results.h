@@ -4,10 +4,13 @@
 // 100 samples each, a few points failed or skipped, the way a large sweep's file looks.
 //   write_synthetic_results(path, runs, seed): `seed` moves every median by a few percent, so that
 //   two files of one seed are two runs of one build, and files of another seed another build.
+//   write_synthetic_results(path, runs, SyntheticRun{...}): the same with labels, a start time and
+//   some points made slower (a night of a history).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,7 +53,17 @@ inline std::optional<SyntheticOptions> parse_synthetic_options(int argc, char** 
   return options;
 }
 
-inline void write_synthetic_results(const std::filesystem::path& path, std::size_t runs, std::uint64_t seed = 1) {
+// One file of a series of them, as the same sweep run night after night: its seed (the run-to-run
+// noise of every median), its labels and start, and a factor on each point's times (by its index:
+// a build that made some points slower); none is 1.
+struct SyntheticRun {
+  std::uint64_t seed = 1;
+  RunLabels labels;
+  std::string started_at = "2026-12-01T00:00:00.000Z";
+  std::function<double(std::size_t point)> scale;
+};
+
+inline void write_synthetic_results(const std::filesystem::path& path, std::size_t runs, const SyntheticRun& run) {
   std::filesystem::remove(path);
   RunInfo info;
   info.sweep_name = "synthetic";
@@ -58,8 +71,10 @@ inline void write_synthetic_results(const std::filesystem::path& path, std::size
   info.sweep_text = "name: synthetic\n";
   info.plan_size = static_cast<std::int64_t>(runs);
   info.kernelsweep_version = "bench";
-  info.started_at = "2026-12-01T00:00:00.000Z";
+  info.started_at = run.started_at;
   info.host = "bench";
+  info.labels = run.labels;
+  const std::uint64_t seed = run.seed;
   ResultsFile file = ResultsFile::create(path, info);
   file.put_environment("sha256:environment", R"({"spec":{}})");
   file.put_protocol("sha256:protocol", R"({"spec":{}})");
@@ -87,7 +102,7 @@ inline void write_synthetic_results(const std::filesystem::path& path, std::size
     r.status = i % 97 == 5 ? "failed" : i % 89 == 7 ? "skipped" : "passed";
     if (r.status != "skipped") {
       const double base = 2.0 * m * n * k / 5e4;  // ns, as a GPU at 50 TFLOP/s
-      const double run_level = 1.0 + 0.03 * noise();
+      const double run_level = (1.0 + 0.03 * noise()) * (run.scale ? run.scale(i) : 1.0);
       for (int s = 0; s < 100; ++s) r.samples_ns.push_back(base * run_level * (1.0 + 0.02 * noise()));
       r.stats = summarize(r.samples_ns);
       r.n_warmup = 10;
@@ -108,7 +123,11 @@ inline void write_synthetic_results(const std::filesystem::path& path, std::size
     }
   }
   if (!batch.empty()) file.append(batch);
-  file.finish("2026-12-01T01:00:00.000Z");
+  file.finish(run.started_at);
+}
+
+inline void write_synthetic_results(const std::filesystem::path& path, std::size_t runs, std::uint64_t seed = 1) {
+  write_synthetic_results(path, runs, SyntheticRun{.seed = seed});
 }
 
 }  // namespace ks::bench

@@ -14,6 +14,7 @@
 #include "kernels/kernel.h"
 #include "report/commands.h"
 #include "run/run.h"
+#include "store/run_labels.h"
 
 namespace ks::cli {
 namespace {
@@ -41,6 +42,21 @@ void add_plan_options(CLI::App& command, PlanRequest& args) {
   command.add_option("--where", args.where,
                      "keep the points that match: KEY OP VALUE[|VALUE...] joined by , or and "
                      "(keys: kernel, implementation, mode, point, parameters; as show --where)");
+}
+
+void add_label_option(CLI::App& command, std::vector<std::string>& labels, const char* what) {
+  command.add_option("--label", labels,
+                     fmt::format("KEY=VALUE: a label of {} (commit=3f2a1c9, branch=main), kept in the results file "
+                                 "and every run document; history orders and names runs by them (repeatable)",
+                                 what));
+}
+
+// Every --label readable, each key once: checked as the parser's own errors are, before any command
+// starts (a run's ranks all stop alike).
+void check_labels(const std::vector<std::string>& labels) {
+  try {
+    parse_labels(labels);
+  } catch (const LabelError& error) { throw CLI::ValidationError(error.what()); }
 }
 
 // A rank other than the first of a job started by mpirun or srun: the launchers say so before MPI
@@ -132,6 +148,7 @@ int main(int argc, char** argv, Registry& registry) {
   run->add_option("--stop-file", run_args.stop_file,
                   "stop in order, as on SIGTERM, once this file exists (its first "
                   "line says why): a batch script's way to stop the ranks (docs/slurm.md)");
+  add_label_option(*run, run_args.labels, "the run");
 
   CalibrateRequest calibrate_args;
   auto* calibrate =
@@ -219,6 +236,29 @@ int main(int argc, char** argv, Registry& registry) {
                    "T: a point is same when its interval lies within ±T percent, faster or slower beyond it")
       ->capture_default_str();
 
+  HistoryRequest history_args;
+  auto* history = app.add_subcommand(
+      "history", "many results files of one sweep as a history: the steps in each point's medians, told from noise");
+  history->add_option("inputs", history_args.inputs, "results files, and folders of them (their .h5 files)")
+      ->required();
+  history
+      ->add_option("--order", history_args.order,
+                   "given (the arguments' order; a folder's files by time), time, or label:KEY (by a --label of the "
+                   "runs)")
+      ->capture_default_str();
+  history->add_option("--where", history_args.where,
+                      "keep the points that match (as show --where; keys kernel, implementation, mode, point, device "
+                      "and the parameters)");
+  history->add_option("--format", history_args.format, "table, md, csv or json")
+      ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+      ->capture_default_str();
+  history->add_flag("--fail-on-step", history_args.fail_on_step,
+                    "exit with 1 when a point measured in the latest run is slower since its last step");
+  history
+      ->add_option("--min-change", history_args.min_change_percent,
+                   "PCT: a change of level of PCT percent or less is no step")
+      ->capture_default_str();
+
   ImportRequest import_args;
   auto* import = app.add_subcommand("import", "another tool's benchmark results into a results file and documents");
   import->add_option("tool", import_args.tool, "the tool the file comes from: liger")
@@ -234,6 +274,7 @@ int main(int argc, char** argv, Registry& registry) {
       ->check(CLI::IsMember({"json", "jsonl"}))
       ->capture_default_str();
   import->add_flag("--overwrite", import_args.overwrite, "replace an existing output file");
+  add_label_option(*import, import_args.labels, "the import");
 
   DocumentsRequest documents_args;
   auto* documents = app.add_subcommand("documents", "the kernelindex documents of a folder, one JSON object a line");
@@ -243,6 +284,8 @@ int main(int argc, char** argv, Registry& registry) {
 
   try {
     app.parse(argc, argv);
+    check_labels(run_args.labels);
+    check_labels(import_args.labels);
   } catch (const CLI::ParseError& e) {
     // Help goes to stdout as written; an error names what was typed, shown on one terminal line.
     std::ostringstream error;
@@ -269,6 +312,7 @@ int main(int argc, char** argv, Registry& registry) {
     if (*merge) return merge_results(merge_args, registry);
     if (*report) return write_report(report_args);
     if (*compare) return compare_results(compare_args);
+    if (*history) return print_history(history_args);
     if (*import) return import_results(import_args);
     if (*documents) return print_documents(documents_args);
   } catch (const std::exception& e) {

@@ -51,6 +51,18 @@ struct CompareRequest {
 };
 int compare_results(const CompareRequest& request);
 
+// `kernelsweep history FILE|DIR...`: the results files of one sweep run again and again, each point's
+// medians as a series across them, and the steps in each series (docs/history.md).
+struct HistoryRequest {
+  std::vector<std::string> inputs;  // results files and folders of them
+  std::string order = "given";      // given, time or label:KEY (history/run_order.h)
+  std::string where;                // --where EXPR (view/filter.h), of the series
+  std::string format = "table";     // table, md, csv, json
+  bool fail_on_step = false;        // exit 1 when a point's latest level is a slowdown
+  double min_change_percent = 5;    // --min-change: a smaller change of level is no step
+};
+int print_history(const HistoryRequest& request);
+
 // `kernelsweep import liger CSV -o FILE.h5`: another tool's benchmark results into a results file and
 // kernelindex documents.
 struct ImportRequest {
@@ -60,6 +72,7 @@ struct ImportRequest {
   std::string documents_directory;  // default: FILE's folder/kernelindex
   std::string kernelindex_format = "json";
   bool overwrite = false;
+  std::vector<std::string> labels;  // --label KEY=VALUE: the import's labels (store/run_labels.h)
 };
 int import_results(const ImportRequest& request);
 

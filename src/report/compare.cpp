@@ -20,6 +20,7 @@
 #include "report/commands.h"
 #include "report/compare_rule.h"
 #include "report/report_format.h"
+#include "report/text_table.h"
 #include "run/run.h"
 #include "view/filter.h"
 #include "view/view.h"
@@ -379,7 +380,7 @@ std::vector<std::string> headings(const ChangeRule& rule) {
           "note"};
 }
 
-constexpr bool kRightAligned[] = {false, false, false, false, true, true, true, true, true, false, false};
+const std::vector<bool> kRightAligned{false, false, false, false, true, true, true, true, true, false, false};
 
 void print_table(const Comparison& comparison, const Side& base, const Side& next, const ChangeRule& rule) {
   std::cout << "base: " << file_text(base) << "\n"
@@ -388,20 +389,7 @@ void print_table(const Comparison& comparison, const Side& base, const Side& nex
   for (const std::string& warning : comparison.warnings) std::cout << "WARNING: " << warning << "\n";
   std::vector<std::vector<std::string>> rows{headings(rule)};
   for (const PointComparison& point : comparison.points) rows.push_back(cells_of(point));
-  std::vector<std::size_t> widths(rows.front().size(), 0);
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  std::cout << "\n";
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      line += kRightAligned[c] ? fmt::format("{:>{}}", row[c], widths[c]) : fmt::format("{:<{}}", row[c], widths[c]);
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    std::cout << line << "\n";
-  }
-  std::cout << "\n" << summary_text(comparison) << "\n";
+  std::cout << "\n" << aligned_text_table(rows, kRightAligned) << "\n" << summary_text(comparison) << "\n";
 }
 
 void print_markdown(const Comparison& comparison, const Side& base, const Side& next, const ChangeRule& rule) {
@@ -411,16 +399,9 @@ void print_markdown(const Comparison& comparison, const Side& base, const Side& 
             << "- rule: " << rule_text(rule) << "\n\n";
   for (const std::string& warning : comparison.warnings)
     std::cout << "> **Warning:** " << report_page::pipes_escaped(warning) << "\n\n";
-  const auto header = headings(rule);
-  std::cout << "| " << fmt::format("{}", fmt::join(header, " | ")) << " |\n|";
-  for (std::size_t c = 0; c < header.size(); ++c) std::cout << (kRightAligned[c] ? " ---: |" : " --- |");
-  std::cout << "\n";
-  for (const PointComparison& point : comparison.points) {
-    std::cout << "|";
-    for (const std::string& cell : cells_of(point)) std::cout << " " << report_page::pipes_escaped(cell) << " |";
-    std::cout << "\n";
-  }
-  std::cout << "\n" << summary_text(comparison) << "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const PointComparison& point : comparison.points) rows.push_back(cells_of(point));
+  std::cout << markdown_table(headings(rule), rows, kRightAligned) << "\n" << summary_text(comparison) << "\n";
 }
 
 Json number_or_null(std::optional<double> value) { return value ? Json(*value) : Json(nullptr); }

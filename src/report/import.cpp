@@ -99,6 +99,7 @@ std::string command_line(const ImportRequest& request) {
   if (!request.documents_directory.empty()) line += " --documents " + request.documents_directory;
   if (request.kernelindex_format != "json") line += " --kernelindex-format " + request.kernelindex_format;
   if (request.overwrite) line += " --overwrite";
+  for (const std::string& label : request.labels) line += " --label " + label;
   return line;
 }
 
@@ -115,13 +116,25 @@ RunInfo import_info(const ImportRequest& request, const ImportedFile& imported) 
   info.world_size = 1;
   info.host = read_host_info().hostname;
   info.command_line = command_line(request);
+  info.labels = parse_labels(request.labels);
   return info;
+}
+
+// A run document with the import's --label pairs among its labels (the tool's own, such as
+// liger_version, give way to them).
+Json with_labels(const Json& run, const RunLabels& labels) {
+  if (labels.empty()) return run;
+  Json labelled = run;
+  for (const auto& [key, value] : labels) labelled["metadata"]["labels"][key] = value;
+  return labelled;
 }
 
 void write_outputs(const ImportRequest& request, const ImportedFile& imported, const fs::path& documents) {
   const fs::path output = request.output;
   if (!output.parent_path().empty()) fs::create_directories(output.parent_path());
-  ResultsFile file = ResultsFile::create(output, import_info(request, imported));
+  const RunInfo info = import_info(request, imported);
+  const RunLabels& labels = info.labels;
+  ResultsFile file = ResultsFile::create(output, info);
   DocumentWriter writer(documents, request.kernelindex_format);
   std::set<const CitedDocument*> stored;
   std::vector<StoredRun> rows;
@@ -133,7 +146,7 @@ void write_outputs(const ImportRequest& request, const ImportedFile& imported, c
     if (stored.insert(run.environment.get()).second)
       file.put_environment(run.environment->digest, canonical_json(run.environment->document));
     rows.emplace_back(run.record, run.cited);
-    writer.write(run.run, {*run.protocol, *run.environment, run.workload, *run.implementation});
+    writer.write(with_labels(run.run, labels), {*run.protocol, *run.environment, run.workload, *run.implementation});
   }
   file.append(rows);
   writer.flush();
@@ -222,6 +235,7 @@ nlohmann::json hardware_of_gpu_name(const std::string& name) {
 
 int import_results(const ImportRequest& request) {
   try {
+    parse_labels(request.labels);  // bad labels are refused before anything is written
     const bool exists = fs::exists(request.output);
     if (exists && !request.overwrite) {
       std::cerr << fmt::format("{}: results file exists; pass --overwrite to replace it\n", request.output);
@@ -238,6 +252,9 @@ int import_results(const ImportRequest& request) {
     return imported.skipped.empty() ? kExitOk : kExitFailure;
   } catch (const ImportInputError& e) {
     std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const LabelError& e) {
+    std::cerr << "kernelsweep import: " << e.what() << "\n";
     return kExitBadInput;
   }
 }

@@ -145,7 +145,7 @@ std::int64_t unsharded_plan_size(const std::vector<Input>& inputs, Registry& reg
 }
 
 // The first input's root attributes, with the whole plan (its size; no shard; the --where of the
-// inputs where they share one), the earliest start,
+// inputs where they share one), the labels they all have alike, the earliest start,
 // and the latest end (none when an input is unfinished: its sweep is running, or was interrupted).
 RunInfo merged_info(const std::vector<Input>& inputs, std::int64_t plan_size) {
   RunInfo info = inputs.front().info;
@@ -153,6 +153,9 @@ RunInfo merged_info(const std::vector<Input>& inputs, std::int64_t plan_size) {
   info.shard_index = 0;
   info.shard_count = 1;
   info.where = common_where(inputs);
+  std::vector<RunLabels> labels;
+  for (const Input& input : inputs) labels.push_back(input.info.labels);
+  info.labels = shared_labels(labels);
   for (const Input& input : inputs) {
     if (!input.info.started_at.empty() && (info.started_at.empty() || input.info.started_at < info.started_at))
       info.started_at = input.info.started_at;

@@ -20,6 +20,7 @@
 #include "common/printable.h"
 #include "report/commands.h"
 #include "report/report_format.h"
+#include "report/text_table.h"
 #include "run/run.h"
 #include "view/filter.h"
 #include "view/view.h"
@@ -438,16 +439,6 @@ void print_markdown(const TextGrid& grid, std::string& out) {
   }
   out += '\n';
   for (const auto& line : grid.cells) print_line(line);
-}
-
-// RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled.
-void append_csv_field(const std::string& text, std::string& out) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) {
-    out += text;
-    return;
-  }
-  static constexpr report_page::Replacements kDoubledQuotes{{'"', "\"\""}};
-  out += '"' + kDoubledQuotes(text) + '"';
 }
 
 void print_csv(const std::vector<const Column*>& columns, const Rows& rows, std::string& out) {

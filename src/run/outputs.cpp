@@ -51,6 +51,7 @@ RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lo
       writer_(std::move(writer)),
       protocol_spec_(protocol),
       progress_(points, progress_interval_s),
+      run_labels_(file_.read_info().labels),
       pending_(writer_.directory()),
       last_write_(std::chrono::steady_clock::now()) {}
 
@@ -141,6 +142,7 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
 
   RunContext context{title, hardware_slugs_.at(rank.rank), std::move(slug)};
   context.cpus_allowed = rank.host.cpus_allowed;
+  for (const auto& [label, value] : run_labels_) context.labels[label] = value;
   // Labels a Python implementation asks for ("liger_version"), where the package's version is known.
   if (implementation.is_object()) {
     const Json labels = implementation.value("labels", Json::object());  // held: items() iterates it

@@ -78,6 +78,8 @@ class RunOutputs final : public ResultSink {
   DocumentWriter writer_;
   ProtocolSpec protocol_spec_;
   Progress progress_;
+  // The run's --label pairs, as its results file keeps them: every run document carries them.
+  RunLabels run_labels_;
   std::vector<RankIdentity> ranks_;
   RunHeadline headline_;
   std::map<int, std::string> hardware_slugs_;  // by rank

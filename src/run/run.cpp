@@ -133,6 +133,9 @@ std::string why_not_resumable(const ResultsFile& file, const LoadedSweep& sweep,
   if (!stored.where.empty() && stored.where != args.plan.where)
     return fmt::format("{}: cannot resume: the file holds the points of --where '{}'; resume it with the same --where",
                        path, stored.where);
+  if (!args.labels.empty() && parse_labels(args.labels) != stored.labels)
+    return fmt::format("{}: cannot resume: the file's labels are '{}'; resume it with the same --label, or none", path,
+                       labels_text(stored.labels));
   const std::string change = describe_sweep_text_change(stored.sweep_text, sweep.spec.source_text);
   if (!change.empty())
     return fmt::format("{}: cannot resume: the sweep file {} differs from the one this results file was made with: {}",
@@ -208,6 +211,7 @@ std::optional<ResultsFile> new_results(const LoadedSweep& sweep, const RunReques
   info.shard_index = static_cast<std::int64_t>(shard.shard_index);
   info.shard_count = static_cast<std::int64_t>(shard.shard_count);
   info.where = args.plan.where;
+  info.labels = parse_labels(args.labels);
   return ResultsFile::create(path, info);
 }
 

@@ -49,6 +49,7 @@ struct RunRequest {
   std::string calibrate = "auto";      // auto, fresh or off (calibration/calibration_cache.h)
   bool exclude_slow = false;           // slow ranks measure nothing (calibration/fleet_health.h)
   std::string sentinel_every = "10m";  // calibration/sentinel.h: parse_sentinel_interval
+  std::vector<std::string> labels;     // --label KEY=VALUE: the run's labels (store/run_labels.h)
 };
 
 // `kernelsweep submit`: a sweep as a Slurm job array of `array` shards and a merge job (docs/slurm.md).

@@ -110,6 +110,12 @@ class ResultsFile {
   // string, where the file has it whole (layout 6 on); the columns of /runs otherwise.
   void scan_point_keys(
       const std::function<void(std::uint64_t row, const PointKey& key, std::size_t status)>& visit) const;
+  // Rows of /runs in row order, with only the named columns read (partial compound reads: the other
+  // fields, and their strings, are never touched) and the rest left at their defaults, as are the
+  // named columns the file's layout lacks (repetition before layout 4). The rows pass through one
+  // reused block: a scan holds one block, never the table.
+  void scan_runs(const std::vector<std::string_view>& columns,
+                 const std::function<void(std::uint64_t row, const StoredRun& run)>& visit) const;
   // The same columns row by row, in row order, holding nothing: visit(row, point id, repetition,
   // status); the repetition is 0 in a file of a layout before 4.
   void scan_statuses(const std::function<void(std::uint64_t row, const std::string& point_id, std::int32_t repetition,

@@ -64,12 +64,13 @@ const std::vector<Field<RunInfo>>& root_attribute_fields() {
   return fields;
 }
 
-// The root attributes' strings, in the order they are written. The attribute where, written only
-// when not empty, is checked only then (files without it keep the checksum they had).
+// The root attributes' strings, in the order they are written. The attributes where and labels,
+// written only when not empty, are checked only then (files without them keep the checksum they had).
 std::uint64_t root_strings_check(const RunInfo& info) {
   StringsCheck check;
   check.add_strings(info, root_attribute_fields());
   if (!info.where.empty()) check.add(info.where);
+  if (!info.labels.empty()) check.add(labels_json(info.labels));
   return check.finish();
 }
 
@@ -172,6 +173,7 @@ void write_root_attributes(hid_t file, const RunInfo& info) {
   h5::write_int64_attribute(file, "shard_index", info.shard_index);
   h5::write_int64_attribute(file, "shard_count", info.shard_count);
   if (!info.where.empty()) h5::write_string_attribute(file, "where", info.where);
+  if (!info.labels.empty()) h5::write_string_attribute(file, "labels", labels_json(info.labels));
   write_strings_check(file, info);
 }
 
@@ -201,6 +203,13 @@ RunInfo read_root_attributes(hid_t file) {
                                          info.shard_index, info.shard_count));
   }
   if (h5::has_attribute(file, "where")) info.where = h5::read_string_attribute(file, "where");
+  if (h5::has_attribute(file, "labels")) {
+    try {
+      info.labels = labels_from_json(h5::read_string_attribute(file, "labels"));
+    } catch (const std::invalid_argument& error) {
+      throw ResultsFileError(fmt::format("root attribute labels: {}", error.what()));
+    }
+  }
   if (info.layout_version >= 2 &&
       std::bit_cast<std::uint64_t>(h5::read_int64_attribute(file, "strings_check")) != root_strings_check(info))
     throw ResultsFileError("the root attributes' strings do not match their checksum (attribute strings_check)");

@@ -10,6 +10,7 @@
 
 #include "common/point_id_set.h"
 #include "store/h5_table.h"
+#include "store/run_labels.h"
 #include "store/stored_run.h"
 
 namespace ks {
@@ -55,6 +56,9 @@ struct RunInfo {
   std::int64_t shard_count = 1;
   // The --where expression that selected the file's points of the plan (of the shard); empty for all.
   std::string where;
+  // What the team named the run by (`run --label`, `import --label`): the root attribute labels, a
+  // JSON object of strings, written only where there are some.
+  RunLabels labels;
   std::int64_t layout_version = kResultsLayoutVersion;  // read back from the file; create() writes the constant
 };
 

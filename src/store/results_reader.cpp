@@ -109,21 +109,25 @@ std::vector<SessionInfo> ResultsFile::read_sessions() const {
   return read_table(impl(), "/sessions", impl().sessions, impl().sessions_layout);
 }
 
+void ResultsFile::scan_runs(const std::vector<std::string_view>& columns,
+                            const std::function<void(std::uint64_t row, const StoredRun& run)>& visit) const {
+  Impl& self = impl();
+  std::vector<std::string_view> present;
+  for (std::string_view name : columns)
+    if (std::ranges::any_of(self.runs_layout.columns(), [&](const auto& column) { return column.name == name; }))
+      present.push_back(name);
+  guarded(self.path, "reading /runs", [&] {
+    with_evictions_while_reading(self.id(), self.writable, [&] {
+      self.runs->scan(self.runs_layout.subset(present), 0, self.runs->size(), visit);
+    });
+  });
+}
+
 void ResultsFile::scan_statuses(
     const std::function<void(std::uint64_t row, const std::string& point_id, std::int32_t repetition,
                              const std::string& status)>& visit) const {
-  Impl& self = impl();
-  guarded(self.path, "reading the statuses in /runs", [&] {
-    // A few columns only: partial compound reads skip the other fields (and their strings); the rows
-    // pass through one reused block, so the table never sits in memory.
-    std::vector<std::string_view> columns{"point_id", "status"};
-    if (self.layout_version >= 4) columns.push_back("repetition");
-    with_evictions_while_reading(self.id(), self.writable, [&] {
-      self.runs->scan(
-          self.runs_layout.subset(columns), 0, self.runs->size(),
-          [&](std::uint64_t row, const StoredRun& run) { visit(row, run.point_id, run.repetition, run.status); });
-    });
-  });
+  scan_runs({"point_id", "status", "repetition"},
+            [&](std::uint64_t row, const StoredRun& run) { visit(row, run.point_id, run.repetition, run.status); });
 }
 
 void ResultsFile::scan_point_keys(

@@ -28,9 +28,14 @@ void grow_the_heap_in_large_steps() {
   });
 }
 
-// Fills the repetition fields of `row` from the medians of its passed rows, (repetition, median) in
-// row order.
-void summarize_repetitions(ViewRow& row, std::vector<std::pair<std::int32_t, double>> passed_medians) {
+void append_parameter(std::string& text, const std::string& name, const nlohmann::json& value) {
+  if (!text.empty()) text += ' ';
+  text += name + '=' + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+}  // namespace
+
+RepetitionSummary summarize_repetitions(std::vector<std::pair<std::int32_t, double>> passed_medians) {
   // The latest passed row of each repetition: stable-sorted by repetition, the last of each run.
   std::stable_sort(passed_medians.begin(), passed_medians.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -38,19 +43,14 @@ void summarize_repetitions(ViewRow& row, std::vector<std::pair<std::int32_t, dou
   for (std::size_t i = 0; i < passed_medians.size(); ++i)
     if (i + 1 == passed_medians.size() || passed_medians[i + 1].first != passed_medians[i].first)
       latest.push_back(passed_medians[i].second);
-  row.repetitions_passed = static_cast<std::int64_t>(latest.size());
-  if (latest.empty()) return;
+  RepetitionSummary summary;
+  summary.passed = static_cast<std::int64_t>(latest.size());
+  if (latest.empty()) return summary;
   std::sort(latest.begin(), latest.end());
-  row.median_of_medians_ns = quantile_linear(latest, 0.5);
-  row.repetition_spread = latest.size() > 1 ? latest.back() / latest.front() : std::nan("");
+  summary.median_of_medians_ns = quantile_linear(latest, 0.5);
+  summary.spread = latest.size() > 1 ? latest.back() / latest.front() : std::nan("");
+  return summary;
 }
-
-void append_parameter(std::string& text, const std::string& name, const nlohmann::json& value) {
-  if (!text.empty()) text += ' ';
-  text += name + '=' + (value.is_string() ? value.get<std::string>() : value.dump());
-}
-
-}  // namespace
 
 std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label) {
   grow_the_heap_in_large_steps();
@@ -78,7 +78,10 @@ std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& fi
   }
   for (std::size_t i = 0; i < view.size(); ++i) {
     if (repeated) {
-      summarize_repetitions(view[i], std::move(medians[i]));
+      const RepetitionSummary summary = summarize_repetitions(std::move(medians[i]));
+      view[i].repetitions_passed = summary.passed;
+      view[i].median_of_medians_ns = summary.median_of_medians_ns;
+      view[i].repetition_spread = summary.spread;
     } else if (view[i].run.status == "passed") {
       view[i].repetitions_passed = 1;
       view[i].median_of_medians_ns = view[i].run.stats.median_ns;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,17 @@ struct ViewRow {
   double median_of_medians_ns = std::nan("");
   double repetition_spread = std::nan("");
 };
+
+// What a point's repetitions (protocol `repetitions`) say together: those that passed (the latest
+// passed row of each), the median of their medians and its spread (the largest median over the
+// smallest; NaN for fewer than two). `passed_medians` are (repetition, median) of the point's passed
+// rows, in row order.
+struct RepetitionSummary {
+  std::int64_t passed = 0;
+  double median_of_medians_ns = std::nan("");
+  double spread = std::nan("");
+};
+RepetitionSummary summarize_repetitions(std::vector<std::pair<std::int32_t, double>> passed_medians);
 
 // Every point of `file` once, by its latest row, in the order the points first appear.
 std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label);

@@ -10,6 +10,9 @@
 // damage check first, as files fetched from elsewhere are), and over the first fifth of the files
 // and the first file alone: peak memory should follow the series held (8 bytes a point a night) and
 // one file's medians, not the files' contents. The steps found are counted against those planted.
+// Then `kernelsweep report FOLDER -o DIR --history` (the steps table and a timeline drawn by gnuplot
+// for each point with a step) runs R times, and once with --timelines all (its first 200 points
+// drawn), timed and measured alike.
 //
 //   bench_history_speed [--points N] [--files F] [--repeat R] [--dir FOLDER] [--keep]
 //     goal at N = 1,000 and F = 365: at most 30 s
@@ -139,6 +142,26 @@ ks::bench::Measured run_history(const std::vector<std::string>& inputs, const st
   return m;
 }
 
+// `report FOLDER -o DIR --history [extra]`, timed; the line it prints is passed on.
+void time_history_report(const fs::path& nights, const fs::path& out, const std::vector<std::string>& extra,
+                         const char* what, int repeat) {
+  std::vector<std::string> args{KS_CLI, "report", nights.string(), "-o", out.string(), "--history"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const std::string printed = (out.parent_path() / "report-stdout.txt").string();
+  for (int r = 0; r < repeat; ++r) {
+    const ks::bench::Measured m = ks::bench::measure_command(args, printed);
+    if (m.exit_code != 0) {
+      std::fprintf(stderr, "report --history failed (exit %d)\n", m.exit_code);
+      std::exit(1);
+    }
+    std::ifstream in(printed);
+    std::string line;
+    std::getline(in, line);
+    std::printf("report --history%s, run %d: %.2f s, peak resident %.0f MB; %s\n", what, r + 1, m.seconds, m.peak_mb,
+                line.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,6 +198,8 @@ int main(int argc, char** argv) {
                 m.peak_mb);
   }
   count_steps(json, planted);
+  time_history_report(nights, options.dir / "report", {}, "", options.repeat);
+  time_history_report(nights, options.dir / "report-all", {"--timelines", "all"}, " --timelines all", 1);
   // A copy has no mark of a file found sound (a new inode): every file is read by the damage check
   // first, as files fetched from another machine are.
   const fs::path copied = options.dir / "copied";

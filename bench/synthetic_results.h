@@ -127,7 +127,9 @@ inline void write_synthetic_results(const std::filesystem::path& path, std::size
 }
 
 inline void write_synthetic_results(const std::filesystem::path& path, std::size_t runs, std::uint64_t seed = 1) {
-  write_synthetic_results(path, runs, SyntheticRun{.seed = seed});
+  SyntheticRun run;
+  run.seed = seed;
+  write_synthetic_results(path, runs, run);
 }
 
 }  // namespace ks::bench

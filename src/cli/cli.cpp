@@ -51,6 +51,20 @@ void add_label_option(CLI::App& command, std::vector<std::string>& labels, const
                                  what));
 }
 
+// The options that say how a history is read, alike in `history` and `report --history`; returned
+// so that `report` can make them need --history.
+std::vector<CLI::Option*> add_history_options(CLI::App& command, std::string& order, double& min_change_percent) {
+  return {
+      command
+          .add_option("--order", order,
+                      "given (the arguments' order; a folder's files by time), time, or label:KEY (by a --label "
+                      "of the runs)")
+          ->capture_default_str(),
+      command
+          .add_option("--min-change", min_change_percent, "PCT: a change of level of PCT percent or less is no step")
+          ->capture_default_str()};
+}
+
 // Every --label readable, each key once: checked as the parser's own errors are, before any command
 // starts (a run's ranks all stop alike).
 void check_labels(const std::vector<std::string>& labels) {
@@ -214,12 +228,27 @@ int main(int argc, char** argv, Registry& registry) {
 
   ReportRequest report_args;
   auto* report = app.add_subcommand("report", "an HTML and markdown report with tables and plots");
-  report->add_option("files", report_args.files, "results files (HDF5)")->required();
+  report->add_option("files", report_args.files, "results files (HDF5); with --history, folders of them too")
+      ->required();
   report->add_option("-o,--output-dir", report_args.output_directory, "where index.html and report.md go")->required();
   report->add_option("--baseline", report_args.baseline, "the implementation speed-ups are measured against");
   report->add_option("--reference", report_args.reference,
                      "the implementation each point is a fraction of (its median / the point's median)");
   report->add_option("--where", report_args.where, "keep the points that match (as show --where)");
+  auto* baseline = report->get_option("--baseline");
+  auto* reference = report->get_option("--reference");
+  auto* history_report = report->add_flag(
+      "--history", report_args.history,
+      "the files (and folders of them) are runs of one sweep: the steps in each point's medians, and timelines");
+  for (CLI::Option* option : add_history_options(*report, report_args.order, report_args.min_change_percent))
+    option->needs(history_report);
+  history_report->excludes(baseline)->excludes(reference);
+  report
+      ->add_option("--timelines", report_args.timelines,
+                   "with --history: steps (a timeline of each point with a step) or all (of every point kept)")
+      ->check(CLI::IsMember({"steps", "all"}))
+      ->capture_default_str()
+      ->needs(history_report);
 
   CompareRequest compare_args;
   auto* compare = app.add_subcommand("compare", "each point of NEW against BASE: same, faster, slower or unclear");
@@ -239,14 +268,10 @@ int main(int argc, char** argv, Registry& registry) {
   HistoryRequest history_args;
   auto* history = app.add_subcommand(
       "history", "many results files of one sweep as a history: the steps in each point's medians, told from noise");
-  history->add_option("inputs", history_args.inputs, "results files, and folders of them (their .h5 files)")
+  history->add_option("inputs", history_args.query.inputs, "results files, and folders of them (their .h5 files)")
       ->required();
-  history
-      ->add_option("--order", history_args.order,
-                   "given (the arguments' order; a folder's files by time), time, or label:KEY (by a --label of the "
-                   "runs)")
-      ->capture_default_str();
-  history->add_option("--where", history_args.where,
+  add_history_options(*history, history_args.query.order, history_args.query.min_change_percent);
+  history->add_option("--where", history_args.query.where,
                       "keep the points that match (as show --where; keys kernel, implementation, mode, point, device "
                       "and the parameters)");
   history->add_option("--format", history_args.format, "table, md, csv or json")
@@ -254,10 +279,6 @@ int main(int argc, char** argv, Registry& registry) {
       ->capture_default_str();
   history->add_flag("--fail-on-step", history_args.fail_on_step,
                     "exit with 1 when a point measured in the latest run is slower since its last step");
-  history
-      ->add_option("--min-change", history_args.min_change_percent,
-                   "PCT: a change of level of PCT percent or less is no step")
-      ->capture_default_str();
 
   ImportRequest import_args;
   auto* import = app.add_subcommand("import", "another tool's benchmark results into a results file and documents");

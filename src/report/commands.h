@@ -31,13 +31,27 @@ int merge_results(const MergeRequest& request);  // the built-in kernels only
 // The sweep is re-planned with the kernels of `registry` (and the plugins the request names).
 int merge_results(const MergeRequest& request, Registry& registry);
 
+// How a history is read (`history`, `report --history`): the same options, the same values.
+struct HistoryQuery {
+  std::vector<std::string> inputs;  // results files and folders of them
+  std::string order = "given";      // given, time or label:KEY (history/run_order.h)
+  std::string where;                // --where EXPR (view/filter.h), of the series
+  double min_change_percent = 5;    // --min-change: a smaller change of level is no step
+};
+
 // `kernelsweep report FILE.h5... -o DIR`: DIR/index.html and DIR/report.md with tables and plots.
+// With --history, FILE|DIR... are the runs of one sweep, and the report is their history: the steps
+// found, slowest first, and a timeline of each point with a step (docs/report.md, "A history").
 struct ReportRequest {
   std::vector<std::string> files;
   std::string output_directory;
   std::string baseline;   // --baseline IMPLEMENTATION: speed-ups are against it
   std::string reference;  // --reference IMPLEMENTATION: each point's fraction of its speed
   std::string where;
+  bool history = false;             // --history
+  std::string order = "given";      // --order, with --history
+  double min_change_percent = 5;    // --min-change, with --history
+  std::string timelines = "steps";  // --timelines steps|all, with --history
 };
 int write_report(const ReportRequest& request);
 
@@ -54,12 +68,9 @@ int compare_results(const CompareRequest& request);
 // `kernelsweep history FILE|DIR...`: the results files of one sweep run again and again, each point's
 // medians as a series across them, and the steps in each series (docs/history.md).
 struct HistoryRequest {
-  std::vector<std::string> inputs;  // results files and folders of them
-  std::string order = "given";      // given, time or label:KEY (history/run_order.h)
-  std::string where;                // --where EXPR (view/filter.h), of the series
-  std::string format = "table";     // table, md, csv, json
-  bool fail_on_step = false;        // exit 1 when a point's latest level is a slowdown
-  double min_change_percent = 5;    // --min-change: a smaller change of level is no step
+  HistoryQuery query;
+  std::string format = "table";  // table, md, csv, json
+  bool fail_on_step = false;     // exit 1 when a point's latest level is a slowdown
 };
 int print_history(const HistoryRequest& request);
 

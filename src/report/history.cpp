@@ -1,20 +1,15 @@
 // `kernelsweep history FILE|DIR...`: the results files of one sweep, run night after night, as a
 // history (src/history/): each point's medians lined up across the runs, the steps in each series
 // found and told from noise, printed, and with --fail-on-step a gate for a nightly CI job.
-#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
 
-#include "common/parallel.h"
 #include "common/printable.h"
-#include "history/history.h"
-#include "history/step_detection.h"
 #include "report/commands.h"
-#include "report/history_output.h"
+#include "report/judged_history.h"
 #include "run/run.h"
-#include "store/h5.h"
-#include "view/filter.h"
 
 namespace ks {
 namespace {
@@ -22,18 +17,6 @@ namespace {
 int history_bad_input(const std::string& what) {
   std::cerr << "kernelsweep history: " << printable(what) << "\n";
   return kExitBadInput;
-}
-
-// Every series' steps, found on every core.
-std::vector<PointHistory> judged_points(const history::History& history, const history::StepRule& rule) {
-  std::vector<PointHistory> points(history.series.size());
-  in_parallel(points.size(), [&](std::size_t i) {
-    PointHistory& point = points[i];
-    point.series = &history.series[i];
-    point.steps = history::find_steps(point.series->medians_ns, rule);
-    point.in_latest_run = point.steps.runs_seen > 0 && point.steps.latest_run + 1 == history.runs.size();
-  });
-  return points;
 }
 
 // The points --fail-on-step fails on, named on one line.
@@ -59,23 +42,12 @@ int fail_on_slower_points(const HistoryReport& report) {
 }  // namespace
 
 int print_history(const HistoryRequest& request) {
-  if (!std::isfinite(request.min_change_percent) || request.min_change_percent < 0)
-    return history_bad_input(
-        fmt::format("--min-change must be a percentage of 0 or more, got {}", request.min_change_percent));
-  history::StepRule rule;
-  rule.min_change_pct = request.min_change_percent;
-  history::History history;
+  std::unique_ptr<JudgedHistory> judged;
   try {
-    const history::RunOrder order = history::parse_run_order(request.order);
-    history = history::read_history(request.inputs, order, RowFilter::parse(request.where));
-  } catch (const FilterError& error) {
-    return history_bad_input(error.what());
-  } catch (const history::HistoryInputError& error) {
-    return history_bad_input(error.what());
-  } catch (const ResultsFileError& error) { return history_bad_input(error.what()); }
-
-  HistoryReport report{&history, rule, request.fail_on_step, judged_points(history, rule)};
-  sort_for_reading(report.points);
+    judged = judge_history(request.query);
+  } catch (const history::HistoryInputError& error) { return history_bad_input(error.what()); }
+  HistoryReport& report = judged->report;
+  report.fail_on_step = request.fail_on_step;
   const std::string text = history_text(report, request.format);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);

@@ -27,16 +27,18 @@ int reading_group(const PointHistory& point) {
   return 4;
 }
 
-std::string milliseconds(double ns) {
-  const double ms = ns / 1e6;
-  return ms >= 1000 ? fmt::format("{:.0f}", ms) : fmt::format("{:.4g}", ms);
-}
-
 std::string change_percent_text(const Step& step) { return fmt::format("{:+.1f}%", step.change_pct()); }
 
 std::string direction(const Step& step) { return step.slowdown() ? "slowdown" : "speed-up"; }
 
 const history::HistoryRun& run_at(const HistoryReport& report, std::size_t run) { return report.history->runs[run]; }
+
+}  // namespace
+
+std::string history_ms(double ns) {
+  const double ms = ns / 1e6;
+  return ms >= 1000 ? fmt::format("{:.0f}", ms) : fmt::format("{:.4g}", ms);
+}
 
 std::string history_runs(const HistoryReport& report) {
   const auto& runs = report.history->runs;
@@ -70,6 +72,8 @@ std::string history_summary(const HistoryReport& report) {
       report.points.size(), report.history->runs.size(), slower, faster, steady, pending);
 }
 
+namespace {
+
 // --- rows ---------------------------------------------------------------------------------------
 
 const std::vector<std::string> kHistoryHeadings{"kernel",    "implementation", "mode",  "device", "params", "runs",
@@ -82,8 +86,8 @@ std::vector<std::string> cells_of_step(const HistoryReport& report, const Step& 
   return {kind,
           std::to_string(step.run),
           run_at(report, step.run).name(),
-          milliseconds(step.before_ns),
-          milliseconds(step.after_ns),
+          history_ms(step.before_ns),
+          history_ms(step.after_ns),
           change_percent_text(step)};
 }
 
@@ -98,8 +102,8 @@ std::vector<std::vector<std::string>> rows_of_point(const HistoryReport& report,
       series.identity.device,
       parameters_text(series.params),
       std::to_string(steps.runs_seen),
-      steps.runs_seen ? milliseconds(steps.first_ns) : "",
-      steps.runs_seen ? milliseconds(steps.latest_ns) : "",
+      steps.runs_seen ? history_ms(steps.first_ns) : "",
+      steps.runs_seen ? history_ms(steps.latest_ns) : "",
       steps.runs_seen ? fmt::format("{:.1f}%", steps.noise_ns / steps.level_ns * 100) : ""};
   std::vector<std::vector<std::string>> rows;
   const auto add = [&](std::vector<std::string> cells) {

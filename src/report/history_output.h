@@ -33,6 +33,14 @@ struct HistoryReport {
 // implementation, mode, parameters and device.
 void sort_for_reading(std::vector<PointHistory>& points);
 
+// What every output says first and last: the runs (how many, in what order, the first and the
+// latest), the rule in words, and how many points are slower, faster, steady and pending.
+std::string history_runs(const HistoryReport& report);
+std::string history_method(const history::StepRule& rule);
+std::string history_summary(const HistoryReport& report);
+// Nanoseconds as milliseconds, 4 significant digits (whole milliseconds from a second up).
+std::string history_ms(double ns);
+
 // The output of one --format: table, md, csv or json.
 std::string history_text(const HistoryReport& report, const std::string& format);
 

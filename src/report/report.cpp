@@ -4,13 +4,14 @@
 // The model (report_model.h) decides what is shown; the tables, plots and pages lay it out.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "report/commands.h"
+#include "report/history_report.h"
+#include "report/page_writer.h"
 #include "report/report_model.h"
 #include "report/report_plots.h"
 #include "run/run.h"
@@ -54,15 +55,10 @@ Loaded load(const std::vector<std::string>& paths) {
   return loaded;
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
-}
-
 }  // namespace
 
 int write_report(const ReportRequest& request) {
+  if (request.history) return write_history_report(request);
   RowFilter filter;
   try {
     filter = RowFilter::parse(request.where);
@@ -74,11 +70,7 @@ int write_report(const ReportRequest& request) {
     loaded = load(request.files);
   } catch (const std::runtime_error& e) { return refuse(e.what()); }
   const fs::path directory = request.output_directory;
-  std::error_code error;
-  fs::create_directories(directory, error);
-  if (error || !fs::is_directory(directory))
-    return refuse(fmt::format("{}: cannot make the output folder ({})", directory.string(),
-                              error ? error.message() : "a file is in the way"));
+  if (const std::string why = report_page::make_output_folder(directory); !why.empty()) return refuse(why);
 
   report_page::ReportModel model;
   try {
@@ -89,8 +81,8 @@ int write_report(const ReportRequest& request) {
     std::fprintf(stderr, "kernelsweep report: no point matches --where %s\n", request.where.c_str());
 
   const report_page::DrawnPlots plots = report_page::draw_plots(model, directory);
-  write_text(directory / "index.html", report_page::html_page(model, plots));
-  write_text(directory / "report.md", report_page::markdown_page(model, plots));
+  report_page::write_page(directory / "index.html", report_page::html_page(model, plots));
+  report_page::write_page(directory / "report.md", report_page::markdown_page(model, plots));
 
   std::printf("report: %s and %s (%zu points, %zu plots)\n", (directory / "index.html").c_str(),
               (directory / "report.md").c_str(), model.view.size(), plots.inline_svg.size());

@@ -1,23 +1,12 @@
 #include "report/report_plots.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "report/gnuplot.h"
 #include "report/report_format.h"
-
-extern char** environ;
 
 namespace ks::report_page {
 namespace {
@@ -27,30 +16,17 @@ namespace fs = std::filesystem;
 // Wide enough for a legend of implementation and parameter names beside the graph.
 constexpr int kWidth = 900, kHeight = 440;
 
-// A gnuplot string literal: single quotes take everything literally but the quote itself.
-std::string gnuplot_string(std::string_view text) {
-  static constexpr Replacements kDoubledQuotes{{'\'', "''"}};
-  return "'" + kDoubledQuotes(text) + "'";
-}
-
 // A string inside a datablock line: double quotes, which gnuplot reads as one column.
 std::string data_string(std::string_view text) {
   static constexpr Replacements kSingleQuotes{{'"', "'"}};
   return "\"" + kSingleQuotes(text) + "\"";
 }
 
-std::string number(double value) { return fmt::format("{:.9g}", value); }
-
 // A datablock's name, "$" + `text` as a slug: gnuplot's names are letters, digits and underscores.
 std::string datablock_name(const std::string& text) {
   std::string name = "$" + slug(text);
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
-}
-
-// A plot's start: gnuplot's settings reset, the file it writes and its title.
-void begin_plot(const std::string& name, const std::string& title, std::string& out) {
-  out += fmt::format("reset\nset output {}\nset title {}\n", gnuplot_string(name + ".svg"), gnuplot_string(title));
 }
 
 bool powers_of_two(const std::vector<double>& values) {
@@ -91,7 +67,7 @@ void line_plot_script(const LinePlot& plot, std::string& out) {
     for (std::size_t i = 0; i < plot.categories.size(); ++i)
       tics += fmt::format("{}{} {}", i ? ", " : "", gnuplot_string(plot.categories[i]), i);
     out += fmt::format("set xtics ({})\n", tics);
-    out += fmt::format("set xrange [-0.5:{}]\n", number(static_cast<double>(plot.categories.size()) - 0.5));
+    out += fmt::format("set xrange [-0.5:{}]\n", gnuplot_number(static_cast<double>(plot.categories.size()) - 0.5));
   }
   out += log_axis(ys, "y");
   std::string plots;
@@ -99,7 +75,8 @@ void line_plot_script(const LinePlot& plot, std::string& out) {
     const std::string name = datablock_name(fmt::format("d_{}_{}", plot.name, i));
     out += name + " << EOD\n";
     for (const auto& p : plot.series[i].points)
-      out += fmt::format("{} {} {} {}\n", number(p.x), number(p.median_ms), number(p.p20_ms), number(p.p80_ms));
+      out += fmt::format("{} {} {} {}\n", gnuplot_number(p.x), gnuplot_number(p.median_ms), gnuplot_number(p.p20_ms),
+                         gnuplot_number(p.p80_ms));
     out += "EOD\n";
     // Colours cycle over gnuplot's 8; dashes tell apart the lines that share one.
     const std::size_t colour = i % 8 + 1, dash = i / 8 + 1;
@@ -138,9 +115,9 @@ void speedup_plot_script(const KernelSection& section, std::string& out) {
   out += "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n";
   out += "set datafile missing '-'\n";
   if (log) {
-    out += fmt::format("set logscale y\nset yrange [{}:{}]\n", number(*low / 1.5), number(*high * 1.5));
+    out += fmt::format("set logscale y\nset yrange [{}:{}]\n", gnuplot_number(*low / 1.5), gnuplot_number(*high * 1.5));
   } else {
-    out += fmt::format("set yrange [0:{}]\n", number(*high * 1.15));
+    out += fmt::format("set yrange [0:{}]\n", gnuplot_number(*high * 1.15));
   }
   out += "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#555555'\n";
   const std::string name = datablock_name("d_" + section.speedup_plot);
@@ -150,7 +127,8 @@ void speedup_plot_script(const KernelSection& section, std::string& out) {
     for (const auto& label : labels) {
       const auto found = std::find_if(section.speedups.begin(), section.speedups.end(),
                                       [&](const Speedup& s) { return s.label == label && s.mode == mode; });
-      out.append(" ").append(found == section.speedups.end() ? std::string("-") : number(found->geometric_mean));
+      out.append(" ").append(found == section.speedups.end() ? std::string("-")
+                                                             : gnuplot_number(found->geometric_mean));
     }
     out += "\n";
   }
@@ -167,7 +145,7 @@ std::string roofline_datablock(const std::string& prefix, const std::string& plo
                                const std::vector<RooflinePlot::Point>& points, std::string& out) {
   const std::string name = datablock_name(fmt::format("{}_{}_{}", prefix, plot, index));
   out += name + " << EOD\n";
-  for (const auto& p : points) out += fmt::format("{} {}\n", number(p.intensity), number(p.tflops));
+  for (const auto& p : points) out += fmt::format("{} {}\n", gnuplot_number(p.intensity), gnuplot_number(p.tflops));
   out += "EOD\n";
   return name;
 }
@@ -181,10 +159,10 @@ void roofline_plot_script(const RooflinePlot& plot, std::string& out) {
   out += "set xlabel 'arithmetic intensity (FLOP/byte)'\nset ylabel 'achieved TFLOP/s'\n";
   out += "set key outside right top Left reverse\n";
   out += "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n";
-  out += fmt::format("set logscale xy\nset xrange [{}:{}]\n", number(plot.low), number(plot.high));
+  out += fmt::format("set logscale xy\nset xrange [{}:{}]\n", gnuplot_number(plot.low), gnuplot_number(plot.high));
   // The roofs' figures as calibrated, unrounded, for whoever reads this script.
-  out += fmt::format("# roofs of {}: memory_gbps {}", plot.device, number(plot.roofs.front().memory_gbps));
-  for (const auto& roof : plot.roofs) out += fmt::format(", tflops.{} {}", roof.dtype, number(roof.tflops));
+  out += fmt::format("# roofs of {}: memory_gbps {}", plot.device, gnuplot_number(plot.roofs.front().memory_gbps));
+  for (const auto& roof : plot.roofs) out += fmt::format(", tflops.{} {}", roof.dtype, gnuplot_number(roof.tflops));
   out += "\n";
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < plot.roofs.size(); ++i) {
@@ -217,72 +195,9 @@ std::vector<std::string> plot_names(const ReportModel& model) {
   return names;
 }
 
-// The gnuplot program on PATH, or empty.
-std::string find_gnuplot() {
-  const char* path = std::getenv("PATH");
-  std::stringstream entries(path ? path : "");
-  for (std::string entry; std::getline(entries, entry, ':');) {
-    const fs::path candidate = fs::path(entry.empty() ? "." : entry) / "gnuplot";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return "";
-}
-
-// Runs `gnuplot plots.gp` in `folder`, its stdout and stderr into gnuplot.log; returns its exit code
-// (127 when it could not start, 128 + N when signal N ended it).
-int run_gnuplot(const std::string& gnuplot, const fs::path& folder) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  const std::string log = (folder / "gnuplot.log").string();
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addchdir_np(&actions, folder.c_str());
-  std::string program = gnuplot, script = "plots.gp";
-  char* argv[] = {program.data(), script.data(), nullptr};
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return 127;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void replace_all(std::string& text, std::string_view from, std::string_view to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-}
-
-// Inline in HTML: no XML prolog, and ids (gnuplot names its markers and clip paths alike in every
-// file) made unique to this plot.
-std::string inline_form(std::string svg, const std::string& name) {
-  if (svg.rfind("<?xml", 0) == 0) svg.erase(0, svg.find("?>") + 2);
-  const std::string prefix = slug(name) + "-";
-  for (const char quote : {'\'', '"'}) {
-    replace_all(svg, fmt::format("id={}", quote), fmt::format("id={}{}", quote, prefix));
-    replace_all(svg, fmt::format("href={}#", quote), fmt::format("href={}#{}", quote, prefix));
-  }
-  replace_all(svg, "url(#", "url(#" + prefix);
-  return svg;
-}
-
 // The gnuplot script of every plot (outputs relative to the folder it runs in).
 std::string gnuplot_script(const ReportModel& model) {
-  std::string out =
-      "# The plots of this report, drawn by `kernelsweep report`: run `gnuplot plots.gp` in this folder to\n"
-      "# draw them again.\n";
-  out += "set encoding utf8\n";
-  out += fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,12' background rgb 'white'\n", kWidth,
-                     kHeight);
+  std::string out = gnuplot_header(kWidth, kHeight);
   for (const auto& section : model.kernels) {
     for (const auto& plot : section.line_plots) line_plot_script(plot, out);
     if (!section.speedup_plot.empty()) speedup_plot_script(section, out);
@@ -294,31 +209,9 @@ std::string gnuplot_script(const ReportModel& model) {
 }  // namespace
 
 DrawnPlots draw_plots(const ReportModel& model, const fs::path& directory) {
-  DrawnPlots drawn;
   const std::vector<std::string> names = plot_names(model);
-  if (names.empty()) return drawn;
-  const fs::path folder = directory / "plots";
-  fs::create_directories(folder);
-  for (const auto& name : names) fs::remove(folder / (name + ".svg"));  // none left from an earlier report
-  std::ofstream(folder / "plots.gp") << gnuplot_script(model);
-
-  const std::string gnuplot = find_gnuplot();
-  if (gnuplot.empty()) {
-    drawn.why_not =
-        "gnuplot is not installed (not on PATH), so this report has no plots; install it "
-        "(Debian: apt-get install gnuplot-nox) and run the report again";
-    return drawn;
-  }
-  const int code = run_gnuplot(gnuplot, folder);
-  drawn.gnuplot_failed = code != 0;
-  if (code != 0)
-    drawn.why_not = fmt::format("gnuplot failed (exit code {}): {} says why; the plots it did not draw are left out",
-                                code, (folder / "gnuplot.log").string());
-  for (const auto& name : names) {
-    const fs::path svg = folder / (name + ".svg");
-    if (fs::exists(svg) && fs::file_size(svg) > 0) drawn.inline_svg[name] = inline_form(read_text(svg), name);
-  }
-  return drawn;
+  if (names.empty()) return {};
+  return draw_with_gnuplot(directory / "plots", gnuplot_script(model), names);
 }
 
 }  // namespace ks::report_page

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 
@@ -11,6 +12,7 @@
 
 #include "common/canonical_json.h"
 #include "common/clock.h"
+#include "common/thread_cpu.h"
 #include "kernels/kernel.h"
 #include "measure/do_bench.h"
 #include "store/space_reserve.h"
@@ -24,6 +26,10 @@ namespace {
 // interval below bounds what a slow sweep holds.
 constexpr std::size_t kBatchRecords = 256;
 constexpr auto kBatchInterval = std::chrono::seconds(2);
+// Records handed to the storing thread at once (fewer wake-ups of it), and how often the serving loop
+// asks it to write a batch that has grown old.
+constexpr std::size_t kChunkRecords = 64;
+constexpr auto kDueCheckInterval = std::chrono::milliseconds(100);
 
 // Free space the documents of a batch need, checked before its rows are stored: a pretty-printed
 // document is about 5 KB, and a margin keeps room for the folder itself (a directory block per
@@ -129,6 +135,44 @@ const CitedDocument& RunOutputs::implementation_for(const RunRecord& record, con
 }
 
 void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) {
+  progress_.add(record);
+  ++received_;
+  if (did_not_pass(record.status)) {
+    progress_.note(not_passed_line(record));
+    ++not_passed_;
+  }
+  received_chunk_bytes_ += sizeof(Received) + record.message.size() + record.params_json.size() +
+                           sizeof(double) * (record.samples_ns.size() + record.sample_sm_clock_mhz.size());
+  received_chunk_.push_back({std::move(record), held_protocol(protocol), implementation});
+  if (received_chunk_.size() >= kChunkRecords) hand_over();
+  storing_.check();
+}
+
+// The link's protocol lives until its next receive: the storing thread gets a copy, made once for a
+// run of records that cite the same protocol.
+std::shared_ptr<const nlohmann::json> RunOutputs::held_protocol(const nlohmann::json& protocol) {
+  if (!last_protocol_held_ || *last_protocol_held_ != protocol)
+    last_protocol_held_ = std::make_shared<const nlohmann::json>(protocol);
+  return last_protocol_held_;
+}
+
+void RunOutputs::hand_over() {
+  if (received_chunk_.empty()) return;
+  auto chunk = std::make_shared<std::vector<Received>>(std::move(received_chunk_));
+  storing_.give(
+      [this, chunk] {
+        for (Received& received : *chunk) store(received);
+      },
+      received_chunk_bytes_);
+  received_chunk_.clear();
+  received_chunk_bytes_ = 0;
+}
+
+void RunOutputs::store(Received& received) {
+  RunRecord& record = received.record;
+  const Json& protocol = *received.protocol;
+  const Json& implementation = received.implementation;
+  std::optional<ThreadCpuSpan> documents_time(stage_times_.documents_s);
   const RankIdentity& rank = rank_of(record.rank);
   const Json params = Json::parse(record.params_json);
   const KernelSpec* kernel = registry_.find(record.kernel);
@@ -152,12 +196,7 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
   RunDocumentText run = benchmark_run_text(record, cited, context);
   documents_.push_back({std::move(run.text), record.point_id.empty() ? "-" : record.point_id, std::move(run.name),
                         &protocol_doc, &environment_doc, workload, &implementation_doc});
-  progress_.add(record);
-  ++received_;
-  if (did_not_pass(record.status)) {
-    progress_.note(not_passed_line(record));
-    ++not_passed_;
-  }
+  documents_time.reset();
   batch_.emplace_back(std::move(record), std::move(cited));
   if (batch_.size() >= kBatchRecords) write_batch();
 }
@@ -167,15 +206,21 @@ void RunOutputs::write_batch() {
   // while the rows are stored: a full disk stops the run before the rows are stored rather than
   // between the rows and their documents, and a kill between the two leaves the journal, from which
   // --resume writes them.
-  if (!documents_.empty()) hold_pending_documents();
+  if (!documents_.empty()) {
+    ThreadCpuSpan documents_time(stage_times_.documents_s);
+    hold_pending_documents();
+  }
   try {
+    ThreadCpuSpan rows_time(stage_times_.rows_s);
     if (!batch_.empty()) file_.append(batch_);
     file_.flush();
   } catch (const StorageFullError&) {
     pending_.clear();  // refused before HDF5 wrote any of the rows: the journal describes nothing
     throw;
   }
+  stored_ += batch_.size();
   batch_.clear();
+  ThreadCpuSpan documents_time(stage_times_.documents_s);
   documents_space_.give_back();
   for (std::size_t i = 0; i < documents_.size(); ++i) {
     const PendingDocument& d = documents_[i];
@@ -262,9 +307,19 @@ void RunOutputs::reserve_documents_space(std::uint64_t bytes) {
 }
 
 void RunOutputs::on_tick() {
-  if (!batch_.empty() && std::chrono::steady_clock::now() - last_write_ >= kBatchInterval) write_batch();
+  hand_over();
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_due_check_ >= kDueCheckInterval) {
+    last_due_check_ = now;
+    storing_.give([this] { write_batch_if_due(); });
+  }
+  storing_.check();
   lock_.heartbeat();
   progress_.tick();
+}
+
+void RunOutputs::write_batch_if_due() {
+  if (!batch_.empty() && std::chrono::steady_clock::now() - last_write_ >= kBatchInterval) write_batch();
 }
 
 void RunOutputs::on_left_skipped(std::size_t points) {
@@ -277,12 +332,16 @@ void RunOutputs::on_left_skipped(std::size_t points) {
 }
 
 void RunOutputs::save_interrupted() {
-  write_batch();
+  hand_over();
+  storing_.give([this] { write_batch(); });
+  storing_.drain();
   lock_.release();  // the file is flushed, and this process writes nothing more
 }
 
 std::size_t RunOutputs::finish() {
-  write_batch();
+  hand_over();
+  storing_.give([this] { write_batch(); });
+  storing_.drain();
   const std::string path = file_.path().string();
   file_.finish(iso_utc_now());
   lock_.release();

@@ -6,8 +6,20 @@
 // not hold, whatever stops the run (a kill, a full disk). They are written ahead to a journal
 // (kernelindex/pending_documents.h) before the rows, so that a stop between the rows and the
 // documents leaves no row without its document once --resume has run.
+//
+// All of that storing runs on a thread of its own (run/storing_thread.h), fed the records in chunks:
+// the serving loop only counts each record and hands it on, so a batch being stored never holds up
+// the answers to the ranks' requests nor the records coming in. The rows and the documents share that
+// one thread rather than a thread each: a batch's journal, rows and documents are written in that
+// order (each step's safety rests on the one before), so two threads would wait on each other at
+// every batch, and the results file keeps one writer. Making the documents on the ranks instead
+// (each rank sending its run's text, rank 0 ordering and writing it) would spread their cost, the
+// largest of rank 0's, over the ranks; it would also move the documents' citations (the environments
+// and protocols rank 0 digests once) into every rank and the messages, so the store keeps them.
+#include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +29,7 @@
 #include "kernelindex/kernelindex.h"
 #include "kernelindex/pending_documents.h"
 #include "run/run_log.h"
+#include "run/storing_thread.h"
 #include "store/results_file.h"
 #include "store/space_reserve.h"
 #include "store/writer_lock.h"
@@ -50,15 +63,26 @@ class RunOutputs final : public ResultSink {
   // `status` then shows), so that --resume completes it.
   void save_interrupted();
   // Rows in the file (this session's and earlier ones'), and records received but not yet stored
-  // (what a run that stops now, for want of space, loses).
-  std::uint64_t rows_in_file() const { return file_.run_count(); }
+  // (what a run that stops now, for want of space, loses): the rows once the storing thread is idle.
+  std::uint64_t rows_in_file() {
+    storing_.wait();
+    return file_.run_count();
+  }
   // Gives up the writer lock of a run that stops here without writing more (the job is ending).
   void release_lock() { lock_.release(); }
-  std::size_t unstored() const { return batch_.size(); }
+  std::size_t unstored() const { return received_ - stored_; }
   // Records received in this run (stored, or in the batch to be stored).
   std::size_t received() const { return received_; }
   // Points left with the `skipped` row of an earlier run (on_left_skipped).
   std::size_t left_skipped() const { return left_skipped_; }
+  // The CPU time storing took so far (once finish or save_interrupted returned), by stage: making the documents (their
+  // citations, the run document, the journal's lines) and writing them, and the results file's rows (appended and
+  // flushed). What bench/rank0_ingest.cpp reports.
+  struct StageTimes {
+    double documents_s = 0;
+    double rows_s = 0;
+  };
+  const StageTimes& stage_times() const { return stage_times_; }
 
  private:
   // The rank a record names; points no rank could run (skipped before dispatch) belong to rank 0.
@@ -67,6 +91,19 @@ class RunOutputs final : public ResultSink {
   const CitedDocument& protocol_for(const RunRecord& record, const nlohmann::json& protocol);
   const CitedDocument& implementation_for(const RunRecord& record, const RankIdentity& rank,
                                           const nlohmann::json& provenance);
+  // A record as the serving loop hands it to the storing thread. The protocol is held once for the
+  // records that cite it, which are most of them.
+  struct Received {
+    RunRecord record;
+    std::shared_ptr<const nlohmann::json> protocol;
+    nlohmann::json implementation;
+  };
+  void hand_over();
+  std::shared_ptr<const nlohmann::json> held_protocol(const nlohmann::json& protocol);
+  // On the storing thread: a record's citations and documents made and put in the batch (written
+  // when full), and the batch written when it is kBatchInterval old.
+  void store(Received& received);
+  void write_batch_if_due();
   void write_batch();
   void hold_pending_documents();
   bool file_holds_rows_of(const PendingDocuments::Batch& batch, const std::vector<Json>& objects) const;
@@ -112,6 +149,15 @@ class RunOutputs final : public ResultSink {
   std::size_t not_passed_ = 0;
   std::size_t received_ = 0;
   std::size_t left_skipped_ = 0;
+  StageTimes stage_times_;
+  // The serving loop's side: records not yet handed to the storing thread, with their size, the
+  // protocol the last one cited, and when the thread was last asked to write an old batch.
+  std::vector<Received> received_chunk_;
+  std::size_t received_chunk_bytes_ = 0;
+  std::shared_ptr<const nlohmann::json> last_protocol_held_;
+  std::chrono::steady_clock::time_point last_due_check_;
+  std::atomic<std::size_t> stored_ = 0;  // records of this run whose rows are in the file
+  StoringThread storing_;                // last: stopped before the members its tasks use go
 };
 
 }  // namespace ks

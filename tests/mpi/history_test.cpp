@@ -1,5 +1,5 @@
 // `kernelsweep history` on real sweeps under mpirun: one sweep of two sleepers run night after night
-// with --label, its sleepers made 30% slower (KS_TEST_SLEEP_SCALE: what a slower build of the
+// with --label, its sleepers made 60% slower (KS_TEST_SLEEP_SCALE: what a slower build of the
 // kernel measures) from the fourth night on. Sleeps are stable from run to run on a loaded machine
 // where busy CPU work is not (bench/results/compare-cpu2.md), so the steps asserted are the sleepers'.
 #include <gtest/gtest.h>
@@ -39,7 +39,7 @@ class HistoryRuns : public ::testing::Test {
     const fs::path sweep = write_sweep(*directory_, kNightlySweep);
     for (int night = 0; night < kNights; ++night) {
       const auto run = run_shell(fmt::format(
-          "KS_TEST_SLEEP_SCALE={} {}", night >= kSlowerFrom ? "1.3" : "1.0",
+          "KS_TEST_SLEEP_SCALE={} {}", night >= kSlowerFrom ? "1.6" : "1.0",
           mpirun_test_cli(
               2, fmt::format("run {} --output-dir {} --label commit=c{} --label night={}", sweep.string(),
                              (*directory_ / "nights" / fmt::format("night-{}", night)).string(), night, night))));
@@ -79,8 +79,8 @@ TEST_F(HistoryRuns, SleepersMadeSlowerAreAStepAtTheirNightAndFailTheGate) {
     const Json& step = series.at("steps")[0];
     EXPECT_EQ(step.at("run"), kSlowerFrom);
     EXPECT_EQ(step.at("labels"), (Json{{"commit", "c3"}, {"night", "3"}}));
-    // 30% more sleep, less the fixed cost of a call a loaded machine adds to both.
-    EXPECT_GT(step.at("change_pct").get<double>(), 15) << step.dump();
+    // 60% more sleep, less the fixed cost of a call a loaded machine adds to both.
+    EXPECT_GT(step.at("change_pct").get<double>(), 30) << step.dump();
     EXPECT_EQ(series.at("state"), "slower");
   }
 }
@@ -88,7 +88,11 @@ TEST_F(HistoryRuns, SleepersMadeSlowerAreAStepAtTheirNightAndFailTheGate) {
 TEST_F(HistoryRuns, NightsOfOneBuildHaveNoStep) {
   std::string nights;
   for (int n = 0; n < kSlowerFrom; ++n) nights += " " + night(n).string();
-  const CommandOutput run = run_command(fmt::format("{} history{} --format json --fail-on-step", KS_CLI, nights));
+  // A night measured while the machine was busy may sit some percent above the others, a change as
+  // real as any to `history` (pending on the latest night); the build's own nights differ by less
+  // than 25%.
+  const CommandOutput run =
+      run_command(fmt::format("{} history{} --format json --fail-on-step --min-change 25", KS_CLI, nights));
   EXPECT_EQ(run.exit_code, 0) << run.err;
   for (const Json& series : Json::parse(run.out).at("series")) {
     EXPECT_TRUE(series.at("steps").empty()) << series.dump();

@@ -317,5 +317,58 @@ TEST_F(HistoryCommand, ReadsEachFileForItsMediansOnly) {
   EXPECT_DOUBLE_EQ(read.series[1].medians_ns[0], 2e6);
 }
 
+// --- report --history -------------------------------------------------------------------------------
+
+// The file a point's timeline is drawn into (plots/timeline-KERNEL-ID12-DEVICE.svg).
+fs::path timeline_of(const fs::path& report, int id) {
+  const std::string point_id = sha256_hex("test_sleep/cpu/forward/" + params_of(id));
+  return report / "plots" / fmt::format("timeline-test_sleep-{}-NVIDIA-H200.svg", point_id.substr(0, 12));
+}
+
+TEST_F(HistoryCommand, ReportListsTheStepsSlowestFirstAndDrawsTheirTimelines) {
+  const CommandOutput run =
+      run_command(fmt::format("cd {} && {} report nightly -o steps-report --history", directory_->string(), KS_CLI));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("(6 points over 8 runs, 3 timelines)"), std::string::npos) << run.out;
+  const fs::path report = *directory_ / "steps-report";
+  const std::string md = read_text(report / "report.md");
+  // The first row of the steps table is the planted slowdown, at night 5 and its labels; the
+  // speed-up after it, the pending latest run last.
+  const std::string header =
+      "| kernel | implementation | mode | device | parameters | step | at | run | before ms | "
+      "after ms | change |\n|---|---|---|---|---|---|---:|---|---:|---:|---:|\n";
+  const std::size_t table = md.find(header);
+  ASSERT_NE(table, std::string::npos) << md;
+  EXPECT_EQ(md.substr(table + header.size(), md.find('\n', table + header.size()) - table - header.size()),
+            "| test_sleep | cpu | forward | NVIDIA H200 | id=1 run_ms=1 setup_ms=0 | slowdown | 5 | commit=c5 night=5 "
+            "| 1 | 1.25 | +25.0% |");
+  EXPECT_LT(md.find("| speed-up | 4 | commit=c4 night=4 |"), md.find("| pending | 7 | commit=c7 night=7 |")) << md;
+  // A timeline for the point with the step, marked and labelled; none for a flat point.
+  ASSERT_TRUE(fs::exists(timeline_of(report, 1))) << md;
+  EXPECT_NE(md.find("](plots/" + timeline_of(report, 1).filename().string() + ")"), std::string::npos) << md;
+  EXPECT_NE(read_text(timeline_of(report, 1)).find("commit=c5 night=5 +25.0%"), std::string::npos);
+  EXPECT_FALSE(fs::exists(timeline_of(report, 2)));
+  const std::string html = read_text(report / "index.html");
+  EXPECT_EQ(std::count(html.begin(), html.end(), '<') - std::count(html.begin(), html.end(), '>'), 0);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+}
+
+TEST_F(HistoryCommand, ReportTimelinesAllDrawsEveryPointAndTheHistoryOptionsNeedHistory) {
+  const CommandOutput all = run_command(
+      fmt::format("cd {} && {} report nightly -o all-report --history --timelines all --where id=2 --order label:night",
+                  directory_->string(), KS_CLI));
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_TRUE(fs::exists(timeline_of(*directory_ / "all-report", 2)));
+  EXPECT_NE(read_text(*directory_ / "all-report" / "report.md").find("No point has a step"), std::string::npos);
+  const CommandOutput plain =
+      run_command(fmt::format("cd {} && {} report nightly/n0.h5 -o plain --order time", directory_->string(), KS_CLI));
+  EXPECT_EQ(plain.exit_code, 2) << plain.err;
+  EXPECT_NE(plain.err.find("--order requires --history"), std::string::npos) << plain.err;
+  const CommandOutput bad = run_command(
+      fmt::format("cd {} && {} report nightly -o bad --history --min-change -1", directory_->string(), KS_CLI));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "kernelsweep report: --min-change must be a percentage of 0 or more, got -1\n");
+}
+
 }  // namespace
 }  // namespace ks::testing

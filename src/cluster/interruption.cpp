@@ -23,10 +23,12 @@ extern "C" void note_stop_signal(int signal) { g_stop_signal.store(signal); }
 std::filesystem::path g_stop_file;
 std::chrono::steady_clock::time_point g_stop_file_checked;
 std::string g_stop_file_reason;
+bool g_stop_file_seen_empty = false;
 constexpr auto kStopFileInterval = std::chrono::milliseconds(250);
 
 // Looked for four times a second at most: the loops ask far more often, and the file may be on a
-// parallel filesystem.
+// parallel filesystem. A file found empty is read once more at the next look before the run stops:
+// `echo REASON > FILE` creates the file before it writes the line, and the line is the reason given.
 bool stop_file_appeared() {
   if (g_stop_file.empty()) return false;
   if (!g_stop_file_reason.empty()) return true;
@@ -37,6 +39,10 @@ bool stop_file_appeared() {
   if (!std::filesystem::exists(g_stop_file, error)) return false;
   std::ifstream in(g_stop_file);
   std::getline(in, g_stop_file_reason);
+  if (g_stop_file_reason.empty() && !g_stop_file_seen_empty) {
+    g_stop_file_seen_empty = true;
+    return false;
+  }
   if (g_stop_file_reason.empty()) g_stop_file_reason = "stop file " + g_stop_file.string();
   return true;
 }
@@ -58,6 +64,7 @@ bool launcher_is_gone() { return g_launcher > 1 && ::getppid() != g_launcher; }
 void watch_stop_file(const std::string& path) {
   g_stop_file = path;
   g_stop_file_reason.clear();
+  g_stop_file_seen_empty = false;
 }
 
 bool stop_requested() { return g_stop_signal.load() != 0 || launcher_is_gone() || stop_file_appeared(); }

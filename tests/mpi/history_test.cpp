@@ -94,7 +94,8 @@ TEST_F(HistoryRuns, NightsOfOneBuildHaveNoStep) {
   const CommandOutput run =
       run_command(fmt::format("{} history{} --format json --fail-on-step --min-change 25", KS_CLI, nights));
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  for (const Json& series : Json::parse(run.out).at("series")) {
+  const Json out = Json::parse(run.out);  // held: the loop iterates a part of it
+  for (const Json& series : out.at("series")) {
     EXPECT_TRUE(series.at("steps").empty()) << series.dump();
     EXPECT_TRUE(series.at("pending").is_null()) << series.dump();
   }

@@ -4,11 +4,11 @@
 // about kCached 16-byte vectors a thread), and short rows share a block; it reads each row once
 // into registers (rows longer than width·kCached vectors read their tail a second time, from
 // cache), sums its squares and writes y and rstd; its blocks have 256 threads, or one row group of
-// 512. Backward runs sm_count() blocks of kThreads over all rows: the pipelined kernel (rows of up
-// to 4·kThreads vectors) computes one row a block while the next rows arrive in shared memory; the
-// row-group kernel (longer rows, or rows of scalar accesses) computes a row a row group, its dw
-// sums in shared or global memory. Both write each block's fp32 dw partial sums, and a second small
-// kernel sums them into dw, with no atomics. Loads and stores are 16 bytes wide when hidden is a
+// 512. Backward runs sm_count() blocks of kThreads over all rows: the pipelined kernel (rows of
+// more than kThreads and at most 4·kThreads vectors) computes one row a block while the next rows
+// arrive in shared memory; the row-group kernel (shorter or longer rows, or rows of scalar accesses)
+// computes a row a row group, its dw sums in shared or global memory. Both write each block's fp32 dw partial sums, and
+// a second small kernel sums them into dw, with no atomics. Loads and stores are 16 bytes wide when hidden is a
 // multiple of 16 bytes' worth of elements. README.md has the figures, and the variants tried.
 #include <cuda_bf16.h>
 
@@ -196,15 +196,17 @@ template <int Pending> __device__ inline void wait_copies() {
 
 // Rows in flight to shared memory ahead of the one computed, for P vectors a thread: a stage holds
 // one row of x and of dy (at most P·16 KiB), so that the stages of a block stay within 128 KiB.
-template <int P> constexpr int kStages = P == 1 ? 4 : P == 2 ? 3 : 2;
+template <int P> constexpr int kStages = P == 2 ? 3 : 2;
 
 // Backward for rows of up to P·kThreads vectors: the block computes one row at a time, each thread
 // the same P vectors of every row, while the block's next kStages−1 rows are copied into shared
 // memory with cp.async. A thread copies and reads only its own vectors, so that the copies need no
 // barrier; offset + w and the thread's dw sums stay in registers across rows; the row's m·x sum is
 // the one barrier a row (its scratch alternates between two halves, so that a fast warp writing the
-// next row's sum cannot overwrite one still being read). On an H100 this moves the bytes of a
-// 4096 x 4096 bf16 backward at ~N% of the row-group kernel's time (bench/results/rms_norm-h100.md).
+// next row's sum cannot overwrite one still being read). On an H100 it moves 4096 x 8192 bf16 at 84%
+// of the calibrated bandwidth, where the row-group kernel reached 69%; with one vector a thread
+// (rows of 4096 bf16) the row's barrier is most of a thread's work, and it reached 50% where the
+// row-group kernel, several rows a block, reaches 60% (bench/results/rms_norm-h100.md).
 // Its parameters are the row-group kernel's, so that one launch serves both.
 template <class T, int N, Casting C, int P> __global__ void __launch_bounds__(kThreads)
     pipelined_backward_kernel(Problem problem, int /*width: the block's*/, const T* __restrict__ x,
@@ -420,16 +422,16 @@ class CudaRmsNorm final : public Instance {
     KS_CUDA_LAUNCHED();
   }
 
-  // Backward's kernel, its blocks and its shared memory: the pipelined kernel where a row is at most
-  // 4·kThreads 16-byte vectors and its stages fit a block, else the row-group kernel, with its dw
-  // partials in shared memory where they fit a block.
+  // Backward's kernel, its blocks and its shared memory: the pipelined kernel where a row is more than
+  // kThreads and at most 4·kThreads 16-byte vectors (two or four a thread) and its stages fit a block, else the
+  // row-group kernel, with its dw partials in shared memory where they fit a block.
   void plan_backward(int groups, std::size_t vector) {
     const std::size_t h = static_cast<std::size_t>(p_.hidden), vectors = h / vector;
     const auto shared_limit = static_cast<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
     if (vector > 1)
-      for (const int per_thread : {1, 2, 4})
-        if (vectors <= static_cast<std::size_t>(per_thread * kThreads)) {
-          const int stages = per_thread == 1 ? kStages<1> : per_thread == 2 ? kStages<2> : kStages<4>;
+      for (const int per_thread : {2, 4})
+        if (vectors > kThreads && vectors <= static_cast<std::size_t>(per_thread * kThreads)) {
+          const int stages = per_thread == 2 ? kStages<2> : kStages<4>;
           shared_bytes_ = static_cast<std::size_t>(stages) * 2 * h * p_.element_size();
           if (shared_bytes_ <= shared_limit) vectors_per_thread_ = per_thread;
           break;
@@ -450,7 +452,6 @@ class CudaRmsNorm final : public Instance {
   template <class T, int N, Casting C> auto backward_kernel_for() const {
     auto kernel = backward_kernel<T, N, C>;
     if constexpr (N > 1) {
-      if (vectors_per_thread_ == 1) kernel = pipelined_backward_kernel<T, N, C, 1>;
       if (vectors_per_thread_ == 2) kernel = pipelined_backward_kernel<T, N, C, 2>;
       if (vectors_per_thread_ == 4) kernel = pipelined_backward_kernel<T, N, C, 4>;
     }

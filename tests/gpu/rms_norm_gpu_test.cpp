@@ -45,8 +45,8 @@ TEST(GpuRmsNorm, MatchesTheCpuAtAwkwardShapes) {
   // than the registers hold (their tail read twice); hidden 40000, whose dw partials need more than
   // 48 KiB of shared memory, and 65536, Liger's largest, whose partials do not fit in a block's
   // shared memory and go to global memory; one token, and more row groups than blocks. Backward's
-  // pipelined kernel takes rows of up to 2048 16-byte vectors, one to four a thread: 24, 264, 4104,
-  // 8192 and 16384 wide rows, more rows than blocks among them.
+  // pipelined kernel takes rows of 513 to 2048 16-byte vectors, two or four a thread: 4104, 8192 and
+  // 16384 wide bf16 rows (and 4104 fp32), more rows than blocks among them.
   const std::tuple<int, int> shapes[] = {{1, 1},     {37, 1},    {1, 7},      {3, 13},    {70, 100},
                                          {5, 1001},  {2, 4104},  {300, 264},  {3, 20000}, {4, 40000},
                                          {3, 65536}, {1000, 24}, {200, 8192}, {3, 16384}};

@@ -1,14 +1,15 @@
 // rms_norm's `cuda` implementation: memory-bound, one kernel per pass, fp32 accumulation.
 //
-// A row is handled by a row group of `width` threads (a power of two from 32 to kThreads: about
-// kCached 16-byte vectors a thread), and short rows share a block. Forward reads each row once into
-// registers (rows longer than width·kCached vectors read their tail a second time, from cache), sums
-// its squares and writes y and rstd; its blocks have 256 threads, or one row group of 512. Backward
-// runs sm_count() blocks of kThreads over all rows: each row's m·x is summed, dx written, and the
-// row's dw terms added into the block's fp32 partial sums, kept in shared memory (in global memory
-// when the row is too long for it); a second small kernel sums the blocks' partials into dw, with
-// no atomics. Loads and stores are 16 bytes wide when hidden is a multiple of 16 bytes' worth of
-// elements. README.md has the figures of an H200, and the variants tried there that did no better.
+// Forward: a row is handled by a row group of `width` threads (a power of two from 32 to kThreads:
+// about kCached 16-byte vectors a thread), and short rows share a block; it reads each row once
+// into registers (rows longer than width·kCached vectors read their tail a second time, from
+// cache), sums its squares and writes y and rstd; its blocks have 256 threads, or one row group of
+// 512. Backward runs sm_count() blocks of kThreads over all rows: the pipelined kernel (rows of
+// more than kThreads and at most 4·kThreads vectors) computes one row a block while the next rows
+// arrive in shared memory; the row-group kernel (shorter or longer rows, or rows of scalar accesses)
+// computes a row a row group, its dw sums in shared or global memory. Both write each block's fp32 dw partial sums, and
+// a second small kernel sums them into dw, with no atomics. Loads and stores are 16 bytes wide when hidden is a
+// multiple of 16 bytes' worth of elements. README.md has the figures, and the variants tried.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -53,6 +54,12 @@ template <class T, Casting C> __device__ Problem specialise(Problem p) {
   p.bf16 = std::is_same_v<T, __nv_bfloat16>;
   p.casting = C;
   return p;
+}
+
+// rstd of `row` as forward saved it: in the dtype for none, fp32 otherwise.
+template <class T, Casting C> __device__ float saved_rstd(const void* rstd_in, std::int64_t row) {
+  if constexpr (C == Casting::none) return to_float(static_cast<const T*>(rstd_in)[row]);
+  else return static_cast<const float*>(rstd_in)[row];
 }
 
 template <class T, int N, Casting C> __global__ void __launch_bounds__(kThreads)
@@ -129,11 +136,7 @@ template <class T, int N, Casting C> __global__ void __launch_bounds__(kThreads)
     const bool active = row < p.tokens;
     const std::int64_t start = (active ? row : 0) * p.hidden;
     const V *xr = reinterpret_cast<const V*>(x + start), *dyr = reinterpret_cast<const V*>(dy + start);
-    float rstd = 0;
-    if (active) {
-      if constexpr (C == Casting::none) rstd = to_float(static_cast<const T*>(rstd_in)[row]);
-      else rstd = static_cast<const float*>(rstd_in)[row];
-    }
+    const float rstd = active ? saved_rstd<T, C>(rstd_in, row) : 0.0f;
 
     V cached_x[kCached], cached_dy[kCached];
     float dot = 0;
@@ -160,7 +163,7 @@ template <class T, int N, Casting C> __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int j = 0; j < N; ++j) {
         const float xj = to_float(xv.v[j]), dyj = to_float(dyv.v[j]);
-        out.v[j] = from_float<T>(p.dx(xj, p.m(dyj, to_float(wk.v[j])), rstd, c));
+        out.v[j] = from_float<T>(p.dx_sum(xj, p.m(dyj, to_float(wk.v[j])), rstd, c));
         acc[j * vectors + v] += p.dw_term(xj, dyj, rstd);
       }
       dxr[v] = out;
@@ -178,6 +181,117 @@ template <class T, int N, Casting C> __global__ void __launch_bounds__(kThreads)
     for (int g = 0; g < groups; ++g) sum += shared_partials[g * p.hidden + i];
     partials[blockIdx.x * p.hidden + i] = sum;
   }
+}
+
+// Asynchronous 16-byte copies from global to shared memory (cp.async, sm_80 and later), committed
+// in groups; wait_copies<n>() returns once at most n of this thread's groups are still in flight.
+__device__ inline void copy_async(void* shared, const void* global) {
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(global) : "memory");
+}
+__device__ inline void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int Pending> __device__ inline void wait_copies() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
+}
+
+// Rows in flight to shared memory ahead of the one computed, for P vectors a thread: a stage holds
+// one row of x and of dy (at most P·16 KiB), so that the stages of a block stay within 128 KiB.
+template <int P> constexpr int kStages = P == 2 ? 3 : 2;
+
+// Backward for rows of up to P·kThreads vectors: the block computes one row at a time, each thread
+// the same P vectors of every row, while the block's next kStages−1 rows are copied into shared
+// memory with cp.async. A thread copies and reads only its own vectors, so that the copies need no
+// barrier; offset + w and the thread's dw sums stay in registers across rows; the row's m·x sum is
+// the one barrier a row (its scratch alternates between two halves, so that a fast warp writing the
+// next row's sum cannot overwrite one still being read). On an H100 it moves 4096 x 8192 bf16 at 84%
+// of the calibrated bandwidth, where the row-group kernel reached 69%; with one vector a thread
+// (rows of 4096 bf16) the row's barrier is most of a thread's work, and it reached 50% where the
+// row-group kernel, several rows a block, reaches 60% (bench/results/rms_norm-h100.md).
+// Its parameters are the row-group kernel's, so that one launch serves both.
+template <class T, int N, Casting C, int P> __global__ void __launch_bounds__(kThreads)
+    pipelined_backward_kernel(Problem problem, int /*width: the block's*/, const T* __restrict__ x,
+                              const T* __restrict__ w, const T* __restrict__ dy, const void* __restrict__ rstd_in,
+                              T* __restrict__ dx, float* __restrict__ partials, bool /*shared_dw: registers*/) {
+  using V = Pack<T, N>;
+  constexpr int kAhead = kStages<P> - 1;
+  extern __shared__ __align__(16) unsigned char staged_rows[];  // kStages<P> × (x row, dy row)
+  __shared__ float scratch[2][kThreads / 32];
+  const Problem p = specialise<T, C>(problem);
+  const int tid = static_cast<int>(threadIdx.x), vectors = static_cast<int>(p.hidden / N);
+  const auto stage = [&](int s) { return reinterpret_cast<V*>(staged_rows) + s * 2 * vectors; };
+
+  float weight[P][N], dw_sum[P][N];  // offset + w, and Σ dw terms, of this thread's columns
+#pragma unroll
+  for (int i = 0; i < P; ++i) {
+    const int v = tid + i * kThreads;
+    const V wk = v < vectors ? reinterpret_cast<const V*>(w)[v] : V{};
+#pragma unroll
+    for (int j = 0; j < N; ++j) weight[i][j] = to_float(wk.v[j]) + p.offset, dw_sum[i][j] = 0;
+  }
+  const std::int64_t step = gridDim.x;
+  // Starts the copies of `row` into stage s; a group is committed for every call, a row or none,
+  // so that wait_copies counts rows.
+  const auto fetch = [&](std::int64_t row, int s) {
+    if (row < p.tokens) {
+      const V *xr = reinterpret_cast<const V*>(x + row * p.hidden),
+              *dyr = reinterpret_cast<const V*>(dy + row * p.hidden);
+      V *sx = stage(s), *sdy = sx + vectors;
+#pragma unroll
+      for (int i = 0; i < P; ++i)
+        if (const int v = tid + i * kThreads; v < vectors) copy_async(sx + v, xr + v), copy_async(sdy + v, dyr + v);
+    }
+    commit_copies();
+  };
+
+  std::int64_t row = blockIdx.x;
+#pragma unroll
+  for (int s = 0; s < kAhead; ++s) fetch(row + s * step, s);
+  float next_rstd = row < p.tokens ? saved_rstd<T, C>(rstd_in, row) : 0.0f;
+  for (int s = 0, half = 0; row < p.tokens; row += step, s = s == kAhead ? 0 : s + 1, half ^= 1) {
+    const float rstd = next_rstd;  // loaded a row ahead, as the rows are
+    if (row + step < p.tokens) next_rstd = saved_rstd<T, C>(rstd_in, row + step);
+    fetch(row + kAhead * step, s == 0 ? kAhead : s - 1);  // into the stage the previous row freed
+    wait_copies<kAhead>();
+
+    const V *sx = stage(s), *sdy = sx + vectors;
+    V xs[P], dys[P];
+    float dot = 0;
+#pragma unroll
+    for (int i = 0; i < P; ++i)
+      if (const int v = tid + i * kThreads; v < vectors) {
+        xs[i] = sx[v], dys[i] = sdy[v];
+#pragma unroll
+        for (int j = 0; j < N; ++j) dot += to_float(dys[i].v[j]) * weight[i][j] * to_float(xs[i].v[j]);
+      }
+    for (int offset = 16; offset > 0; offset >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+    if (tid % 32 == 0) scratch[half][tid / 32] = dot;
+    __syncthreads();
+    dot = 0;
+#pragma unroll
+    for (int k = 0; k < kThreads / 32; ++k) dot += scratch[half][k];
+
+    const float c = p.c(rstd, dot);
+    V* dxr = reinterpret_cast<V*>(dx + row * p.hidden);
+#pragma unroll
+    for (int i = 0; i < P; ++i)
+      if (const int v = tid + i * kThreads; v < vectors) {
+        V out;
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+          const float xj = to_float(xs[i].v[j]), dyj = to_float(dys[i].v[j]);
+          out.v[j] = from_float<T>(p.dx_sum(xj, dyj * weight[i][j], rstd, c));
+          dw_sum[i][j] += p.dw_term(xj, dyj, rstd);
+        }
+        dxr[v] = out;
+      }
+  }
+  wait_copies<0>();                                                           // the empty groups of the last rows
+  float* part = partials + static_cast<std::int64_t>(blockIdx.x) * p.hidden;  // transposed, as dw_kernel reads it
+#pragma unroll
+  for (int i = 0; i < P; ++i)
+    if (const int v = tid + i * kThreads; v < vectors)
+#pragma unroll
+      for (int j = 0; j < N; ++j) part[j * vectors + v] = dw_sum[i][j];
 }
 
 // dw = Σ partials, in the dtype: 32 partial columns a block, kDwSlices threads summing each.
@@ -231,17 +345,12 @@ class CudaRmsNorm final : public Instance {
     forward_threads_ = std::max(256, width_);
     const int forward_groups = forward_threads_ / width_, groups = kThreads / width_;
     forward_blocks_ = static_cast<unsigned>((p_.tokens + forward_groups - 1) / forward_groups);
-    backward_blocks_ = static_cast<int>(std::min<std::int64_t>(sm_count(), (p_.tokens + groups - 1) / groups));
-    // dw partials in shared memory where the device allows a block that much, else in global memory.
-    const int shared_limit = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
-    shared_bytes_ = static_cast<std::size_t>(groups) * h * sizeof(float);
-    shared_dw_ = shared_bytes_ + sizeof(float) * kThreads / 32 <= static_cast<std::size_t>(shared_limit);
-    if (!shared_dw_) shared_bytes_ = 0;
-    parts_ = shared_dw_ ? backward_blocks_ : backward_blocks_ * groups;
+    plan_backward(groups, vector);
     dispatch(p_, [&](auto zero, auto vector_width, auto mode) {
-      const auto kernel = backward_kernel<decltype(zero), decltype(vector_width)::value, decltype(mode)::value>;
-      const int bytes = static_cast<int>(shared_bytes_);
-      KS_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      const auto kernel =
+          this->template backward_kernel_for<decltype(zero), decltype(vector_width)::value, decltype(mode)::value>();
+      KS_CUDA(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes_)));
     });
 
     x_ = memory_.allocate_bytes(n * e, "x");
@@ -313,11 +422,48 @@ class CudaRmsNorm final : public Instance {
     KS_CUDA_LAUNCHED();
   }
 
+  // Backward's kernel, its blocks and its shared memory: the pipelined kernel where a row is more than
+  // kThreads and at most 4·kThreads 16-byte vectors (two or four a thread) and its stages fit a block, else the
+  // row-group kernel, with its dw partials in shared memory where they fit a block.
+  void plan_backward(int groups, std::size_t vector) {
+    const std::size_t h = static_cast<std::size_t>(p_.hidden), vectors = h / vector;
+    const auto shared_limit = static_cast<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
+    if (vector > 1)
+      for (const int per_thread : {2, 4})
+        if (vectors > kThreads && vectors <= static_cast<std::size_t>(per_thread * kThreads)) {
+          const int stages = per_thread == 2 ? kStages<2> : kStages<4>;
+          shared_bytes_ = static_cast<std::size_t>(stages) * 2 * h * p_.element_size();
+          if (shared_bytes_ <= shared_limit) vectors_per_thread_ = per_thread;
+          break;
+        }
+    if (vectors_per_thread_ > 0) {
+      backward_blocks_ = static_cast<int>(std::min<std::int64_t>(sm_count(), p_.tokens));
+      parts_ = backward_blocks_;
+      return;
+    }
+    backward_blocks_ = static_cast<int>(std::min<std::int64_t>(sm_count(), (p_.tokens + groups - 1) / groups));
+    shared_bytes_ = static_cast<std::size_t>(groups) * h * sizeof(float);
+    shared_dw_ = shared_bytes_ + sizeof(float) * kThreads / 32 <= shared_limit;
+    if (!shared_dw_) shared_bytes_ = 0;
+    parts_ = shared_dw_ ? backward_blocks_ : backward_blocks_ * groups;
+  }
+
+  // Backward's kernel for this point, as plan_backward chose it (the two take the same parameters).
+  template <class T, int N, Casting C> auto backward_kernel_for() const {
+    auto kernel = backward_kernel<T, N, C>;
+    if constexpr (N > 1) {
+      if (vectors_per_thread_ == 2) kernel = pipelined_backward_kernel<T, N, C, 2>;
+      if (vectors_per_thread_ == 4) kernel = pipelined_backward_kernel<T, N, C, 4>;
+    }
+    return kernel;
+  }
+
   void backward() {
     dispatch(p_, [&](auto zero, auto vector_width, auto mode) {
       using T = decltype(zero);
       constexpr int kN = decltype(vector_width)::value;
-      backward_kernel<T, kN, decltype(mode)::value><<<backward_blocks_, kThreads, shared_bytes_, stream_>>>(
+      const auto kernel = this->template backward_kernel_for<T, kN, decltype(mode)::value>();
+      kernel<<<backward_blocks_, kThreads, shared_bytes_, stream_>>>(
           p_, width_, static_cast<const T*>(x_), static_cast<const T*>(w_), static_cast<const T*>(dy_), rstd_,
           static_cast<T*>(dx_), partials_, shared_dw_);
       KS_CUDA_LAUNCHED();
@@ -332,6 +478,7 @@ class CudaRmsNorm final : public Instance {
   Problem p_;
   int width_ = 32, forward_threads_ = 256;  // threads a row; threads of a forward block
   int backward_blocks_ = 1, parts_ = 1;     // blocks of backward; dw partial rows
+  int vectors_per_thread_ = 0;              // of the pipelined backward; 0: the row-group kernel
   unsigned forward_blocks_ = 1;
   std::size_t shared_bytes_ = 0;
   bool shared_dw_ = true;

@@ -68,9 +68,9 @@ struct Problem {
   KS_HOST_DEVICE float c(float rstd, float dot) const {
     return -(1.0f / static_cast<float>(hidden)) * rstd * rstd * dot;
   }
-  KS_HOST_DEVICE float dx(float x, float m, float rstd, float c) const {
-    return to_dtype(fmaf(rstd, m, rstd * (c * x)));
-  }
+  KS_HOST_DEVICE float dx(float x, float m, float rstd, float c) const { return to_dtype(dx_sum(x, m, rstd, c)); }
+  // dx before its rounding, for a kernel that converts it to the dtype as it stores it.
+  KS_HOST_DEVICE float dx_sum(float x, float m, float rstd, float c) const { return fmaf(rstd, m, rstd * (c * x)); }
   KS_HOST_DEVICE float dw_term(float x, float dy, float rstd) const {
     return casting == Casting::llama ? to_dtype(dy * to_dtype(x * rstd)) : dy * (x * rstd);
   }

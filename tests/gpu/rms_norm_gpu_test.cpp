@@ -44,9 +44,12 @@ TEST(GpuRmsNorm, MatchesTheCpuAtAwkwardShapes) {
   // hidden 1; odd; no multiple of 8 (scalar loads); multiples of 8 past a power of two; rows longer
   // than the registers hold (their tail read twice); hidden 40000, whose dw partials need more than
   // 48 KiB of shared memory, and 65536, Liger's largest, whose partials do not fit in a block's
-  // shared memory and go to global memory; one token, and more row groups than blocks.
-  const std::tuple<int, int> shapes[] = {{1, 1},    {37, 1},    {1, 7},     {3, 13},    {70, 100},  {5, 1001},
-                                         {2, 4104}, {300, 264}, {3, 20000}, {4, 40000}, {3, 65536}, {1000, 24}};
+  // shared memory and go to global memory; one token, and more row groups than blocks. Backward's
+  // pipelined kernel takes rows of 513 to 2048 16-byte vectors, two or four a thread: 4104, 8192 and
+  // 16384 wide bf16 rows (and 4104 fp32), more rows than blocks among them.
+  const std::tuple<int, int> shapes[] = {{1, 1},     {37, 1},    {1, 7},      {3, 13},    {70, 100},
+                                         {5, 1001},  {2, 4104},  {300, 264},  {3, 20000}, {4, 40000},
+                                         {3, 65536}, {1000, 24}, {200, 8192}, {3, 16384}};
   for (const auto& [tokens, hidden] : shapes)
     for (const std::string dtype : {"bf16", "fp32"})
       for (const std::string casting : {"llama", "gemma", "none"})

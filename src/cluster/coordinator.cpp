@@ -86,6 +86,7 @@ bool Coordinator::take_in() {
 bool Coordinator::serve() {
   const bool served = take_in();
   drop_silent_ranks();
+  if (received_ >= expected_) release_idle_ranks();
   tell_parked_ranks();
   sink_.on_tick();
   return served;
@@ -104,7 +105,10 @@ void Coordinator::take(FromRank message) {
     case FromRank::Kind::work_request:
       note_lost_communicators(message.lost_gangs);
       if (winding_down_ || excluded_.count(source)) hand_out({Handout{source, {}, {}}});
-      else hand_out(queue_.ask(source));
+      else if (auto again = taken_back_for(source); !again.empty()) {
+        link_.answer(source, again);
+        for (Assigned& assigned : again) in_hand_[source].push_back(std::move(assigned));
+      } else hand_out(queue_.ask(source));
       break;
     case FromRank::Kind::result: take_result(message); break;
     case FromRank::Kind::stopped: take_stopped(source, message.text); break;
@@ -116,7 +120,8 @@ void Coordinator::take(FromRank message) {
 void Coordinator::take_result(FromRank& message) {
   auto& held = in_hand_[message.rank];
   const PointKey key = point_key(message.record.point_id);
-  const auto at = std::find_if(held.begin(), held.end(), [&](const Point& point) { return point.key == key; });
+  const auto at =
+      std::find_if(held.begin(), held.end(), [&](const Assigned& assigned) { return assigned.point.key == key; });
   if (at != held.end()) held.erase(at);
   sink_.on_record(std::move(message.record), *message.protocol, *message.implementation);
   ++received_;
@@ -131,7 +136,13 @@ void Coordinator::take_stopped(int rank, const std::string& why) {
 }
 
 void Coordinator::ask_for_own_work() {
-  if (!mine_.empty() || root_exhausted_ || root_waiting_) return;
+  if (!mine_.empty() || root_waiting_) return;
+  // What a silent rank held comes first, even once the queue has nothing more for rank 0.
+  if (auto again = taken_back_for(0); !again.empty()) {
+    for (Assigned& assigned : again) mine_.push_back(std::move(assigned));
+    return;
+  }
+  if (root_exhausted_) return;
   root_waiting_ = true;
   hand_out(queue_.ask(0));
 }
@@ -189,10 +200,37 @@ void Coordinator::hand_out(const std::vector<Handout>& handouts) {
       for (Assigned& assigned : points) mine_.push_back(std::move(assigned));
       continue;
     }
+    if (points.empty() && !winding_down_ && !excluded_.count(handout.rank)) {
+      idle_.insert(handout.rank);  // told "no more work" at the end (release_idle_ranks)
+      continue;
+    }
     link_.answer(handout.rank, points);
     if (records)
-      for (const Assigned& assigned : points) in_hand_[handout.rank].push_back(assigned.point);
+      for (const Assigned& assigned : points) in_hand_[handout.rank].push_back(assigned);
     if (points.empty()) finish(handout.rank);
+  }
+}
+
+// Every result is in: the ranks that waited for the end are told there is no more work.
+void Coordinator::release_idle_ranks() {
+  for (int rank : idle_) {
+    link_.answer(rank, {});
+    finish(rank);
+  }
+  idle_.clear();
+}
+
+// Points taken back from a silent rank go to the ranks waiting with nothing to do, if any can run them.
+void Coordinator::hand_taken_back_to_idle() {
+  for (auto it = idle_.begin(); it != idle_.end() && !taken_back_.empty();) {
+    std::vector<Assigned> again = taken_back_for(*it);
+    if (again.empty()) {
+      ++it;
+      continue;
+    }
+    link_.answer(*it, again);
+    for (Assigned& assigned : again) in_hand_[*it].push_back(std::move(assigned));
+    it = idle_.erase(it);
   }
 }
 
@@ -231,6 +269,7 @@ void Coordinator::tell_parked_ranks() {
   parked_told_ = now;
   for (int rank : queue_.parked())
     if (rank != 0) link_.tell_still_parked(rank);
+  for (int rank : idle_) link_.tell_still_parked(rank);
 }
 
 // --exclude-slow: the slow ranks (ranks_to_set_aside) are given no work; the groups they would have
@@ -248,29 +287,81 @@ bool Coordinator::is_silent(int rank) const {
   return std::any_of(silent_.begin(), silent_.end(), [&](const SilentRank& s) { return s.rank == rank; });
 }
 
-// Ranks not heard from within the silence limit are gone: the points they hold are recorded
-// `crashed`, and the sweep goes on with the others.
+// Ranks not heard from within the silence limit are gone: the log names them, the points they held
+// go to the other ranks, and the sweep goes on without them.
 void Coordinator::drop_silent_ranks() {
   const auto now = Clock::now();
   for (int rank = 1; rank < static_cast<int>(ranks_.size()); ++rank) {
     if (finished_[rank] || is_silent(rank) || now - last_heard_[rank] < silence_limit()) continue;
     const double seconds = std::chrono::duration<double>(now - last_heard_[rank]).count();
-    SilentRank silent{rank, ranks_[rank].host.hostname, in_hand_[rank].size()};
-    const std::string why = fmt::format(
-        "rank {} on {} stopped answering (nothing heard for {:.0f} s); the sweep went on without it, and "
-        "--resume measures this point again",
-        rank, silent.host, seconds);
-    for (const Point& point : in_hand_[rank]) {
-      const bool on_gpu = needs_gpu(*options_.registry, point);
-      sink_.on_record(unmeasured_record(point, "crashed", why, ranks_[rank], on_gpu), Json(), Json());
-      ++received_;
-    }
-    in_hand_[rank].clear();
-    silent_.push_back(silent);
+    const std::string why = fmt::format("rank {} on {} stopped answering (nothing heard for {:.0f} s)", rank,
+                                        ranks_[rank].host.hostname, seconds);
+    // Silent before its points are taken back: it is no longer among the ranks that can take them.
+    silent_.push_back(SilentRank{rank, ranks_[rank].host.hostname, 0, 0});
+    idle_.erase(rank);
     ++ranks_finished_;
+    take_back_points_of(rank, why);
+    hand_taken_back_to_idle();
     hand_out(queue_.forget(rank));  // ranks parked for a gang it would have joined may go on
     record_unrunnable();
   }
+}
+
+// A silent rank's points in hand are measured by the others, where another rank that is still asking
+// for work can run them; a gang's point (its members wait for one another) and a point no such rank
+// can run are recorded `crashed` with the reason, and --resume measures them again. Whatever the
+// silent rank sends should it wake is dropped (take), so no point is stored twice.
+void Coordinator::take_back_points_of(int rank, const std::string& why) {
+  SilentRank& silent = silent_.back();
+  for (Assigned& assigned : in_hand_[rank]) {
+    if (assigned.gang.empty() && some_rank_can_take(assigned.point)) {
+      taken_back_.push_back(std::move(assigned));
+      ++silent.points_handed_on;
+      continue;
+    }
+    const bool on_gpu = needs_gpu(*options_.registry, assigned.point);
+    const std::string message = why + "; the sweep went on without it, and --resume measures this point again";
+    sink_.on_record(unmeasured_record(assigned.point, "crashed", message, ranks_[rank], on_gpu), Json(), Json());
+    ++received_;
+    ++silent.points_recorded;
+  }
+  in_hand_[rank].clear();
+  std::string note = fmt::format(
+      "kernelsweep: {}: the sweep goes on without it; {} of the points it held go to the "
+      "other ranks",
+      why, silent.points_handed_on);
+  if (silent.points_recorded > 0) note += fmt::format(", {} are recorded crashed", silent.points_recorded);
+  sink_.on_note(note);
+}
+
+// Rank 0 always asks again (its loop runs to the end); another rank asks while it has not been told
+// there is no more work. Either must be able to run the point: a GPU for a cuda implementation.
+bool Coordinator::some_rank_can_take(const Point& point) const {
+  const bool on_gpu = needs_gpu(*options_.registry, point);
+  for (int rank = 0; rank < static_cast<int>(ranks_.size()); ++rank) {
+    const bool asks = rank == 0 ? !excluded_.count(0) : !finished_[rank] && !is_silent(rank) && !excluded_.count(rank);
+    if (asks && (!on_gpu || ranks_[rank].gpu_count > 0)) return true;
+  }
+  return false;
+}
+
+// The taken-back points `rank` can run, a share of them (as the queue's guided chunks: the ranks
+// that ask next get the rest), for the next rank to ask.
+std::vector<Assigned> Coordinator::taken_back_for(int rank) {
+  if (taken_back_.empty() || excluded_.count(rank)) return {};
+  const std::size_t asking = std::max<std::size_t>(1, ranks_.size() - silent_.size());
+  const std::size_t share = std::max<std::size_t>(1, taken_back_.size() / asking);
+  const bool has_gpu = ranks_[rank].gpu_count > 0;
+  std::vector<Assigned> out;
+  for (auto it = taken_back_.begin(); it != taken_back_.end() && out.size() < share;) {
+    if (!has_gpu && needs_gpu(*options_.registry, it->point)) {
+      ++it;
+      continue;
+    }
+    out.push_back(std::move(*it));
+    it = taken_back_.erase(it);
+  }
+  return out;
 }
 
 // An interrupted run ends in order: rank 0 has abandoned its point in hand; it tells the other ranks to
@@ -280,6 +371,7 @@ void Coordinator::drop_silent_ranks() {
 void Coordinator::wind_down() {
   winding_down_ = true;
   for (int rank : queue_.take_parked()) hand_out({Handout{rank, {}, {}}});  // ranks waiting for a gang
+  release_idle_ranks();
   const int ranks = static_cast<int>(ranks_.size());
   for (int rank = 1; rank < ranks; ++rank)
     if (!finished_[rank] && !is_silent(rank)) link_.tell_stop(rank);

@@ -1,6 +1,6 @@
 #pragma once
 // Rank 0's part in a sweep: the work queue, the answers to the other ranks' requests, their results
-// and notes streamed to the ResultSink, the ranks that fell silent (their points recorded `crashed`),
+// and notes streamed to the ResultSink, the ranks that fell silent (their points handed to the others),
 // the slow ranks set aside, and the end of an interrupted run. It speaks to the other ranks through a
 // CoordinatorLink (cluster/rank_messages.h); rank 0's own points it keeps for rank 0's loop
 // (sweep_runner.cpp), which measures them between its looks at the others.
@@ -61,6 +61,11 @@ class Coordinator {
   void take_result(FromRank& message);
   void take_stopped(int rank, const std::string& why);
   void drop_silent_ranks();
+  void take_back_points_of(int rank, const std::string& why);
+  void hand_taken_back_to_idle();
+  void release_idle_ranks();
+  bool some_rank_can_take(const Point& point) const;
+  std::vector<Assigned> taken_back_for(int rank);
   void tell_parked_ranks();
   void record_unrunnable();
   void exclude_slow_ranks(const std::vector<int>& set_aside);
@@ -83,7 +88,7 @@ class Coordinator {
   // The other ranks: when each was last heard from, the points each holds (handed out, no result
   // yet), whether each was told there is no more work, and those that fell silent.
   std::vector<Clock::time_point> last_heard_;
-  std::vector<std::deque<Point>> in_hand_;
+  std::vector<std::deque<Assigned>> in_hand_;
   std::vector<bool> finished_;
   std::vector<SilentRank> silent_;
   // The generation of each gang's communicator, one more each time a member lost it.
@@ -98,6 +103,14 @@ class Coordinator {
   bool winding_down_ = false;
   std::string stopped_by_;
   std::set<int> excluded_;  // slow ranks given no work (--exclude-slow)
+  // Ranks that asked when nothing was left for them: they hear "no more work" only once every result
+  // is in, and until then stay in touch (their heartbeats, rank 0's word that it is alive), so that
+  // one that stops meanwhile is seen, named and left behind as any other, and they can take the
+  // points of a rank that stopped.
+  std::set<int> idle_;
+  // Points a silent rank held, handed again to the next ranks that ask (rank 0 among them) before
+  // the queue's own.
+  std::deque<Assigned> taken_back_;
 };
 
 }  // namespace ks

@@ -109,7 +109,34 @@ FromRank::Kind kind_of(int tag) {
 
 }  // namespace
 
+// A message still on its way at the end is to a rank that stopped answering: the others took in
+// every message before theirs ended. Its request is let go and its bytes are kept to the process's
+// end, since MPI may still read them until the job (which cannot end in order with a stopped rank)
+// is aborted.
+Outbox::~Outbox() {
+  static std::list<std::string> kept_for_mpi;
+  progress();
+  for (auto& [bytes, request] : in_flight_) {
+    MPI_Request_free(&request);
+    kept_for_mpi.push_back(std::move(bytes));
+  }
+}
+
+void Outbox::post(std::string bytes, int rank, int tag) {
+  auto& item = in_flight_.emplace_back(std::move(bytes), MPI_REQUEST_NULL);
+  MPI_Isend(item.first.data(), static_cast<int>(item.first.size()), MPI_CHAR, rank, tag, MPI_COMM_WORLD, &item.second);
+}
+
+void Outbox::progress() {
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    int done = 0;
+    MPI_Test(&it->second, &done, MPI_STATUS_IGNORE);
+    it = done ? in_flight_.erase(it) : std::next(it);
+  }
+}
+
 std::optional<FromRank> MpiCoordinatorLink::receive() {
+  answers_.progress();
   int waiting = 0;
   MPI_Status status;
   MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
@@ -132,8 +159,7 @@ std::optional<FromRank> MpiCoordinatorLink::receive() {
 }
 
 void MpiCoordinatorLink::answer(int rank, const std::vector<Assigned>& points) {
-  const std::string bytes = points.empty() ? std::string() : encode_assignment(points);
-  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, rank, kTagAssign, MPI_COMM_WORLD);
+  answers_.post(points.empty() ? std::string() : encode_assignment(points), rank, kTagAssign);
 }
 
 void MpiCoordinatorLink::tell_stop(int rank) { post_word(rank, kTagStop); }
@@ -171,23 +197,14 @@ void ParticipantLink::heartbeat() {
   post(std::string(), kTagHeartbeat);
 }
 
-void ParticipantLink::post(std::string bytes, int tag) {
-  auto& item = in_flight_.emplace_back(std::move(bytes), MPI_REQUEST_NULL);
-  MPI_Isend(item.first.data(), static_cast<int>(item.first.size()), MPI_CHAR, 0, tag, MPI_COMM_WORLD, &item.second);
-}
+void ParticipantLink::post(std::string bytes, int tag) { outbox_.post(std::move(bytes), 0, tag); }
 
-void ParticipantLink::progress() {
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-    int done = 0;
-    MPI_Test(&it->second, &done, MPI_STATUS_IGNORE);
-    it = done ? in_flight_.erase(it) : std::next(it);
-  }
-}
+void ParticipantLink::progress() { outbox_.progress(); }
 
 void ParticipantLink::wait_all_sent() {
-  while (!in_flight_.empty()) {
+  while (!outbox_.empty()) {
     progress();
-    if (!in_flight_.empty()) std::this_thread::sleep_for(50us);
+    if (!outbox_.empty()) std::this_thread::sleep_for(50us);
   }
 }
 

@@ -15,6 +15,26 @@
 
 namespace ks {
 
+// Messages sent without waiting for their receiver (MPI_Isend): each one's bytes live until MPI is
+// done with them. A blocking send of a message above MPI's eager limit waits until the receiver
+// takes it in, so a sender that used one would stop with a receiver that stopped.
+class Outbox {
+ public:
+  Outbox() = default;
+  Outbox(const Outbox&) = delete;
+  Outbox& operator=(const Outbox&) = delete;
+  ~Outbox();
+
+  void post(std::string bytes, int rank, int tag);
+  // Moves the messages on their way (MPI moves a large one only while its sender looks), and lets
+  // go of those delivered.
+  void progress();
+  bool empty() const { return in_flight_.empty(); }
+
+ private:
+  std::list<std::pair<std::string, MPI_Request>> in_flight_;
+};
+
 class MpiCoordinatorLink final : public CoordinatorLink {
  public:
   std::optional<FromRank> receive() override;
@@ -24,6 +44,9 @@ class MpiCoordinatorLink final : public CoordinatorLink {
 
  private:
   ParsedText protocol_texts_, implementation_texts_;  // of the results received
+  // The answers on their way: a rank that stopped (SIGSTOP, a frozen node) right after it asked
+  // never takes its answer in, and rank 0 goes on serving the others meanwhile.
+  Outbox answers_;
 };
 
 // A rank's side: its requests and answers, and the messages it sends to rank 0 without waiting
@@ -45,14 +68,14 @@ class ParticipantLink {
   void heartbeat();
   // Moves the messages on their way (MPI moves a large one only while its sender looks).
   void progress();
-  bool all_sent() const { return in_flight_.empty(); }
+  bool all_sent() const { return outbox_.empty(); }
   void wait_all_sent();
   // Nothing more follows from this rank, and why.
   void say_stopped(const std::string& why);
 
  private:
   void post(std::string bytes, int tag);
-  std::list<std::pair<std::string, MPI_Request>> in_flight_;
+  Outbox outbox_;
   std::chrono::steady_clock::time_point last_heartbeat_ = std::chrono::steady_clock::now();
 };
 

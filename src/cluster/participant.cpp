@@ -210,7 +210,8 @@ std::vector<Assigned> Participant::receive_assignment() {
   PollInterval interval(50us, kIdleLongestLook);
   std::optional<std::vector<Assigned>> points;
   while (!(points = link_.answer())) {
-    // Waiting for a gang's other members, however long they take.
+    // Waiting for a gang's other members, or (nothing left for this rank) for the others' last points,
+    // however long they take: rank 0 says now and then that it is alive.
     if (link_.still_parked()) deadline = Clock::now() + 5 * silence_limit();
     stopping = stopping || stop_requested() || asked_to_stop();
     if (Clock::now() > deadline)

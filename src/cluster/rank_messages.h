@@ -105,7 +105,8 @@ class CoordinatorLink {
   virtual void answer(int rank, const std::vector<Assigned>& points) = 0;
   // The run is interrupted: the rank abandons its point in hand.
   virtual void tell_stop(int rank) = 0;
-  // The rank's gang is not formed yet: it keeps waiting for its answer.
+  // The rank's gang is not formed yet, or nothing is left for it while the others finish: it keeps
+  // waiting for its answer.
   virtual void tell_still_parked(int rank) = 0;
 };
 

@@ -101,7 +101,8 @@ class RunError : public std::runtime_error {
 struct SilentRank {
   int rank = 0;
   std::string host;
-  std::size_t points_recorded = 0;  // its points in hand, recorded `crashed`
+  std::size_t points_recorded = 0;   // its points in hand recorded `crashed` (a gang's, or none could take them)
+  std::size_t points_handed_on = 0;  // its points in hand measured by the other ranks instead
 };
 
 // How long the steps all ranks take together (start-up, agreement, the end) may wait for the
@@ -120,9 +121,9 @@ struct PlanOutcome {
 // alone (the other ranks pass null: rank 0 sends each the points it measures, so that no rank but 0
 // holds the plan). Throws RunError on a setup problem that every rank agrees on
 // (shared GPUs, ranks that read different sweep files).
-// A rank that falls silent costs the points it holds (recorded `crashed`, with the reason) and the
-// sweep goes on without it; on the other ranks, a rank 0 silent for five times the limit ends the
-// run with an exception. A stop request on any rank (SIGTERM, SIGINT: cluster/interruption.h, whose
+// A rank that falls silent hands the points it holds to the others (a gang's point is recorded
+// `crashed`, with the reason) and the sweep goes on without it; on the other ranks, a rank 0 silent for five times the
+// limit ends the run with an exception. A stop request on any rank (SIGTERM, SIGINT: cluster/interruption.h, whose
 // handlers the caller installs) stops every rank: the outcome says why.
 PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const ProtocolSpec& protocol,
                          const RunOptions& options, ResultSink* sink);

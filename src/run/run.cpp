@@ -266,6 +266,18 @@ int save_interrupted_run(RunOutputs& outputs, const PlanOutcome& outcome, std::u
   return kExitInterrupted;
 }
 
+// What became of a rank that stopped answering and of the points it had been handed.
+std::string silent_rank_line(const SilentRank& silent, const std::string& sweep_path) {
+  std::string line = fmt::format(
+      "kernelsweep: rank {} on {} stopped answering; {} of the points it had been handed "
+      "were measured by the other ranks",
+      silent.rank, silent.host, silent.points_handed_on);
+  if (silent.points_recorded > 0)
+    line += fmt::format(", {} were recorded crashed, and `kernelsweep run --resume {}` measures them again",
+                        silent.points_recorded, sweep_path);
+  return line;
+}
+
 }  // namespace
 
 int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** argv) {
@@ -359,10 +371,7 @@ int run_sweep(const RunRequest& args, Registry& registry, int* argc, char*** arg
   if (root && !outcome.silent_ranks.empty()) {
     // The file is finished; a silent rank would never reach the barrier, so the job ends here.
     for (const SilentRank& silent : outcome.silent_ranks)
-      std::cerr << fmt::format(
-          "kernelsweep: rank {} on {} stopped answering; the {} points it had been handed were recorded "
-          "crashed, and `kernelsweep run --resume {}` measures them again\n",
-          silent.rank, silent.host, silent.points_recorded, sweep->spec.source_path);
+      std::cerr << silent_rank_line(silent, sweep->spec.source_path) << "\n";
     world.abort(exit_code == kExitInterrupted ? kExitInterrupted : kExitFailure);
   }
   // Every rank ends with rank 0's verdict, so that mpirun and srun report it whichever rank they read.

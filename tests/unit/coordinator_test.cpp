@@ -209,5 +209,42 @@ TEST(Coordinator, ARankThatStopsInterruptsTheRunAndIsToldNoMore) {
   EXPECT_EQ(run.link.stopped, std::set<int>{2});  // rank 1 had stopped already
 }
 
+// Rank 1 takes points until nothing is left while rank 2 still holds its first: rank 1 is told "no
+// more work" only once rank 2's results are in (until then it stays in touch, and could take the
+// points of a rank that stopped), and the run finishes then.
+TEST(Coordinator, ARankWithNothingLeftHearsNoMoreWorkOnlyOnceEveryResultIsIn) {
+  CoordinatedRun run;
+  run.coordinator->start({});
+  run.link.ask(2);
+  run.coordinator->serve();
+  ASSERT_EQ(run.link.answers[2].size(), 1u);
+  const std::vector<Assigned> held_by_two = run.link.answers[2].back();
+  ASSERT_FALSE(held_by_two.empty());
+  std::size_t measured_by_one = 0;
+  run.link.ask(1);
+  for (int round = 0; round < 100; ++round) {
+    run.coordinator->serve();
+    auto& answers = run.link.answers[1];
+    if (answers.empty()) break;  // asked, and not answered: nothing left for it yet
+    const std::vector<Assigned> points = answers.back();
+    answers.pop_back();
+    ASSERT_FALSE(points.empty()) << "rank 1 was told there is no more work while rank 2 still measures";
+    for (const Assigned& assigned : points) run.link.send_result(1, assigned.point);
+    measured_by_one += points.size();
+    run.link.ask(1);
+  }
+  EXPECT_EQ(measured_by_one + held_by_two.size(), run.plans.ids.size());
+  EXPECT_FALSE(run.coordinator->finished());
+
+  for (const Assigned& assigned : held_by_two) run.link.send_result(2, assigned.point);
+  run.link.ask(2);
+  run.coordinator->serve();
+  ASSERT_EQ(run.link.answers[1].size(), 1u);
+  EXPECT_TRUE(run.link.answers[1].back().empty());
+  ASSERT_EQ(run.link.answers[2].size(), 2u);
+  EXPECT_TRUE(run.link.answers[2].back().empty());
+  EXPECT_TRUE(run.coordinator->finished());
+}
+
 }  // namespace
 }  // namespace ks

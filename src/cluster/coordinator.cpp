@@ -118,7 +118,7 @@ void Coordinator::take_result(FromRank& message) {
   const PointKey key = point_key(message.record.point_id);
   const auto at = std::find_if(held.begin(), held.end(), [&](const Point& point) { return point.key == key; });
   if (at != held.end()) held.erase(at);
-  sink_.on_record(std::move(message.record), *message.protocol, *message.implementation);
+  sink_.on_record(std::move(message.record), *message.protocol, *message.implementation, std::move(message.documents));
   ++received_;
 }
 
@@ -144,7 +144,7 @@ std::optional<Assigned> Coordinator::take_own() {
 }
 
 void Coordinator::record_own(RunRecord record, const Json& protocol, const Json& implementation) {
-  sink_.on_record(std::move(record), protocol, implementation);
+  sink_.on_record(std::move(record), protocol, implementation, std::nullopt);
   ++received_;
 }
 
@@ -217,7 +217,7 @@ void Coordinator::record_unrunnable() {
         ++left_skipped;
         continue;
       }
-      sink_.on_record(unmeasured_record(point, "skipped", reason), Json(), Json());
+      sink_.on_record(unmeasured_record(point, "skipped", reason), Json(), Json(), std::nullopt);
     }
   }
   if (left_skipped > 0) sink_.on_left_skipped(left_skipped);
@@ -262,7 +262,7 @@ void Coordinator::drop_silent_ranks() {
         rank, silent.host, seconds);
     for (const Point& point : in_hand_[rank]) {
       const bool on_gpu = needs_gpu(*options_.registry, point);
-      sink_.on_record(unmeasured_record(point, "crashed", why, ranks_[rank], on_gpu), Json(), Json());
+      sink_.on_record(unmeasured_record(point, "crashed", why, ranks_[rank], on_gpu), Json(), Json(), std::nullopt);
       ++received_;
     }
     in_hand_[rank].clear();

@@ -63,14 +63,33 @@ std::vector<Assigned> decode_assignment(std::string_view bytes) {
   return out;
 }
 
-// A result as a rank sends it to rank 0: the record's bytes (append_run_record_bytes), then the JSON
-// text of the protocol and of the implementation's provenance, each after its length.
-std::string encode_result(const RunRecord& record, const MeasureResult& result) {
+// A result as a rank sends it to rank 0: the record's bytes (append_run_record_bytes), the JSON text
+// of the protocol and of the implementation's provenance, each after its length, then whether the
+// rank made the record's documents and, if it did, their citations and texts.
+std::string encode_result(const RunRecord& record, const MeasureResult& result, const RecordDocuments* documents) {
   std::string out;
   append_run_record_bytes(out, record);
   append_sized_bytes(out, result.protocol.dump());
   append_sized_bytes(out, result.implementation.dump());
+  append_value(out, static_cast<std::uint8_t>(documents != nullptr));
+  if (!documents) return out;
+  const Citations& cited = documents->cited;
+  for (const std::string* text : {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest,
+                                  &cited.implementation_digest, &documents->run.text, &documents->run.name,
+                                  &documents->workload})
+    append_sized_bytes(out, *text);
   return out;
+}
+
+std::optional<RecordDocuments> documents_at(std::string_view bytes, std::size_t& offset) {
+  if (value_at<std::uint8_t>(bytes, offset) == 0) return std::nullopt;
+  RecordDocuments documents;
+  Citations& cited = documents.cited;
+  for (std::string* text : {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest,
+                            &cited.implementation_digest, &documents.run.text, &documents.run.name,
+                            &documents.workload})
+    *text = sized_bytes_at(bytes, offset);
+  return documents;
 }
 
 // An empty message that nobody waits on.
@@ -125,6 +144,7 @@ std::optional<FromRank> MpiCoordinatorLink::receive() {
     message.record = run_record_from_bytes(bytes, offset);
     message.protocol = &protocol_texts_.parse(sized_bytes_at(bytes, offset));
     message.implementation = &implementation_texts_.parse(sized_bytes_at(bytes, offset));
+    message.documents = documents_at(bytes, offset);
   } else {
     message.text = bytes;
   }
@@ -158,8 +178,9 @@ bool ParticipantLink::still_parked() { return take_word(kTagStillParked); }
 
 bool ParticipantLink::stop_arrived() { return take_word(kTagStop); }
 
-void ParticipantLink::send_result(const RunRecord& record, const MeasureResult& result) {
-  post(encode_result(record, result), kTagResult);
+void ParticipantLink::send_result(const RunRecord& record, const MeasureResult& result,
+                                  const RecordDocuments* documents) {
+  post(encode_result(record, result, documents), kTagResult);
 }
 
 void ParticipantLink::send_note(std::string line) { post(std::move(line), kTagNote); }

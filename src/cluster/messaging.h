@@ -39,7 +39,8 @@ class ParticipantLink {
   // Whether rank 0 said (since the last look) that the run is interrupted.
   bool stop_arrived();
 
-  void send_result(const RunRecord& record, const MeasureResult& result);
+  // `documents`: the record's documents as this rank made them (null: rank 0 makes them).
+  void send_result(const RunRecord& record, const MeasureResult& result, const RecordDocuments* documents);
   void send_note(std::string line);
   // A heartbeat when the last one is heartbeat_interval() old.
   void heartbeat();

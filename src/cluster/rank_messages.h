@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernelindex/kernelindex.h"
 #include "plan/point.h"
 #include "record/run_record.h"
 
@@ -92,6 +93,7 @@ struct FromRank {
   RunRecord record;
   const nlohmann::json* protocol = nullptr;
   const nlohmann::json* implementation = nullptr;
+  std::optional<RecordDocuments> documents;  // result: the record's documents, where its rank made them
   std::string text;  // note: the line; stopped: why
 };
 

@@ -89,7 +89,8 @@ class LocalLink : public CoordinatorLink {
 class RecordingSink : public ResultSink {
  public:
   void on_start(const std::vector<RankIdentity>&) override {}
-  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json&) override {
+  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json&,
+                 std::optional<RecordDocuments>) override {
     ids.push_back(record.point_id);
     protocols.push_back(protocol);
   }

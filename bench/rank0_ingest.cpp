@@ -32,10 +32,10 @@
 #include "common/thread_cpu.h"
 #include "config/parse.h"
 #include "env/environment.h"
+#include "kernelindex/run_documents.h"
 #include "measure/protocol.h"
 #include "plan/plan.h"
 #include "plan/point_enumerator.h"
-#include "kernelindex/run_documents.h"
 #include "run/outputs.h"
 #include "support/kernels.h"
 #include "support/measured_record.h"
@@ -50,7 +50,7 @@ struct Options {
   std::size_t points = 100'000;
   double rate = 0;  // records/s offered by all generators together; 0: unpaced
   std::size_t samples = 0;
-  int simulated = 8;  // requests in flight per generator rank
+  int simulated = 8;             // requests in flight per generator rank
   std::string documents = "on";  // on (made on the ranks), rank0, off
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "kernelsweep-rank0-ingest";
 };
@@ -274,8 +274,8 @@ void run_root(const MpiWorld& world, const Options& o) {
       "thread, all of it) %.1f; process CPU %.1f s\n"
       "  longest hold of the serving loop by the store %.1f ms; peak RSS %.0f MB; documents made on rank 0: %zu\n",
       world.size(), o.simulated, o.rate > 0 ? fmt::format("{:.0f} records/s", o.rate).c_str() : "unpaced", o.samples,
-      o.documents.c_str(), n / receive_s, receive_s, n / store_s, store_s, sample_mb / store_s,
-      link.result_s / n * 1e6, rows_s / n * 1e6, documents_s / n * 1e6, loop_s / n * 1e6, process_cpu_s,
+      o.documents.c_str(), n / receive_s, receive_s, n / store_s, store_s, sample_mb / store_s, link.result_s / n * 1e6,
+      rows_s / n * 1e6, documents_s / n * 1e6, loop_s / n * 1e6, process_cpu_s,
       std::chrono::duration<double, std::milli>(timed_sink.longest).count(), peak_rss_mb(), made_here);
   std::fflush(stdout);
 }

@@ -68,11 +68,11 @@ class Participant {
   Workers workers_;
   RankIdentity me_;
   GangCommunicators gangs_;
-  Sentinel sentinel_;           // off unless the run asks for it and the rank is calibrated
-  std::vector<int> set_aside_;  // the slow ranks, as rank 0 found them at the start
-  ParticipantLink link_;        // a rank other than 0's, to rank 0
+  Sentinel sentinel_;                      // off unless the run asks for it and the rank is calibrated
+  std::vector<int> set_aside_;             // the slow ranks, as rank 0 found them at the start
+  ParticipantLink link_;                   // a rank other than 0's, to rank 0
   std::optional<RunDocuments> documents_;  // where this rank makes its records' documents
-  bool asked_to_stop_ = false;  // rank 0 said the run is interrupted
+  bool asked_to_stop_ = false;             // rank 0 said the run is interrupted
 };
 
 }  // namespace ks

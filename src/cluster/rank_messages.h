@@ -94,7 +94,7 @@ struct FromRank {
   const nlohmann::json* protocol = nullptr;
   const nlohmann::json* implementation = nullptr;
   std::optional<RecordDocuments> documents;  // result: the record's documents, where its rank made them
-  std::string text;  // note: the line; stopped: why
+  std::string text;                          // note: the line; stopped: why
 };
 
 // Rank 0's side of the messages.

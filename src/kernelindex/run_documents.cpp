@@ -101,13 +101,14 @@ RunContext RunDocuments::context_for(const RankIdentity& rank, const nlohmann::j
   return context;
 }
 
-RunDocuments::Made RunDocuments::make(const RunRecord& record, const RankIdentity& rank,
-                                      const nlohmann::json& protocol, const nlohmann::json& implementation) {
+RunDocuments::Made RunDocuments::make(const RunRecord& record, const RankIdentity& rank, const nlohmann::json& protocol,
+                                      const nlohmann::json& implementation) {
   const Json params = Json::parse(record.params_json);
   const KernelSpec* kernel = registry_.find(record.kernel);
   std::string title = kernel && !kernel->title.empty() ? kernel->title : record.kernel;
   Made made;
-  made.cited = {&protocol_for(record, protocol), &environment_of(rank), &implementation_for(record, rank, implementation)};
+  made.cited = {&protocol_for(record, protocol), &environment_of(rank),
+                &implementation_for(record, rank, implementation)};
   std::string slug = workload_slug(params);
   const Json workload = workload_document(record.kernel, title, params, slug);
   Citations& cited = made.documents.cited;

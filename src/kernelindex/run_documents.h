@@ -62,8 +62,8 @@ class RunDocuments {
   const Registry& registry_;
   ProtocolSpec protocol_spec_;
   RunLabels labels_;
-  std::map<int, CitedDocument> environments_;  // by rank
-  std::map<int, std::string> hardware_slugs_;  // by rank
+  std::map<int, CitedDocument> environments_;       // by rank
+  std::map<int, std::string> hardware_slugs_;       // by rank
   std::map<std::string, CitedDocument> protocols_;  // by canonical JSON of the resolved protocol
   // The protocol the last record cited, as it came: the next record almost always cites it again.
   nlohmann::json last_protocol_;

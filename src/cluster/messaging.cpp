@@ -74,9 +74,9 @@ std::string encode_result(const RunRecord& record, const MeasureResult& result, 
   append_value(out, static_cast<std::uint8_t>(documents != nullptr));
   if (!documents) return out;
   const Citations& cited = documents->cited;
-  for (const std::string* text : {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest,
-                                  &cited.implementation_digest, &documents->run.text, &documents->run.name,
-                                  &documents->workload})
+  for (const std::string* text :
+       {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest, &cited.implementation_digest,
+        &documents->run.text, &documents->run.name, &documents->workload})
     append_sized_bytes(out, *text);
   return out;
 }
@@ -85,9 +85,9 @@ std::optional<RecordDocuments> documents_at(std::string_view bytes, std::size_t&
   if (value_at<std::uint8_t>(bytes, offset) == 0) return std::nullopt;
   RecordDocuments documents;
   Citations& cited = documents.cited;
-  for (std::string* text : {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest,
-                            &cited.implementation_digest, &documents.run.text, &documents.run.name,
-                            &documents.workload})
+  for (std::string* text :
+       {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest, &cited.implementation_digest,
+        &documents.run.text, &documents.run.name, &documents.workload})
     *text = sized_bytes_at(bytes, offset);
   return documents;
 }
@@ -152,8 +152,43 @@ std::optional<FromRank> MpiCoordinatorLink::receive() {
 }
 
 void MpiCoordinatorLink::answer(int rank, const std::vector<Assigned>& points) {
-  const std::string bytes = points.empty() ? std::string() : encode_assignment(points);
-  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, rank, kTagAssign, MPI_COMM_WORLD);
+  forget_answers_sent();
+  auto& bytes = answer_buffers_.emplace_back(
+      std::make_unique<std::string>(points.empty() ? std::string() : encode_assignment(points)));
+  MPI_Request& request = answer_requests_.emplace_back(MPI_REQUEST_NULL);
+  MPI_Isend(bytes->data(), static_cast<int>(bytes->size()), MPI_CHAR, rank, kTagAssign, MPI_COMM_WORLD, &request);
+}
+
+// The answers MPI is done with: their buffers go (a look of MPI's for all of them at once).
+void MpiCoordinatorLink::forget_answers_sent() {
+  if (answer_requests_.empty()) return;
+  int done = 0;
+  std::vector<int> indices(answer_requests_.size());
+  MPI_Testsome(static_cast<int>(answer_requests_.size()), answer_requests_.data(), &done, indices.data(),
+               MPI_STATUSES_IGNORE);
+  if (done <= 0) return;  // none, or MPI_UNDEFINED: none active
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < answer_requests_.size(); ++i) {
+    if (answer_requests_[i] == MPI_REQUEST_NULL) continue;
+    answer_requests_[kept] = answer_requests_[i];
+    answer_buffers_[kept] = std::move(answer_buffers_[i]);
+    ++kept;
+  }
+  answer_requests_.resize(kept);
+  answer_buffers_.resize(kept);
+}
+
+MpiCoordinatorLink::~MpiCoordinatorLink() {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!answer_requests_.empty() && std::chrono::steady_clock::now() < deadline) {
+    forget_answers_sent();
+    if (!answer_requests_.empty()) std::this_thread::sleep_for(1ms);
+  }
+  // A rank that never took its answer is gone: MPI may still read the buffer, which is left to it.
+  for (std::size_t i = 0; i < answer_requests_.size(); ++i) {
+    MPI_Request_free(&answer_requests_[i]);
+    (void)answer_buffers_[i].release();
+  }
 }
 
 void MpiCoordinatorLink::tell_stop(int rank) { post_word(rank, kTagStop); }

@@ -3,6 +3,7 @@
 // (MpiCoordinatorLink) and every other rank's (ParticipantLink). Points and results travel as bytes
 // (common/bytes.h); no side ever blocks on a receive, so one slow rank never stalls the others.
 #include <list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,15 +16,29 @@
 
 namespace ks {
 
+// Its answers go without waiting for the rank to take them in (the serving loop never waits on a
+// busy rank): each buffer lives until MPI is done with it.
 class MpiCoordinatorLink final : public CoordinatorLink {
  public:
+  MpiCoordinatorLink() = default;
+  MpiCoordinatorLink(const MpiCoordinatorLink&) = delete;
+  MpiCoordinatorLink& operator=(const MpiCoordinatorLink&) = delete;
+  // Waits for the answers still on their way, a bounded time (a rank that is gone never takes its own).
+  ~MpiCoordinatorLink() override;
+
   std::optional<FromRank> receive() override;
   void answer(int rank, const std::vector<Assigned>& points) override;
   void tell_stop(int rank) override;
   void tell_still_parked(int rank) override;
 
  private:
+  void forget_answers_sent();
+
   ParsedText protocol_texts_, implementation_texts_;  // of the results received
+  // The answers on their way, a request and its buffer each (the buffer apart, so that it stays where
+  // MPI reads it when the vector grows).
+  std::vector<MPI_Request> answer_requests_;
+  std::vector<std::unique_ptr<std::string>> answer_buffers_;
 };
 
 // A rank's side: its requests and answers, and the messages it sends to rank 0 without waiting

@@ -100,9 +100,9 @@ struct Plans {
 // a record) counted apart for those that brought a result.
 class TimedLink final : public CoordinatorLink {
  public:
-  std::optional<FromRank> receive() override {
+  std::optional<FromRank> receive(bool results) override {
     const double start = thread_cpu_seconds();
-    auto message = link_.receive();
+    auto message = link_.receive(results);
     const double spent = thread_cpu_seconds() - start;
     if (message && message->kind == FromRank::Kind::result) {
       result_s += spent;
@@ -173,6 +173,7 @@ class TimedSink final : public ResultSink {
     longest = std::max(longest, Clock::now() - start);
   }
   void on_left_skipped(std::size_t points) override { sink_.on_left_skipped(points); }
+  bool takes_records() const override { return sink_.takes_records(); }
   Clock::duration longest{};
 
  private:
@@ -311,8 +312,13 @@ void run_generator(const MpiWorld& world, const Options& o) {
       auto answer = link.answer();
       if (!answer) break;
       --asked;
-      if (answer->empty()) exhausted = true;
       for (Assigned& assigned : *answer) to_send.push_back(std::move(assigned.point));
+      // Rank 0 counts this rank finished at its first empty answer, and answers the requests still in
+      // flight only while it serves others: they are not waited for (a run's rank asks one at a time).
+      if (answer->empty()) {
+        exhausted = true;
+        asked = 0;
+      }
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     const std::size_t due = share > 0 ? static_cast<std::size_t>(elapsed * share) : sent + to_send.size();

@@ -74,9 +74,11 @@ bool Coordinator::finished() const {
   return received_ >= expected_ && ranks_finished_ >= static_cast<int>(ranks_.size()) - 1;
 }
 
+// While the sink takes no records (its store is behind), the ranks' requests for work are still
+// answered: granting points never waits on storing, and the results wait with MPI.
 bool Coordinator::take_in() {
   bool served = false;
-  while (auto message = link_.receive()) {
+  while (auto message = link_.receive(sink_.takes_records())) {
     take(std::move(*message));
     served = true;
   }

@@ -128,10 +128,17 @@ FromRank::Kind kind_of(int tag) {
 
 }  // namespace
 
-std::optional<FromRank> MpiCoordinatorLink::receive() {
+std::optional<FromRank> MpiCoordinatorLink::receive(bool results) {
   int waiting = 0;
   MPI_Status status;
-  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
+  if (results) {
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
+  } else {
+    for (const int tag : {kTagRequest, kTagHeartbeat}) {
+      MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &waiting, &status);
+      if (waiting) break;
+    }
+  }
   if (!waiting) return std::nullopt;
   const std::string bytes = receive_bytes(status);
   FromRank message;

@@ -26,7 +26,7 @@ class MpiCoordinatorLink final : public CoordinatorLink {
   // Waits for the answers still on their way, a bounded time (a rank that is gone never takes its own).
   ~MpiCoordinatorLink() override;
 
-  std::optional<FromRank> receive() override;
+  std::optional<FromRank> receive(bool results) override;
   void answer(int rank, const std::vector<Assigned>& points) override;
   void tell_stop(int rank) override;
   void tell_still_parked(int rank) override;

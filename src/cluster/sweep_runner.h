@@ -57,6 +57,9 @@ class ResultSink {
   // `documents` the record's kernelindex documents as its rank made them (none: made on rank 0).
   virtual void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation,
                          std::optional<RecordDocuments> documents) = 0;
+  // Whether it takes records now: false while it is too far behind, the records then left waiting with
+  // MPI (the requests for work still answered).
+  virtual bool takes_records() const { return true; }
   // The labels the ranks' documents carry, where this sink takes documents made on the ranks; none:
   // the ranks make none (what they would cost a rank is wasted where no document is written).
   virtual std::optional<RunLabels> labels_of_rank_documents() const { return std::nullopt; }

@@ -243,11 +243,16 @@ void RunOutputs::reserve_documents_space(std::uint64_t bytes) {
 }
 
 void RunOutputs::on_tick() {
-  hand_over();
+  // A storing thread that is behind gets nothing more until it has room, so that the serving loop
+  // never waits for it: the chunk in hand waits here, and no old batch needs a look while the thread
+  // is busy storing the ones before it.
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_due_check_ >= kDueCheckInterval) {
-    last_due_check_ = now;
-    storing_.give([this] { write_batch_if_due(); });
+  if (!storing_.full()) {
+    hand_over();
+    if (now - last_due_check_ >= kDueCheckInterval) {
+      last_due_check_ = now;
+      storing_.give([this] { write_batch_if_due(); });
+    }
   }
   storing_.check();
   lock_.heartbeat();

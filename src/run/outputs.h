@@ -61,6 +61,9 @@ class RunOutputs final : public ResultSink {
   void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation,
                  std::optional<RecordDocuments> documents) override;
   std::optional<RunLabels> labels_of_rank_documents() const override { return run_labels_; }
+  // False while the storing thread holds its bound of records waiting: the serving loop then leaves
+  // the ranks' results with MPI, rather than waiting for room, and goes on answering requests.
+  bool takes_records() const override { return !storing_.full(); }
   void on_tick() override;
   void on_left_skipped(std::size_t points) override;
   void on_note(const std::string& line) override { progress_.note(line); }

@@ -14,8 +14,6 @@
 #include "common/clock.h"
 #include "common/huge_pages.h"
 #include "common/thread_cpu.h"
-#include "kernels/kernel.h"
-#include "measure/do_bench.h"
 #include "store/space_reserve.h"
 
 namespace ks {
@@ -43,11 +41,9 @@ constexpr std::uint64_t kDocumentsMarginBytes = 1u << 20;
 
 RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
                        const ProtocolSpec& protocol, std::size_t points, double progress_interval_s)
-    : registry_(registry),
-      file_(std::move(file)),
+    : file_(std::move(file)),
       lock_(std::move(lock)),
       writer_(std::move(writer)),
-      protocol_spec_(protocol),
       progress_(points, progress_interval_s),
       run_labels_(file_.read_info().labels),
       run_documents_(registry, protocol, run_labels_),
@@ -55,8 +51,8 @@ RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lo
       last_write_(std::chrono::steady_clock::now()) {
   // Rank 0 takes in records at thousands a second, each with its raw samples (80 KB for 10,000), holds
   // a batch of them, and frees them once stored: memory given back to the kernel at every batch came
-  // back in fresh pages, whose faults took a sixth of rank 0's time with such records (half that
-  // since).
+  // back in fresh pages, whose faults took a sixth of rank 0's time with such records
+  // (bench/results/rank0_ingest-cpu2.md).
   grow_the_heap_in_large_steps();
 }
 

@@ -21,7 +21,6 @@
 // not hold yet, gets its documents made here, the same way.
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -126,11 +125,9 @@ class RunOutputs final : public ResultSink {
   bool file_holds_rows_of(const PendingDocuments::Batch& batch, const std::vector<Json>& objects) const;
   void reserve_documents_space(std::uint64_t bytes);
 
-  const Registry& registry_;
   ResultsFile file_;
   WriterLock lock_;
   DocumentWriter writer_;
-  ProtocolSpec protocol_spec_;
   Progress progress_;
   // The run's --label pairs, as its results file keeps them: every run document carries them.
   RunLabels run_labels_;

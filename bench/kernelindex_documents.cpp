@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "common/digest.h"
+#include "common/json_text.h"
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
 #include "measure/do_bench.h"
@@ -108,7 +109,7 @@ Built build_run(const Fixed& fixed, Input& input) {
 
 void write_run(ks::DocumentWriter& writer, const Fixed& fixed, Input& input) {
   const Built built = build_run(fixed, input);
-  writer.write(built.run, {fixed.protocol, fixed.environment, built.workload, fixed.implementation});
+  writer.write(built.run, {fixed.protocol, fixed.environment, ks::json_text(built.workload), fixed.implementation});
 }
 
 struct Rate {

@@ -6,9 +6,11 @@
 // rank makes (make_record, with `--samples` raw samples), paced so that all of them together offer
 // `--rate` records per second (0: as fast as they can).
 //   mpirun -np RANKS --oversubscribe bench_rank0_ingest [--points N] [--rate R] [--samples S]
-//       [--simulated K] [--documents on|off] [--dir FOLDER]
-// --documents off stores the rows alone (the results file as the run writes it, with fixed citations):
-// what rank 0 costs without the documents. Prints one line of figures from rank 0.
+//       [--simulated K] [--documents on|rank0|off] [--dir FOLDER]
+// --documents on: the generators make each record's documents and send them with it, as measuring
+// ranks do; rank0: rank 0 makes them all (as for the records it makes itself); off: the rows alone
+// (the results file as the run writes it, with fixed citations), what rank 0 costs without the
+// documents. Prints one line of figures from rank 0.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -30,6 +32,7 @@
 #include "common/thread_cpu.h"
 #include "config/parse.h"
 #include "env/environment.h"
+#include "kernelindex/run_documents.h"
 #include "measure/protocol.h"
 #include "plan/plan.h"
 #include "plan/point_enumerator.h"
@@ -47,8 +50,8 @@ struct Options {
   std::size_t points = 100'000;
   double rate = 0;  // records/s offered by all generators together; 0: unpaced
   std::size_t samples = 0;
-  int simulated = 8;  // requests in flight per generator rank
-  bool documents = true;
+  int simulated = 8;             // requests in flight per generator rank
+  std::string documents = "on";  // on (made on the ranks), rank0, off
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "kernelsweep-rank0-ingest";
 };
 
@@ -60,7 +63,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     else if (arg == "--rate") o.rate = std::stod(value);
     else if (arg == "--samples") o.samples = std::stoul(value);
     else if (arg == "--simulated") o.simulated = std::max(1, std::stoi(value));
-    else if (arg == "--documents") o.documents = value != "off";
+    else if (arg == "--documents" && (value == "on" || value == "rank0" || value == "off")) o.documents = value;
     else if (arg == "--dir") o.dir = value;
     else return std::nullopt;
   }
@@ -97,9 +100,9 @@ struct Plans {
 // a record) counted apart for those that brought a result.
 class TimedLink final : public CoordinatorLink {
  public:
-  std::optional<FromRank> receive() override {
+  std::optional<FromRank> receive(bool results) override {
     const double start = thread_cpu_seconds();
-    auto message = link_.receive();
+    auto message = link_.receive(results);
     const double spent = thread_cpu_seconds() - start;
     if (message && message->kind == FromRank::Kind::result) {
       result_s += spent;
@@ -128,7 +131,8 @@ class RowsOnly final : public ResultSink {
  public:
   explicit RowsOnly(ResultsFile file) : file_(std::move(file)) {}
   void on_start(const std::vector<RankIdentity>&) override {}
-  void on_record(RunRecord record, const nlohmann::json&, const nlohmann::json&) override {
+  void on_record(RunRecord record, const nlohmann::json&, const nlohmann::json&,
+                 std::optional<RecordDocuments>) override {
     batch_.emplace_back(std::move(record), Citations{"sha256:p", "sha256:e", "sha256:w", "sha256:i"});
     if (batch_.size() >= 256) write();
   }
@@ -157,9 +161,10 @@ class TimedSink final : public ResultSink {
  public:
   explicit TimedSink(ResultSink& sink) : sink_(sink) {}
   void on_start(const std::vector<RankIdentity>& ranks) override { sink_.on_start(ranks); }
-  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) override {
+  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation,
+                 std::optional<RecordDocuments> documents) override {
     const auto start = Clock::now();
-    sink_.on_record(std::move(record), protocol, implementation);
+    sink_.on_record(std::move(record), protocol, implementation, std::move(documents));
     longest = std::max(longest, Clock::now() - start);
   }
   void on_tick() override {
@@ -168,6 +173,7 @@ class TimedSink final : public ResultSink {
     longest = std::max(longest, Clock::now() - start);
   }
   void on_left_skipped(std::size_t points) override { sink_.on_left_skipped(points); }
+  bool takes_records() const override { return sink_.takes_records(); }
   Clock::duration longest{};
 
  private:
@@ -216,7 +222,7 @@ void run_root(const MpiWorld& world, const Options& o) {
   std::optional<RunOutputs> outputs;
   std::optional<RowsOnly> rows_only;
   ResultSink* sink = nullptr;
-  if (o.documents) {
+  if (o.documents != "off") {
     WriterLock lock = WriterLock::acquire(results, "bench", "bench_rank0_ingest");
     outputs.emplace(registry, std::move(file), std::move(lock), DocumentWriter(o.dir / "kernelindex", "jsonl"),
                     plans.spec.protocol, o.points, 3600.0);
@@ -240,10 +246,12 @@ void run_root(const MpiWorld& world, const Options& o) {
   const double loop_s = thread_cpu_seconds() - loop_start;
   const auto received = Clock::now();
   double documents_s = 0, rows_s = 0;
+  std::size_t made_here = 0;
   if (outputs) {
     outputs->finish();
     documents_s = outputs->stage_times().documents_s;
     rows_s = outputs->stage_times().rows_s;
+    made_here = outputs->stage_times().documents_made;
   } else {
     rows_only->finish();
     rows_s = rows_only->rows_s;
@@ -265,11 +273,11 @@ void run_root(const MpiWorld& world, const Options& o) {
       "  received %.0f records/s (all in %.2f s), stored %.0f records/s (%.2f s), raw samples %.1f MB/s stored\n"
       "  rank 0 CPU per record (us): receive+decode %.1f, results file %.1f, documents %.1f, serving loop (main "
       "thread, all of it) %.1f; process CPU %.1f s\n"
-      "  longest hold of the serving loop by the store %.1f ms; peak RSS %.0f MB\n",
+      "  longest hold of the serving loop by the store %.1f ms; peak RSS %.0f MB; documents made on rank 0: %zu\n",
       world.size(), o.simulated, o.rate > 0 ? fmt::format("{:.0f} records/s", o.rate).c_str() : "unpaced", o.samples,
-      o.documents ? "on" : "off", n / receive_s, receive_s, n / store_s, store_s, sample_mb / store_s,
-      link.result_s / n * 1e6, rows_s / n * 1e6, documents_s / n * 1e6, loop_s / n * 1e6, process_cpu_s,
-      std::chrono::duration<double, std::milli>(timed_sink.longest).count(), peak_rss_mb());
+      o.documents.c_str(), n / receive_s, receive_s, n / store_s, store_s, sample_mb / store_s, link.result_s / n * 1e6,
+      rows_s / n * 1e6, documents_s / n * 1e6, loop_s / n * 1e6, process_cpu_s,
+      std::chrono::duration<double, std::milli>(timed_sink.longest).count(), peak_rss_mb(), made_here);
   std::fflush(stdout);
 }
 
@@ -286,6 +294,12 @@ void run_generator(const MpiWorld& world, const Options& o) {
   result.record.samples_ns.resize(o.samples);
   for (std::size_t i = 0; i < o.samples; ++i) result.record.samples_ns[i] = 1000.0 + static_cast<double>(i % 17);
   result.protocol = protocol_to_json(resolve_protocol(ProtocolSpec{}, Backend::cpu));
+  // --documents on: each record's documents made here, as a measuring rank makes them.
+  std::optional<RunDocuments> documents;
+  if (o.documents == "on") {
+    const Registry& registry = testing::builtin_registry();
+    documents.emplace(registry, parse_sweep_text(sweep_text(o.points), "ingest.yaml", registry).protocol, RunLabels{});
+  }
   const double share = o.rate > 0 ? o.rate / (world.size() - 1) : 0;
   std::deque<Point> to_send;
   int asked = 0;
@@ -298,13 +312,21 @@ void run_generator(const MpiWorld& world, const Options& o) {
       auto answer = link.answer();
       if (!answer) break;
       --asked;
-      if (answer->empty()) exhausted = true;
       for (Assigned& assigned : *answer) to_send.push_back(std::move(assigned.point));
+      // Rank 0 counts this rank finished at its first empty answer, and answers the requests still in
+      // flight only while it serves others: they are not waited for (a run's rank asks one at a time).
+      if (answer->empty()) {
+        exhausted = true;
+        asked = 0;
+      }
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     const std::size_t due = share > 0 ? static_cast<std::size_t>(elapsed * share) : sent + to_send.size();
     for (; sent < due && !to_send.empty(); ++sent) {
-      link.send_result(make_record(to_send.front(), result, me, false), result);
+      const RunRecord record = make_record(to_send.front(), result, me, false);
+      std::optional<RunDocuments::Made> made;
+      if (documents) made = documents->make(record, me, result.protocol, result.implementation);
+      link.send_result(record, result, made ? &made->documents : nullptr);
       to_send.pop_front();
     }
     link.progress();
@@ -321,7 +343,7 @@ int main(int argc, char** argv) {
   if (!options) {
     std::fprintf(stderr,
                  "usage: mpirun -np RANKS bench_rank0_ingest [--points N] [--rate R] [--samples S] [--simulated K] "
-                 "[--documents on|off] [--dir FOLDER]\n");
+                 "[--documents on|rank0|off] [--dir FOLDER]\n");
     return 2;
   }
   ks::MpiWorld world(&argc, &argv);

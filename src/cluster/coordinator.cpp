@@ -74,9 +74,11 @@ bool Coordinator::finished() const {
   return received_ >= expected_ && ranks_finished_ >= static_cast<int>(ranks_.size()) - 1;
 }
 
+// While the sink takes no records (its store is behind), the ranks' requests for work are still
+// answered: granting points never waits on storing, and the results wait with MPI.
 bool Coordinator::take_in() {
   bool served = false;
-  while (auto message = link_.receive()) {
+  while (auto message = link_.receive(sink_.takes_records())) {
     take(std::move(*message));
     served = true;
   }
@@ -123,7 +125,7 @@ void Coordinator::take_result(FromRank& message) {
   const auto at =
       std::find_if(held.begin(), held.end(), [&](const Assigned& assigned) { return assigned.point.key == key; });
   if (at != held.end()) held.erase(at);
-  sink_.on_record(std::move(message.record), *message.protocol, *message.implementation);
+  sink_.on_record(std::move(message.record), *message.protocol, *message.implementation, std::move(message.documents));
   ++received_;
 }
 
@@ -155,7 +157,7 @@ std::optional<Assigned> Coordinator::take_own() {
 }
 
 void Coordinator::record_own(RunRecord record, const Json& protocol, const Json& implementation) {
-  sink_.on_record(std::move(record), protocol, implementation);
+  sink_.on_record(std::move(record), protocol, implementation, std::nullopt);
   ++received_;
 }
 
@@ -255,7 +257,7 @@ void Coordinator::record_unrunnable() {
         ++left_skipped;
         continue;
       }
-      sink_.on_record(unmeasured_record(point, "skipped", reason), Json(), Json());
+      sink_.on_record(unmeasured_record(point, "skipped", reason), Json(), Json(), std::nullopt);
     }
   }
   if (left_skipped > 0) sink_.on_left_skipped(left_skipped);
@@ -321,7 +323,7 @@ void Coordinator::take_back_points_of(int rank, const std::string& why) {
     }
     const bool on_gpu = needs_gpu(*options_.registry, assigned.point);
     const std::string message = why + "; the sweep went on without it, and --resume measures this point again";
-    sink_.on_record(unmeasured_record(assigned.point, "crashed", message, ranks_[rank], on_gpu), Json(), Json());
+    sink_.on_record(unmeasured_record(assigned.point, "crashed", message, ranks_[rank], on_gpu), Json(), Json(), std::nullopt);
     ++received_;
     ++silent.points_recorded;
   }

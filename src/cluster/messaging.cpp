@@ -63,14 +63,33 @@ std::vector<Assigned> decode_assignment(std::string_view bytes) {
   return out;
 }
 
-// A result as a rank sends it to rank 0: the record's bytes (append_run_record_bytes), then the JSON
-// text of the protocol and of the implementation's provenance, each after its length.
-std::string encode_result(const RunRecord& record, const MeasureResult& result) {
+// A result as a rank sends it to rank 0: the record's bytes (append_run_record_bytes), the JSON text
+// of the protocol and of the implementation's provenance, each after its length, then whether the
+// rank made the record's documents and, if it did, their citations and texts.
+std::string encode_result(const RunRecord& record, const MeasureResult& result, const RecordDocuments* documents) {
   std::string out;
   append_run_record_bytes(out, record);
   append_sized_bytes(out, result.protocol.dump());
   append_sized_bytes(out, result.implementation.dump());
+  append_value(out, static_cast<std::uint8_t>(documents != nullptr));
+  if (!documents) return out;
+  const Citations& cited = documents->cited;
+  for (const std::string* text :
+       {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest, &cited.implementation_digest,
+        &documents->run.text, &documents->run.name, &documents->workload})
+    append_sized_bytes(out, *text);
   return out;
+}
+
+std::optional<RecordDocuments> documents_at(std::string_view bytes, std::size_t& offset) {
+  if (value_at<std::uint8_t>(bytes, offset) == 0) return std::nullopt;
+  RecordDocuments documents;
+  Citations& cited = documents.cited;
+  for (std::string* text :
+       {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest, &cited.implementation_digest,
+        &documents.run.text, &documents.run.name, &documents.workload})
+    *text = sized_bytes_at(bytes, offset);
+  return documents;
 }
 
 // An empty message that nobody waits on.
@@ -135,11 +154,18 @@ void Outbox::progress() {
   }
 }
 
-std::optional<FromRank> MpiCoordinatorLink::receive() {
+std::optional<FromRank> MpiCoordinatorLink::receive(bool results) {
   answers_.progress();
   int waiting = 0;
   MPI_Status status;
-  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
+  if (results) {
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
+  } else {
+    for (const int tag : {kTagRequest, kTagHeartbeat}) {
+      MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &waiting, &status);
+      if (waiting) break;
+    }
+  }
   if (!waiting) return std::nullopt;
   const std::string bytes = receive_bytes(status);
   FromRank message;
@@ -152,6 +178,7 @@ std::optional<FromRank> MpiCoordinatorLink::receive() {
     message.record = run_record_from_bytes(bytes, offset);
     message.protocol = &protocol_texts_.parse(sized_bytes_at(bytes, offset));
     message.implementation = &implementation_texts_.parse(sized_bytes_at(bytes, offset));
+    message.documents = documents_at(bytes, offset);
   } else {
     message.text = bytes;
   }
@@ -184,8 +211,9 @@ bool ParticipantLink::still_parked() { return take_word(kTagStillParked); }
 
 bool ParticipantLink::stop_arrived() { return take_word(kTagStop); }
 
-void ParticipantLink::send_result(const RunRecord& record, const MeasureResult& result) {
-  post(encode_result(record, result), kTagResult);
+void ParticipantLink::send_result(const RunRecord& record, const MeasureResult& result,
+                                  const RecordDocuments* documents) {
+  post(encode_result(record, result, documents), kTagResult);
 }
 
 void ParticipantLink::send_note(std::string line) { post(std::move(line), kTagNote); }

@@ -3,6 +3,7 @@
 // (MpiCoordinatorLink) and every other rank's (ParticipantLink). Points and results travel as bytes
 // (common/bytes.h); no side ever blocks on a receive, so one slow rank never stalls the others.
 #include <list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -37,7 +38,7 @@ class Outbox {
 
 class MpiCoordinatorLink final : public CoordinatorLink {
  public:
-  std::optional<FromRank> receive() override;
+  std::optional<FromRank> receive(bool results) override;
   void answer(int rank, const std::vector<Assigned>& points) override;
   void tell_stop(int rank) override;
   void tell_still_parked(int rank) override;
@@ -62,7 +63,8 @@ class ParticipantLink {
   // Whether rank 0 said (since the last look) that the run is interrupted.
   bool stop_arrived();
 
-  void send_result(const RunRecord& record, const MeasureResult& result);
+  // `documents`: the record's documents as this rank made them (null: rank 0 makes them).
+  void send_result(const RunRecord& record, const MeasureResult& result, const RecordDocuments* documents);
   void send_note(std::string line);
   // A heartbeat when the last one is heartbeat_interval() old.
   void heartbeat();

@@ -248,6 +248,23 @@ std::optional<MeasureResult> Participant::measure_in_gang(const Assigned& assign
                              workers_, duties);
 }
 
+void Participant::make_documents(RunLabels labels) {
+  documents_.emplace(*options_.registry, protocol_, std::move(labels));
+}
+
+// A record that no document can describe (a malformed time) goes without: rank 0 then makes its
+// documents, and says why it cannot, as for a record of its own.
+void Participant::send_result(const Point& point, const MeasureResult& result) {
+  const RunRecord record = record_of(point, result);
+  std::optional<RunDocuments::Made> made;
+  if (documents_) {
+    try {
+      made = documents_->make(record, me_, result.protocol, result.implementation);
+    } catch (const std::exception&) { made.reset(); }
+  }
+  link_.send_result(record, result, made ? &made->documents : nullptr);
+}
+
 std::string Participant::run() {
   const std::function<void()> duties = [this] { keep_in_touch(); };
   std::string interruption;
@@ -258,12 +275,12 @@ std::string Participant::run() {
       for (const Assigned& assigned : points) {
         if (!assigned.gang.empty()) {
           const auto result = measure_in_gang(assigned, duties);
-          if (result) link_.send_result(record_of(assigned.point, *result), *result);
+          if (result) send_result(assigned.point, *result);
           continue;
         }
         if (const std::string drift = check_sentinel(duties); !drift.empty()) link_.send_note(drift);
         const MeasureResult result = measure_alone(assigned);
-        link_.send_result(record_of(assigned.point, result), result);
+        send_result(assigned.point, result);
       }
     }
   } catch (const Interrupted&) { interruption = why_stop(); }

@@ -13,6 +13,7 @@
 #include "cluster/messaging.h"
 #include "cluster/sweep_runner.h"
 #include "cluster/workers.h"
+#include "kernelindex/run_documents.h"
 
 namespace ks {
 
@@ -30,6 +31,9 @@ class Participant {
 
   // The record of `point` as this rank measured it.
   RunRecord record_of(const Point& point, const MeasureResult& result) const;
+  // From here on, this rank makes the kernelindex documents of the records it sends, carrying the
+  // run's `labels`: rank 0 then only writes them.
+  void make_documents(RunLabels labels);
   // The sentinel, when it is due: the line to log when the rank's devices drifted from their
   // calibration or came back (empty otherwise); `duties` done while its probe runs.
   std::string check_sentinel(const std::function<void()>& duties);
@@ -56,6 +60,7 @@ class Participant {
   std::vector<Assigned> receive_assignment();
   MeasureResult measure_alone(const Assigned& assigned);
   void keep_in_touch();
+  void send_result(const Point& point, const MeasureResult& result);
 
   const MpiWorld& world_;
   const ProtocolSpec& protocol_;
@@ -63,10 +68,11 @@ class Participant {
   Workers workers_;
   RankIdentity me_;
   GangCommunicators gangs_;
-  Sentinel sentinel_;           // off unless the run asks for it and the rank is calibrated
-  std::vector<int> set_aside_;  // the slow ranks, as rank 0 found them at the start
-  ParticipantLink link_;        // a rank other than 0's, to rank 0
-  bool asked_to_stop_ = false;  // rank 0 said the run is interrupted
+  Sentinel sentinel_;                      // off unless the run asks for it and the rank is calibrated
+  std::vector<int> set_aside_;             // the slow ranks, as rank 0 found them at the start
+  ParticipantLink link_;                   // a rank other than 0's, to rank 0
+  std::optional<RunDocuments> documents_;  // where this rank makes its records' documents
+  bool asked_to_stop_ = false;             // rank 0 said the run is interrupted
 };
 
 }  // namespace ks

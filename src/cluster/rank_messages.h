@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernelindex/kernelindex.h"
 #include "plan/point.h"
 #include "record/run_record.h"
 
@@ -92,15 +93,18 @@ struct FromRank {
   RunRecord record;
   const nlohmann::json* protocol = nullptr;
   const nlohmann::json* implementation = nullptr;
-  std::string text;  // note: the line; stopped: why
+  std::optional<RecordDocuments> documents;  // result: the record's documents, where its rank made them
+  std::string text;                          // note: the line; stopped: why
 };
 
 // Rank 0's side of the messages.
 class CoordinatorLink {
  public:
   virtual ~CoordinatorLink() = default;
-  // The next message that arrived from any rank; none when nothing is waiting.
-  virtual std::optional<FromRank> receive() = 0;
+  // The next message that arrived from any rank; none when nothing is waiting. Without `results`, only
+  // requests for work and heartbeats: the rest (results, and what follows them from a rank: notes,
+  // that it stopped) waits where it is, with MPI.
+  virtual std::optional<FromRank> receive(bool results) = 0;
   // The answer to `rank`'s request: its next points, or none (no more work).
   virtual void answer(int rank, const std::vector<Assigned>& points) = 0;
   // The run is interrupted: the rank abandons its point in hand.

@@ -69,6 +69,14 @@ std::string run_root(Participant& me, Coordinator& coordinator, int others) {
   return interruption;
 }
 
+// The ranks make their records' documents where rank 0's sink takes them, carrying the run's labels:
+// those of the results file, which rank 0 alone reads (a resumed run's come from it).
+void share_document_making(const MpiWorld& world, Participant& me, const ResultSink* sink) {
+  const std::optional<RunLabels> labels = world.rank() == 0 ? sink->labels_of_rank_documents() : std::nullopt;
+  const std::string shared = world.broadcast_from_root(labels ? labels_json(*labels) : std::string());
+  if (world.rank() != 0 && !shared.empty()) me.make_documents(labels_from_json(shared));
+}
+
 }  // namespace
 
 std::chrono::seconds collective_deadline() {
@@ -80,6 +88,7 @@ PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const Prot
                          const RunOptions& options, ResultSink* sink) {
   Participant me(world, protocol, options);
   const auto ranks = me.introduce(world.rank() == 0 && plan->any_in_python());
+  share_document_making(world, me, sink);
   PlanOutcome outcome;
   if (world.rank() == 0) {
     sink->on_start(ranks);

@@ -19,10 +19,12 @@
 #include "cluster/work_queue.h"
 #include "config/sweep_spec.h"
 #include "env/environment.h"
+#include "kernelindex/kernelindex.h"
 #include "kernels/kernel.h"
 #include "plan/point.h"
 #include "plugins/python_modules.h"
 #include "record/run_record.h"
+#include "store/run_labels.h"
 
 namespace ks {
 
@@ -51,8 +53,16 @@ class ResultSink {
   virtual ~ResultSink() = default;
   virtual void on_start(const std::vector<RankIdentity>& ranks) = 0;
   // `protocol` is the resolved protocol the point was timed with (null when it was not timed);
-  // `implementation` what the Python worker says of a Python implementation (null otherwise).
-  virtual void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) = 0;
+  // `implementation` what the Python worker says of a Python implementation (null otherwise);
+  // `documents` the record's kernelindex documents as its rank made them (none: made on rank 0).
+  virtual void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation,
+                         std::optional<RecordDocuments> documents) = 0;
+  // Whether it takes records now: false while it is too far behind, the records then left waiting with
+  // MPI (the requests for work still answered).
+  virtual bool takes_records() const { return true; }
+  // The labels the ranks' documents carry, where this sink takes documents made on the ranks; none:
+  // the ranks make none (what they would cost a rank is wasted where no document is written).
+  virtual std::optional<RunLabels> labels_of_rank_documents() const { return std::nullopt; }
   // Called often from rank 0's loop: time-based flushing and progress.
   virtual void on_tick() = 0;
   // Points that an earlier run of the file recorded `skipped` for a reason that still holds (no rank

@@ -1,8 +1,10 @@
 #include "common/huge_pages.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <mutex>
 
 namespace ks {
 namespace {
@@ -33,6 +35,15 @@ void release_large(void* memory, std::size_t bytes) noexcept {
   if (!memory) return;
   if (bytes < kHugePage) return ::operator delete(memory);
   munmap(memory, mapped_length(bytes));
+}
+
+void grow_the_heap_in_large_steps() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_TOP_PAD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  });
 }
 
 }  // namespace ks

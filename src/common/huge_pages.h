@@ -36,4 +36,12 @@ template <class T> class HugePageAllocator {
 // A vector whose storage, once it reaches 2 MiB, lies in huge pages.
 template <class T> using LargeVector = std::vector<T, HugePageAllocator<T>>;
 
+// For a process that makes and frees many objects at a high rate (a view of 100,000 points, rank 0's
+// store taking in records of raw samples): glibc's heap grown in 64 MiB steps and never trimmed while
+// the process runs, allocations below 64 MiB kept off mmap. By default the heap grows by 128 KiB
+// steps, gives freed memory back, and maps each allocation above 128 KiB afresh: a system call and
+// page faults (microseconds each under a hypervisor) every time. Once per process; later calls do
+// nothing.
+void grow_the_heap_in_large_steps();
+
 }  // namespace ks

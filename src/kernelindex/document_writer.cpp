@@ -133,7 +133,7 @@ std::string DocumentWriter::object_line(std::string_view run_text, const CitedVi
   line += ",\"run\":";
   line += run_text;
   line += ",\"workload\":";
-  line += json_text(cited.workload);
+  line += cited.workload;
   line += "}";
   return line;
 }

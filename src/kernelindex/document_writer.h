@@ -34,11 +34,12 @@ struct CitedDocument {
 };
 CitedDocument cite(Json document);
 
-// What a run cites: the documents a rank cites in every run by reference, its workload as made.
+// What a run cites: the documents a rank cites in every run by reference, its workload document's
+// compact text (json_text) as made with the run.
 struct CitedView {
   const CitedDocument& protocol;
   const CitedDocument& environment;
-  const Json& workload;
+  std::string_view workload;
   const CitedDocument& implementation;
 };
 

@@ -119,6 +119,16 @@ struct RunDocumentText {
 };
 RunDocumentText benchmark_run_text(const RunRecord& record, const Citations& cited, const RunContext& context);
 
+// A record's documents as made beside it, on the rank that measured it: what its run cites, the run
+// document's compact text and name, the workload document's compact text. The documents it cites by
+// digest beside its workload (protocol, environment, implementation) are the same for many runs:
+// rank 0 holds each once, and writes them beside the texts.
+struct RecordDocuments {
+  Citations cited;
+  RunDocumentText run;
+  std::string workload;
+};
+
 // Whether a JSON value is a kernelindex object of ours: {run, ...} with run.apiVersion ours.
 bool is_kernelindex_object(const Json& object);
 // The point a run document measured (run.spec.sourceNative.pointId); "-" when it names none.

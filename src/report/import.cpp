@@ -23,6 +23,7 @@
 #include "build_info.h"
 #include "common/canonical_json.h"
 #include "common/clock.h"
+#include "common/json_text.h"
 #include "env/environment.h"
 #include "kernels/kernel.h"
 #include "report/commands.h"
@@ -146,7 +147,8 @@ void write_outputs(const ImportRequest& request, const ImportedFile& imported, c
     if (stored.insert(run.environment.get()).second)
       file.put_environment(run.environment->digest, canonical_json(run.environment->document));
     rows.emplace_back(run.record, run.cited);
-    writer.write(with_labels(run.run, labels), {*run.protocol, *run.environment, run.workload, *run.implementation});
+    writer.write(with_labels(run.run, labels),
+                 {*run.protocol, *run.environment, json_text(run.workload), *run.implementation});
   }
   file.append(rows);
   writer.flush();

@@ -23,7 +23,7 @@ namespace {
 class CalibrationSink : public ResultSink {
  public:
   void on_start(const std::vector<RankIdentity>& ranks) override { ranks_ = ranks; }
-  void on_record(RunRecord, const nlohmann::json&, const nlohmann::json&) override {}
+  void on_record(RunRecord, const nlohmann::json&, const nlohmann::json&, std::optional<RecordDocuments>) override {}
   void on_tick() override {}
   void on_left_skipped(std::size_t) override {}
   const std::vector<RankIdentity>& ranks() const { return ranks_; }

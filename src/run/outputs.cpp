@@ -12,9 +12,8 @@
 
 #include "common/canonical_json.h"
 #include "common/clock.h"
+#include "common/huge_pages.h"
 #include "common/thread_cpu.h"
-#include "kernels/kernel.h"
-#include "measure/do_bench.h"
 #include "store/space_reserve.h"
 
 namespace ks {
@@ -38,28 +37,24 @@ constexpr auto kDueCheckInterval = std::chrono::milliseconds(100);
 constexpr std::uint64_t kDocumentBytes = 8u << 10;
 constexpr std::uint64_t kDocumentsMarginBytes = 1u << 20;
 
-// The registry's entry for a record's implementation (every record names a registered one).
-const ImplementationSpec& implementation_of(const Registry& registry, const RunRecord& r) {
-  const KernelSpec* kernel = registry.find(r.kernel);
-  const ImplementationSpec* implementation = kernel ? kernel->implementation(r.implementation) : nullptr;
-  if (!implementation)
-    throw std::logic_error("a record names " + r.kernel + "/" + r.implementation + ", which is not registered");
-  return *implementation;
-}
-
 }  // namespace
 
 RunOutputs::RunOutputs(const Registry& registry, ResultsFile file, WriterLock lock, DocumentWriter writer,
                        const ProtocolSpec& protocol, std::size_t points, double progress_interval_s)
-    : registry_(registry),
-      file_(std::move(file)),
+    : file_(std::move(file)),
       lock_(std::move(lock)),
       writer_(std::move(writer)),
-      protocol_spec_(protocol),
       progress_(points, progress_interval_s),
       run_labels_(file_.read_info().labels),
+      run_documents_(registry, protocol, run_labels_),
       pending_(writer_.directory()),
-      last_write_(std::chrono::steady_clock::now()) {}
+      last_write_(std::chrono::steady_clock::now()) {
+  // Rank 0 takes in records at thousands a second, each with its raw samples (80 KB for 10,000), holds
+  // a batch of them, and frees them once stored: memory given back to the kernel at every batch came
+  // back in fresh pages, whose faults took a sixth of rank 0's time with such records
+  // (bench/results/rank0_ingest-cpu2.md).
+  grow_the_heap_in_large_steps();
+}
 
 void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
   ranks_ = ranks;
@@ -67,9 +62,8 @@ void RunOutputs::on_start(const std::vector<RankIdentity>& ranks) {
   for (const RankIdentity& r : ranks) {
     file_.put_rank({r.rank, r.host.hostname, r.gpu.index, r.gpu.uuid, r.gpu.pci_bus_id, r.gpu.name,
                     r.calibration ? to_json(*r.calibration).dump() : std::string()});
-    const CitedDocument& env = environment_of(r);
+    const CitedDocument& env = run_documents_.environment_of(r);
     file_.put_environment(env.digest, canonical_json(env.document));
-    hardware_slugs_[r.rank] = hardware_slug(r.host, r.gpu);
   }
   file_.flush();
 }
@@ -78,63 +72,8 @@ const RankIdentity& RunOutputs::rank_of(int rank) const {
   return ranks_.at(rank >= 0 && rank < static_cast<int>(ranks_.size()) ? rank : 0);
 }
 
-const CitedDocument& RunOutputs::environment_of(const RankIdentity& rank) {
-  auto it = environments_.find(rank.rank);
-  if (it == environments_.end())
-    it = environments_
-             .emplace(rank.rank, cite(environment_document(rank.host, rank.gpu, rank.python,
-                                                           rank.calibration ? to_json(*rank.calibration) : Json())))
-             .first;
-  return it->second;
-}
-
-const CitedDocument& RunOutputs::protocol_for(const RunRecord& record, const nlohmann::json& protocol) {
-  if (last_protocol_cited_ && !protocol.is_null() && protocol == last_protocol_) return *last_protocol_cited_;
-  // A point that was never timed (crashed, timeout, skipped) cites the protocol it would have used.
-  const Json resolved =
-      protocol.is_null()
-          ? protocol_to_json(resolve_protocol(protocol_spec_, implementation_of(registry_, record).backend))
-          : protocol;
-  const std::string key = canonical_json(resolved);
-  auto it = protocols_.find(key);
-  if (it == protocols_.end()) {
-    it = protocols_.emplace(key, cite(protocol_document(resolved))).first;
-    file_.put_protocol(it->second.digest, canonical_json(it->second.document));
-  }
-  if (!protocol.is_null()) {
-    last_protocol_ = protocol;
-    last_protocol_cited_ = &it->second;
-  }
-  return it->second;
-}
-
-// Where a record's implementation ran: its backend, or for an `any` one the device the worker used.
-static std::string backend_of(const ImplementationSpec& implementation, const RunRecord& record) {
-  if (implementation.backend != Backend::any) return to_string(implementation.backend);
-  return record.gpu_uuid.empty() ? "cpu" : "cuda";
-}
-
-const CitedDocument& RunOutputs::implementation_for(const RunRecord& record, const RankIdentity& rank,
-                                                    const nlohmann::json& provenance) {
-  const ImplementationSpec& implementation = implementation_of(registry_, record);
-  const std::string backend = backend_of(implementation, record);
-  const std::string key = record.kernel + "/" + record.implementation + "/" + std::to_string(rank.rank) + "/" +
-                          backend + "/" + canonical_json(provenance);
-  auto it = implementations_.find(key);
-  if (it == implementations_.end()) {
-    Json document = implementation.python_module.empty()
-                        ? implementation_document(record.kernel, record.implementation, backend,
-                                                  implementation_libraries(backend, rank.gpu), implementation.origin)
-                        : python_implementation_document(
-                              record.kernel, record.implementation, backend,
-                              provenance.is_null() ? Json{{"module", implementation.python_module}} : provenance,
-                              implementation.origin);
-    it = implementations_.emplace(key, cite(std::move(document))).first;
-  }
-  return it->second;
-}
-
-void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) {
+void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation,
+                           std::optional<RecordDocuments> documents) {
   progress_.add(record);
   ++received_;
   if (did_not_pass(record.status)) {
@@ -142,8 +81,9 @@ void RunOutputs::on_record(RunRecord record, const nlohmann::json& protocol, con
     ++not_passed_;
   }
   received_chunk_bytes_ += sizeof(Received) + record.message.size() + record.params_json.size() +
-                           sizeof(double) * (record.samples_ns.size() + record.sample_sm_clock_mhz.size());
-  received_chunk_.push_back({std::move(record), held_protocol(protocol), implementation});
+                           sizeof(double) * (record.samples_ns.size() + record.sample_sm_clock_mhz.size()) +
+                           (documents ? documents->run.text.size() + documents->workload.size() : 0);
+  received_chunk_.push_back({std::move(record), held_protocol(protocol), implementation, std::move(documents)});
   if (received_chunk_.size() >= kChunkRecords) hand_over();
   storing_.check();
 }
@@ -169,36 +109,27 @@ void RunOutputs::hand_over() {
 }
 
 void RunOutputs::store(Received& received) {
-  RunRecord& record = received.record;
-  const Json& protocol = *received.protocol;
-  const Json& implementation = received.implementation;
   std::optional<ThreadCpuSpan> documents_time(stage_times_.documents_s);
-  const RankIdentity& rank = rank_of(record.rank);
-  const Json params = Json::parse(record.params_json);
-  const KernelSpec* kernel = registry_.find(record.kernel);
-  const std::string title = kernel && !kernel->title.empty() ? kernel->title : record.kernel;
-  const CitedDocument& protocol_doc = protocol_for(record, protocol);
-  const CitedDocument& environment_doc = environment_of(rank);
-  const CitedDocument& implementation_doc = implementation_for(record, rank, implementation);
-  std::string slug = workload_slug(params);
-  const Json workload = workload_document(record.kernel, title, params, slug);
-  Citations cited{protocol_doc.digest, environment_doc.digest, document_digest(workload), implementation_doc.digest};
-
-  RunContext context{title, hardware_slugs_.at(rank.rank), std::move(slug)};
-  context.cpus_allowed = rank.host.cpus_allowed;
-  for (const auto& [label, value] : run_labels_) context.labels[label] = value;
-  // Labels a Python implementation asks for ("liger_version"), where the package's version is known.
-  if (implementation.is_object()) {
-    const Json labels = implementation.value("labels", Json::object());  // held: items() iterates it
-    for (const auto& [label, version] : labels.items())
-      if (version.is_string() && !version.get<std::string>().empty()) context.labels[label] = version;
-  }
-  RunDocumentText run = benchmark_run_text(record, cited, context);
-  documents_.push_back({std::move(run.text), record.point_id.empty() ? "-" : record.point_id, std::move(run.name),
-                        &protocol_doc, &environment_doc, workload, &implementation_doc});
+  PendingDocument& pending = documents_.emplace_back(documents_of(received, rank_of(received.record.rank)));
   documents_time.reset();
-  batch_.emplace_back(std::move(record), std::move(cited));
+  batch_.emplace_back(std::move(received.record), pending.documents.cited);
   if (batch_.size() >= kBatchRecords) write_batch();
+}
+
+// The documents the record's rank made, where rank 0 holds the documents they cite; else made here
+// (the same texts: one maker), the protocol of a record going into the file when first cited.
+RunOutputs::PendingDocument RunOutputs::documents_of(Received& received, const RankIdentity& rank) {
+  const RunRecord& record = received.record;
+  std::string point_id = record.point_id.empty() ? "-" : record.point_id;
+  if (received.documents)
+    if (const auto cited = run_documents_.find(received.documents->cited, rank))
+      return {std::move(*received.documents), *cited, std::move(point_id)};
+  RunDocuments::Made made = run_documents_.make(record, rank, *received.protocol, received.implementation);
+  ++stage_times_.documents_made;
+  const CitedDocument& protocol = *made.cited.protocol;
+  if (protocols_in_file_.insert(protocol.digest).second)
+    file_.put_protocol(protocol.digest, canonical_json(protocol.document));
+  return {std::move(made.documents), made.cited, std::move(point_id)};
 }
 
 void RunOutputs::write_batch() {
@@ -224,7 +155,7 @@ void RunOutputs::write_batch() {
   documents_space_.give_back();
   for (std::size_t i = 0; i < documents_.size(); ++i) {
     const PendingDocument& d = documents_[i];
-    writer_.write_line(document_lines_[i], d.point_id, d.name);
+    writer_.write_line(document_lines_[i], d.point_id, d.documents.run.name);
   }
   writer_.flush();
   if (!documents_.empty()) pending_.clear();
@@ -237,8 +168,9 @@ void RunOutputs::hold_pending_documents() {
   PendingDocuments::Batch pending{file_.run_count(), {}};
   std::uint64_t bytes = 0;
   for (const PendingDocument& d : documents_) {
-    pending.lines.push_back(
-        DocumentWriter::object_line(d.run, {*d.protocol, *d.environment, d.workload, *d.implementation}));
+    pending.lines.push_back(DocumentWriter::object_line(
+        d.documents.run.text,
+        {*d.cited.protocol, *d.cited.environment, d.documents.workload, *d.cited.implementation}));
     bytes += pending.lines.back().size() + 1;
   }
   // A pretty-printed document (format json) takes more room than its compact line.
@@ -307,11 +239,16 @@ void RunOutputs::reserve_documents_space(std::uint64_t bytes) {
 }
 
 void RunOutputs::on_tick() {
-  hand_over();
+  // A storing thread that is behind gets nothing more until it has room, so that the serving loop
+  // never waits for it: the chunk in hand waits here, and no old batch needs a look while the thread
+  // is busy storing the ones before it.
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_due_check_ >= kDueCheckInterval) {
-    last_due_check_ = now;
-    storing_.give([this] { write_batch_if_due(); });
+  if (!storing_.full()) {
+    hand_over();
+    if (now - last_due_check_ >= kDueCheckInterval) {
+      last_due_check_ = now;
+      storing_.give([this] { write_batch_if_due(); });
+    }
   }
   storing_.check();
   lock_.heartbeat();

@@ -12,14 +12,18 @@
 // the answers to the ranks' requests nor the records coming in. The rows and the documents share that
 // one thread rather than a thread each: a batch's journal, rows and documents are written in that
 // order (each step's safety rests on the one before), so two threads would wait on each other at
-// every batch, and the results file keeps one writer. Making the documents on the ranks instead
-// (each rank sending its run's text, rank 0 ordering and writing it) would spread their cost, the
-// largest of rank 0's, over the ranks; it would also move the documents' citations (the environments
-// and protocols rank 0 digests once) into every rank and the messages, so the store keeps them.
+// every batch, and the results file keeps one writer.
+//
+// The documents of a record are made on the rank that measured it (kernelindex/run_documents.h), the
+// largest of rank 0's costs spread over the ranks: rank 0 finds the documents they cite among those it
+// made (the protocols, environments and implementations, made once each) and writes the texts. A
+// record made on rank 0 (its own points, points crashed or skipped), or whose citations rank 0 does
+// not hold yet, gets its documents made here, the same way.
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +32,7 @@
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
 #include "kernelindex/pending_documents.h"
+#include "kernelindex/run_documents.h"
 #include "run/run_log.h"
 #include "run/storing_thread.h"
 #include "store/results_file.h"
@@ -52,7 +57,12 @@ class RunOutputs final : public ResultSink {
   // What the log's start block says of the sweep (run/run_log.h); printed when the ranks are known.
   void set_headline(RunHeadline headline) { headline_ = std::move(headline); }
   void on_start(const std::vector<RankIdentity>& ranks) override;
-  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation) override;
+  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json& implementation,
+                 std::optional<RecordDocuments> documents) override;
+  std::optional<RunLabels> labels_of_rank_documents() const override { return run_labels_; }
+  // False while the storing thread holds its bound of records waiting: the serving loop then leaves
+  // the ranks' results with MPI, rather than waiting for room, and goes on answering requests.
+  bool takes_records() const override { return !storing_.full(); }
   void on_tick() override;
   void on_left_skipped(std::size_t points) override;
   void on_note(const std::string& line) override { progress_.note(line); }
@@ -81,62 +91,50 @@ class RunOutputs final : public ResultSink {
   struct StageTimes {
     double documents_s = 0;
     double rows_s = 0;
+    std::size_t documents_made = 0;  // records whose documents were made here rather than on their rank
   };
   const StageTimes& stage_times() const { return stage_times_; }
 
  private:
   // The rank a record names; points no rank could run (skipped before dispatch) belong to rank 0.
   const RankIdentity& rank_of(int rank) const;
-  const CitedDocument& environment_of(const RankIdentity& rank);
-  const CitedDocument& protocol_for(const RunRecord& record, const nlohmann::json& protocol);
-  const CitedDocument& implementation_for(const RunRecord& record, const RankIdentity& rank,
-                                          const nlohmann::json& provenance);
-  // A record as the serving loop hands it to the storing thread. The protocol is held once for the
-  // records that cite it, which are most of them.
+  // A record as the serving loop hands it to the storing thread, with the documents its rank made. The
+  // protocol is held once for the records that cite it, which are most of them.
   struct Received {
     RunRecord record;
     std::shared_ptr<const nlohmann::json> protocol;
     nlohmann::json implementation;
+    std::optional<RecordDocuments> documents;
+  };
+  // A run's kernelindex object, held until its row is in the file. The cited documents live in
+  // run_documents_, which never drops one.
+  struct PendingDocument {
+    RecordDocuments documents;
+    RunDocuments::Cited cited;
+    std::string point_id;
   };
   void hand_over();
   std::shared_ptr<const nlohmann::json> held_protocol(const nlohmann::json& protocol);
   // On the storing thread: a record's citations and documents made and put in the batch (written
   // when full), and the batch written when it is kBatchInterval old.
   void store(Received& received);
+  PendingDocument documents_of(Received& received, const RankIdentity& rank);
   void write_batch_if_due();
   void write_batch();
   void hold_pending_documents();
   bool file_holds_rows_of(const PendingDocuments::Batch& batch, const std::vector<Json>& objects) const;
   void reserve_documents_space(std::uint64_t bytes);
 
-  const Registry& registry_;
   ResultsFile file_;
   WriterLock lock_;
   DocumentWriter writer_;
-  ProtocolSpec protocol_spec_;
   Progress progress_;
   // The run's --label pairs, as its results file keeps them: every run document carries them.
   RunLabels run_labels_;
   std::vector<RankIdentity> ranks_;
   RunHeadline headline_;
-  std::map<int, std::string> hardware_slugs_;  // by rank
-  std::map<int, CitedDocument> environments_;
-  std::map<std::string, CitedDocument> protocols_;  // by canonical JSON of the resolved protocol
-  // The protocol the last record cited, as it came: the next record almost always cites it again.
-  nlohmann::json last_protocol_;
-  const CitedDocument* last_protocol_cited_ = nullptr;
-  std::map<std::string, CitedDocument> implementations_;  // by kernel/implementation/rank (and Python provenance)
-  // A run's kernelindex object, held until its row is in the file. The cited documents live in the
-  // maps above, which never drop an entry.
-  struct PendingDocument {
-    std::string run;  // the run document's compact text
-    std::string point_id;
-    std::string name;  // the run document's metadata.name
-    const CitedDocument* protocol;
-    const CitedDocument* environment;
-    Json workload;
-    const CitedDocument* implementation;
-  };
+  RunDocuments run_documents_;
+  std::set<std::string> protocols_in_file_;  // by digest
   std::vector<StoredRun> batch_;
   std::vector<PendingDocument> documents_;   // those of batch_
   std::vector<std::string> document_lines_;  // their compact lines, as the journal holds them

@@ -1,32 +1,16 @@
 #include "view/view.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <unordered_map>
 
+#include "common/huge_pages.h"
 #include "common/parallel.h"
 #include "measure/do_bench.h"
 
 namespace ks {
 namespace {
-
-// A view of 100,000 points is millions of small objects (strings, parsed parameters) made at once
-// and kept until the command ends. glibc's default heap grows by 128 KiB steps and hands
-// allocations above 128 KiB to mmap, each a system call and fresh page faults; grown in 64 MiB steps
-// and never trimmed while a command runs, reading a large file takes a tenth less time
-// (bench/results/offline-cpu2.md).
-void grow_the_heap_in_large_steps() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    mallopt(M_TOP_PAD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  });
-}
 
 void append_parameter(std::string& text, const std::string& name, const nlohmann::json& value) {
   if (!text.empty()) text += ' ';
@@ -53,6 +37,9 @@ RepetitionSummary summarize_repetitions(std::vector<std::pair<std::int32_t, doub
 }
 
 std::vector<ViewRow> current_view(const ResultsFile& file, const std::string& file_label) {
+  // A view of 100,000 points is millions of small objects (strings, parsed parameters) made at once
+  // and kept until the command ends: with the heap grown in large steps, reading a large file takes a
+  // tenth less time (bench/results/offline-cpu2.md).
   grow_the_heap_in_large_steps();
   std::vector<StoredRun> runs = file.read_runs();
   std::vector<ViewRow> view;

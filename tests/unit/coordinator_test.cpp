@@ -1,5 +1,6 @@
 // Rank 0's side of a sweep without MPI: the other ranks are played in the test, through a
 // CoordinatorLink that keeps what rank 0 answers them.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -67,10 +68,13 @@ class LocalLink : public CoordinatorLink {
     inbox_.push_back(std::move(message));
   }
 
-  std::optional<FromRank> receive() override {
-    if (inbox_.empty()) return std::nullopt;
-    FromRank message = std::move(inbox_.front());
-    inbox_.erase(inbox_.begin());
+  std::optional<FromRank> receive(bool results) override {
+    const auto next = std::find_if(inbox_.begin(), inbox_.end(), [&](const FromRank& message) {
+      return results || message.kind == FromRank::Kind::work_request || message.kind == FromRank::Kind::heartbeat;
+    });
+    if (next == inbox_.end()) return std::nullopt;
+    FromRank message = std::move(*next);
+    inbox_.erase(next);
     return message;
   }
   void answer(int rank, const std::vector<Assigned>& points) override { answers[rank].push_back(points); }
@@ -89,15 +93,18 @@ class LocalLink : public CoordinatorLink {
 class RecordingSink : public ResultSink {
  public:
   void on_start(const std::vector<RankIdentity>&) override {}
-  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json&) override {
+  void on_record(RunRecord record, const nlohmann::json& protocol, const nlohmann::json&,
+                 std::optional<RecordDocuments>) override {
     ids.push_back(record.point_id);
     protocols.push_back(protocol);
   }
   void on_tick() override {}
   void on_left_skipped(std::size_t) override {}
+  bool takes_records() const override { return taking; }
 
   std::vector<std::string> ids;
   std::vector<nlohmann::json> protocols;
+  bool taking = true;  // false: a store that is behind
 };
 
 std::vector<RankIdentity> cpu_ranks(int count) {
@@ -151,6 +158,22 @@ struct CoordinatedRun {
     return handed;
   }
 };
+
+TEST(Coordinator, AnswersRequestsWhileTheSinkTakesNoRecordsAndTakesTheResultsOnceItDoes) {
+  CoordinatedRun run;
+  run.coordinator->start({});
+  run.sink.taking = false;
+  const auto handed = run.play_ranks();
+  std::size_t points = 0;
+  for (const auto& [rank, ids] : handed) points += ids.size();
+  EXPECT_EQ(points, run.plans.ids.size());  // every point granted, none of the results taken in
+  EXPECT_TRUE(run.sink.ids.empty());
+  EXPECT_FALSE(run.coordinator->finished());
+  run.sink.taking = true;
+  run.coordinator->serve();
+  EXPECT_EQ(std::set<std::string>(run.sink.ids.begin(), run.sink.ids.end()), run.plans.ids);
+  EXPECT_TRUE(run.coordinator->finished());
+}
 
 TEST(Coordinator, HandsOutEveryPointOnceUntilTheQueueIsEmptyAndSinksEachResult) {
   CoordinatedRun run;

@@ -12,6 +12,7 @@
 #include "build_info.h"
 #include "common/canonical_json.h"
 #include "common/digest.h"
+#include "common/json_text.h"
 #include "kernelindex/document_reader.h"
 #include "kernelindex/document_writer.h"
 #include "kernelindex/kernelindex.h"
@@ -154,7 +155,7 @@ Fixture make_fixture(const std::string& status = "passed") {
 void write(ks::DocumentWriter& writer, const Json& run, const ks::CitedDocuments& cited) {
   const ks::CitedDocument protocol = ks::cite(cited.protocol), environment = ks::cite(cited.environment),
                           implementation = ks::cite(cited.implementation);
-  writer.write(run, {protocol, environment, cited.workload, implementation});
+  writer.write(run, {protocol, environment, ks::json_text(cited.workload), implementation});
 }
 
 std::filesystem::path fresh_folder(const std::string& name) {

@@ -1,6 +1,7 @@
 // Rank 0's store on its own thread (run/storing_thread.h) writes what the store on the serving thread
 // wrote: the same results file and the same documents, byte for byte but for the times of writing,
-// and everything received when a run is interrupted.
+// and everything received when a run is interrupted. Documents made on the measuring ranks
+// (kernelindex/run_documents.h) and sent with their records are stored as rank 0 made them.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernelindex/run_documents.h"
 #include "run/outputs.h"
 #include "support/cli_runner.h"
 #include "support/kernels.h"
@@ -32,6 +34,7 @@ RunInfo run_info() {
   info.kernelsweep_version = "test";
   info.started_at = "2026-12-03T10:00:00.000Z";
   info.host = "node-0";
+  info.labels = {{"branch", "main"}, {"commit", "3f2a1c9"}};
   return info;
 }
 
@@ -81,10 +84,18 @@ struct Outputs {
     return synchronous;
   }
 
-  void receive(std::size_t count) {
+  // `made_on_ranks`: each record comes with its documents, made as its rank makes them (its own
+  // identity, the run's labels as rank 0 shares them); else rank 0 makes them.
+  void receive(std::size_t count, bool made_on_ranks = false) {
     const nlohmann::json protocol = {{"name", "do_bench"}, {"warmup_ms", 25}};
+    std::vector<RunDocuments> on_ranks;
+    for (std::size_t rank = 0; rank < 2; ++rank)
+      on_ranks.emplace_back(testing::builtin_registry(), ProtocolSpec{}, *outputs.labels_of_rank_documents());
     for (std::size_t i = 0; i < count; ++i) {
-      outputs.on_record(record(i), protocol, nullptr);
+      RunRecord r = record(i);
+      std::optional<RecordDocuments> documents;
+      if (made_on_ranks) documents = on_ranks[r.rank].make(r, ranks()[r.rank], protocol, nullptr).documents;
+      outputs.on_record(std::move(r), protocol, nullptr, std::move(documents));
       if (i % 100 == 0) outputs.on_tick();
     }
   }
@@ -130,6 +141,47 @@ TEST(StoringThread, WritesTheFilesTheServingThreadWrote) {
     EXPECT_TRUE(serving_documents == documents_of(on_thread.folder)) << format;
     EXPECT_TRUE(dump_of(on_serving.folder) == dump_of(on_thread.folder)) << format;
   }
+}
+
+TEST(RankDocuments, AreStoredAsRankZeroMadeThem) {
+  for (const std::string format : {"json", "jsonl"}) {
+    const fs::path root = testing::fresh_directory("rank-documents-" + format);
+    fs::create_directories(root / "rank0");
+    fs::create_directories(root / "ranks");
+    Outputs on_rank0(root / "rank0", format, false), on_ranks(root / "ranks", format, false);
+    on_rank0.receive(kRecords);
+    on_ranks.receive(kRecords, true);
+    EXPECT_EQ(on_rank0.outputs.finish(), kRecords / 10);
+    EXPECT_EQ(on_ranks.outputs.finish(), kRecords / 10);
+    EXPECT_EQ(on_rank0.outputs.stage_times().documents_made, kRecords);
+    // Only the first record's: rank 0 holds none of the protocols and implementations it cites yet.
+    EXPECT_EQ(on_ranks.outputs.stage_times().documents_made, 1u);
+    EXPECT_TRUE(documents_of(on_rank0.folder) == documents_of(on_ranks.folder)) << format;
+    EXPECT_TRUE(dump_of(on_rank0.folder) == dump_of(on_ranks.folder)) << format;
+  }
+}
+
+// A rank whose environment rank 0 describes otherwise (its identity as rank 0 got it differs) cites a
+// document rank 0 does not write: rank 0 makes that record's documents itself.
+TEST(RankDocuments, ThoseCitingDocumentsRankZeroDoesNotHoldAreMadeAgain) {
+  const fs::path root = testing::fresh_directory("rank-documents-unknown");
+  fs::create_directories(root / "rank0");
+  fs::create_directories(root / "ranks");
+  Outputs on_rank0(root / "rank0", "jsonl", false), on_ranks(root / "ranks", "jsonl", false);
+  const nlohmann::json protocol = {{"name", "do_bench"}, {"warmup_ms", 25}};
+  RankIdentity elsewhere = ranks()[1];
+  elsewhere.host.hostname = "node-9";
+  elsewhere.host.cpu_model = "another CPU";
+  RunDocuments on_rank(testing::builtin_registry(), ProtocolSpec{}, *on_ranks.outputs.labels_of_rank_documents());
+  for (std::size_t i = 1; i < 20; i += 2) {
+    on_rank0.outputs.on_record(record(i), protocol, nullptr, std::nullopt);
+    on_ranks.outputs.on_record(record(i), protocol, nullptr,
+                               on_rank.make(record(i), elsewhere, protocol, nullptr).documents);
+  }
+  on_rank0.outputs.finish();
+  on_ranks.outputs.finish();
+  EXPECT_EQ(on_ranks.outputs.stage_times().documents_made, 10u);
+  EXPECT_TRUE(documents_of(on_rank0.folder) == documents_of(on_ranks.folder));
 }
 
 TEST(StoringThread, AnInterruptedRunStoresEveryRecordReceived) {

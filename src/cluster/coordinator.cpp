@@ -323,7 +323,8 @@ void Coordinator::take_back_points_of(int rank, const std::string& why) {
     }
     const bool on_gpu = needs_gpu(*options_.registry, assigned.point);
     const std::string message = why + "; the sweep went on without it, and --resume measures this point again";
-    sink_.on_record(unmeasured_record(assigned.point, "crashed", message, ranks_[rank], on_gpu), Json(), Json(), std::nullopt);
+    sink_.on_record(unmeasured_record(assigned.point, "crashed", message, ranks_[rank], on_gpu), Json(), Json(),
+                    std::nullopt);
     ++received_;
     ++silent.points_recorded;
   }

@@ -84,3 +84,24 @@ ks_mpirun() {
   shift
   mpirun -np "$ranks" "$build/kernelsweep" "$@"
 }
+
+# Liger-Kernel's source on the Python path (external/liger, or $LIGER_SRC; liger_benchmark.sh says how
+# to bring it), and the Python workers' output unbuffered. Without it, liger points are recorded skipped.
+use_liger() {
+  liger=${LIGER_SRC:-$ks_root/external/liger}
+  export PYTHONPATH=$liger/src:$liger${PYTHONPATH:+:$PYTHONPATH}
+  export KERNELSWEEP_PYTHON=${KERNELSWEEP_PYTHON:-python3} PYTHONUNBUFFERED=1
+}
+
+# The first GPU calibrated into OUT_DIR/calibration, then the sweep file $1 run on it into
+# OUT_DIR/sweep (its log in OUT_DIR/sweep.log), so that every point has its sol_pct.
+calibrate_and_sweep() {
+  export KERNELSWEEP_CALIBRATION_DIR=$out/calibration
+  echo "== kernelsweep calibrate"
+  mpirun -np 1 "$build/kernelsweep" calibrate
+  echo "== $1"
+  local start
+  start=$(date +%s)
+  mpirun -np 1 "$build/kernelsweep" run "$1" --output-dir "$out/sweep" --overwrite > "$out/sweep.log" 2>&1
+  echo "exit $? in $(($(date +%s) - start)) s"
+}

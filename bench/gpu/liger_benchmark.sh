@@ -18,9 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 print_header
 require_gpus
 
-liger=${LIGER_SRC:-$ks_root/external/liger}
-export PYTHONPATH=$liger/src:$liger${PYTHONPATH:+:$PYTHONPATH}
-export KERNELSWEEP_PYTHON=${KERNELSWEEP_PYTHON:-python3} PYTHONUNBUFFERED=1
+use_liger
 python=$KERNELSWEEP_PYTHON
 "$python" -c 'import sys, torch, triton, liger_kernel; from importlib.metadata import version
 print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__, "liger-kernel", version("liger-kernel"))'

@@ -107,10 +107,8 @@ void Coordinator::take(FromRank message) {
     case FromRank::Kind::work_request:
       note_lost_communicators(message.lost_gangs);
       if (winding_down_ || excluded_.count(source)) hand_out({Handout{source, {}, {}}});
-      else if (auto again = taken_back_for(source); !again.empty()) {
-        link_.answer(source, again);
-        for (Assigned& assigned : again) in_hand_[source].push_back(std::move(assigned));
-      } else hand_out(queue_.ask(source));
+      else if (auto again = taken_back_for(source); !again.empty()) hand_to(source, std::move(again));
+      else hand_out(queue_.ask(source));
       break;
     case FromRank::Kind::result: take_result(message); break;
     case FromRank::Kind::stopped: take_stopped(source, message.text); break;
@@ -213,6 +211,12 @@ void Coordinator::hand_out(const std::vector<Handout>& handouts) {
   }
 }
 
+// Taken-back points sent to a rank, and held as its in hand until their results come.
+void Coordinator::hand_to(int rank, std::vector<Assigned> points) {
+  link_.answer(rank, points);
+  for (Assigned& assigned : points) in_hand_[rank].push_back(std::move(assigned));
+}
+
 // Every result is in: the ranks that waited for the end are told there is no more work.
 void Coordinator::release_idle_ranks() {
   for (int rank : idle_) {
@@ -230,8 +234,7 @@ void Coordinator::hand_taken_back_to_idle() {
       ++it;
       continue;
     }
-    link_.answer(*it, again);
-    for (Assigned& assigned : again) in_hand_[*it].push_back(std::move(assigned));
+    hand_to(*it, std::move(again));
     it = idle_.erase(it);
   }
 }

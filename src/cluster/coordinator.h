@@ -63,6 +63,7 @@ class Coordinator {
   void drop_silent_ranks();
   void take_back_points_of(int rank, const std::string& why);
   void hand_taken_back_to_idle();
+  void hand_to(int rank, std::vector<Assigned> points);
   void release_idle_ranks();
   bool some_rank_can_take(const Point& point) const;
   std::vector<Assigned> taken_back_for(int rank);

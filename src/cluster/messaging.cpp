@@ -1,5 +1,6 @@
 #include "cluster/messaging.h"
 
+#include <array>
 #include <stdexcept>
 #include <thread>
 
@@ -63,6 +64,17 @@ std::vector<Assigned> decode_assignment(std::string_view bytes) {
   return out;
 }
 
+// The texts of a record's documents, in the order a result carries them (encode_result, documents_at).
+template <class Documents> auto travelling_texts(Documents& d) {
+  return std::array{&d.cited.protocol_digest,
+                    &d.cited.environment_digest,
+                    &d.cited.workload_digest,
+                    &d.cited.implementation_digest,
+                    &d.run.text,
+                    &d.run.name,
+                    &d.workload};
+}
+
 // A result as a rank sends it to rank 0: the record's bytes (append_run_record_bytes), the JSON text
 // of the protocol and of the implementation's provenance, each after its length, then whether the
 // rank made the record's documents and, if it did, their citations and texts.
@@ -73,22 +85,14 @@ std::string encode_result(const RunRecord& record, const MeasureResult& result, 
   append_sized_bytes(out, result.implementation.dump());
   append_value(out, static_cast<std::uint8_t>(documents != nullptr));
   if (!documents) return out;
-  const Citations& cited = documents->cited;
-  for (const std::string* text :
-       {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest, &cited.implementation_digest,
-        &documents->run.text, &documents->run.name, &documents->workload})
-    append_sized_bytes(out, *text);
+  for (const std::string* text : travelling_texts(*documents)) append_sized_bytes(out, *text);
   return out;
 }
 
 std::optional<RecordDocuments> documents_at(std::string_view bytes, std::size_t& offset) {
   if (value_at<std::uint8_t>(bytes, offset) == 0) return std::nullopt;
   RecordDocuments documents;
-  Citations& cited = documents.cited;
-  for (std::string* text :
-       {&cited.protocol_digest, &cited.environment_digest, &cited.workload_digest, &cited.implementation_digest,
-        &documents.run.text, &documents.run.name, &documents.workload})
-    *text = sized_bytes_at(bytes, offset);
+  for (std::string* text : travelling_texts(documents)) *text = sized_bytes_at(bytes, offset);
   return documents;
 }
 

@@ -132,9 +132,10 @@ struct PlanOutcome {
 // holds the plan). Throws RunError on a setup problem that every rank agrees on
 // (shared GPUs, ranks that read different sweep files).
 // A rank that falls silent hands the points it holds to the others (a gang's point is recorded
-// `crashed`, with the reason) and the sweep goes on without it; on the other ranks, a rank 0 silent for five times the
-// limit ends the run with an exception. A stop request on any rank (SIGTERM, SIGINT: cluster/interruption.h, whose
-// handlers the caller installs) stops every rank: the outcome says why.
+// `crashed`, with the reason) and the sweep goes on without it; on the other ranks, a rank 0 silent
+// for five times the limit ends the run with an exception. A stop request on any rank (SIGTERM,
+// SIGINT: cluster/interruption.h, whose handlers the caller installs) stops every rank: the outcome
+// says why.
 PlanOutcome measure_plan(const MpiWorld& world, const WorkPlan* plan, const ProtocolSpec& protocol,
                          const RunOptions& options, ResultSink* sink);
 
